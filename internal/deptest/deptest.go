@@ -1,0 +1,44 @@
+// Package deptest is the dependency fence of searxgate's core packages: a
+// test in each of them calls Check so that an import the design forbids
+// fails the build's tests instead of slipping in.
+package deptest
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+// Check fails t when the non-test Go files of the package in dir import
+// anything but the standard library and the import paths (or path prefixes
+// ending in "/") listed in allowed.
+func Check(t testing.TB, dir string, allowed ...string) {
+	t.Helper()
+	pkg, err := build.ImportDir(dir, 0)
+	if err != nil {
+		t.Fatalf("deptest: reading %s: %v", dir, err)
+	}
+	for _, imp := range pkg.Imports {
+		if isStd(imp) || permitted(imp, allowed) {
+			continue
+		}
+		t.Errorf("package %s imports %q, which the design's package table forbids (allowed: std %s)",
+			pkg.ImportPath, imp, strings.Join(allowed, ", "))
+	}
+}
+
+// isStd reports whether path belongs to the standard library: its first
+// element has no dot and it is not in this module.
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && first != "searxgate"
+}
+
+func permitted(path string, allowed []string) bool {
+	for _, a := range allowed {
+		if path == a || (strings.HasSuffix(a, "/") && strings.HasPrefix(path, a)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,6 @@
+package bad
+
+import (
+	_ "fmt"
+	_ "searxgate/store"
+)
