@@ -1,0 +1,13 @@
+package directory
+
+import (
+	"testing"
+
+	"searxgate/internal/deptest"
+)
+
+// TestDependencies keeps directory on the standard library and gjson, as
+// the design's package table says.
+func TestDependencies(t *testing.T) {
+	deptest.Check(t, ".", "github.com/tidwall/gjson")
+}

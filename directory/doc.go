@@ -1,0 +1,44 @@
+// Package directory says which public SearXNG instances searxgate may use
+// before it has measured any of them, and how fast each is expected to be.
+//
+// Its input is the searx.space file (https://searx.space/data/instances.json):
+// an object "instances" keyed by instance URL, each with the probes
+// searx.space made (network type, HTTP status, version, timings, uptime,
+// alternative URLs). Parse keeps the instances fit for clearnet searches and
+// turns searx.space's search timing into a prior latency for the pool.
+//
+// Where the list comes from, in order (Source.Load):
+//
+//  1. a fresh copy: a conditional GET of an http(s) URL (ETag and
+//     Last-Modified of the last good copy; a timeout and a size cap), or a
+//     local file;
+//  2. the last good copy kept in a Cache (the store, through an adapter);
+//  3. the snapshot compiled into the binary (Embedded), built from the
+//     public searx-instances list, so that a first start with no network
+//     still has candidates.
+//
+// A fetched file that does not parse, or that keeps no instance, never
+// replaces a good copy: Load logs why and falls back. Source.Run refreshes
+// on a timer and hands only fresh lists to its callback, so a failed refresh
+// leaves the caller with what it had.
+//
+// Guard refuses instance URLs whose host is, or resolves to, an address that
+// is not public (loopback, private, link-local, CGNAT, multicast, …),
+// unless the operator allows private addresses.
+//
+// Caveats:
+//   - searx.space reports timings in seconds; priors are durations. An
+//     instance without a search timing (every snapshot entry, for one) gets
+//     Prior 0, which the pool reads as "use the default prior".
+//   - An entry that carries no probe at all (no "http" and no "timing"
+//     object, as in the embedded snapshot) is "listed, not measured": it is
+//     kept when its network type is normal and it has no error, and the
+//     measurement thresholds of the Filter do not apply to it.
+//   - Filter thresholds are used as given: the zero Filter keeps every
+//     measured instance whatever its success rate; use DefaultFilter.
+//   - Guard checks an address when an instance is admitted. A name may
+//     resolve differently later (DNS rebinding); a dialer that wants to be
+//     sure checks each address it connects to with PublicAddr.
+//   - The package never contacts anything by itself: fetches go through the
+//     Fetcher the caller supplies.
+package directory

@@ -1,0 +1,511 @@
+package directory
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Sentinel errors of the package; callers test them with errors.Is.
+var (
+	// ErrMalformed: the directory file is not JSON, or has no "instances"
+	// object.
+	ErrMalformed = errors.New("directory: malformed instance list")
+	// ErrNoInstances: the file parsed but no instance passed the filter.
+	ErrNoInstances = errors.New("directory: no usable instance")
+	// ErrScheme: a URL whose scheme is not http or https.
+	ErrScheme = errors.New("directory: scheme is not http or https")
+	// ErrBadURL: a URL that cannot name an instance (no host, user info,
+	// unparsable).
+	ErrBadURL = errors.New("directory: not an instance URL")
+)
+
+// Default thresholds of the filter, in percent.
+const (
+	// DefaultMinSuccess is the least timing.search.success_percentage an
+	// instance needs: searx.space probes a search several times a day, and
+	// an instance failing one in five of them costs more retries than it is
+	// worth.
+	DefaultMinSuccess = 80.0
+	// DefaultMinUptimeDay is the least uptime.uptimeDay, when searx.space
+	// reports one.
+	DefaultMinUptimeDay = 90.0
+)
+
+// MaxPrior caps a prior, so that a wild timing cannot overflow a duration
+// or push an instance out of reach for good: the pool learns the real
+// latency from the first searches anyway.
+const MaxPrior = 60 * time.Second
+
+// minPriorSuccess is the success percentage below which the prior stops
+// growing (a tenfold raise at most).
+const minPriorSuccess = 10.0
+
+// Entry is one usable instance.
+type Entry struct {
+	// URL is normalised: lower-case scheme and host, default port dropped,
+	// exactly one trailing slash.
+	URL string
+	// Prior is the expected latency of a search before the pool has measured
+	// one: timing.search.all.median (else .value), in seconds in the file,
+	// divided by the search success rate (see priorOf). 0 means no
+	// measurement: the pool uses its default prior.
+	Prior time.Duration
+	// Version is the SearXNG version searx.space saw ("" when unknown).
+	Version string
+	// SuccessPct is timing.search.success_percentage, -1 when unknown.
+	SuccessPct float64
+	// UptimeDay is uptime.uptimeDay, -1 when unknown.
+	UptimeDay float64
+	// Alternatives are the entry's other http(s) URLs on the normal network
+	// (alternativeUrls), normalised and sorted. An instance listed under
+	// its own key that is also an alternative of another is collapsed into
+	// that one.
+	Alternatives []string
+}
+
+// Filter says which instances Parse keeps. Thresholds are used as given (0
+// means no threshold); DefaultFilter has the documented defaults.
+type Filter struct {
+	// MinSuccess is the least timing.search.success_percentage (default 80,
+	// DefaultMinSuccess). A measured instance without one is dropped when
+	// MinSuccess > 0.
+	MinSuccess float64
+	// MinUptimeDay is the least uptime.uptimeDay (default 90,
+	// DefaultMinUptimeDay); an instance without an uptime passes.
+	MinUptimeDay float64
+	// Allow, if non-empty, keeps only entries matching one of its patterns
+	// (see MatchAny).
+	Allow []string
+	// Deny drops entries matching one of its patterns (see MatchAny).
+	Deny []string
+}
+
+// DefaultFilter returns the filter with the documented thresholds and no
+// allow or deny list.
+func DefaultFilter() Filter {
+	return Filter{MinSuccess: DefaultMinSuccess, MinUptimeDay: DefaultMinUptimeDay}
+}
+
+// Reasons an instance is dropped, as counted by parse.
+const (
+	reasonURL        = "url"
+	reasonNetwork    = "network"
+	reasonError      = "error"
+	reasonHTTPStatus = "http_status"
+	reasonNoVersion  = "no_version"
+	reasonLowSuccess = "low_success"
+	reasonLowUptime  = "low_uptime"
+	reasonDenied     = "denied"
+	reasonNotAllowed = "not_allowed"
+	reasonDuplicate  = "duplicate"
+	reasonCollapsed  = "collapsed"
+	reasonNotObject  = "not_an_object"
+)
+
+// report says what parse did with each key of the file.
+type report struct {
+	total   int
+	kept    int
+	dropped map[string]int    // reason → count
+	why     map[string]string // raw key → reason, for the keys dropped
+}
+
+func (r *report) drop(key, reason string) {
+	r.dropped[reason]++
+	r.why[key] = reason
+}
+
+// String summarises the report for a log line.
+func (r *report) String() string {
+	reasons := make([]string, 0, len(r.dropped))
+	for k := range r.dropped {
+		reasons = append(reasons, k)
+	}
+	slices.Sort(reasons)
+	var b strings.Builder
+	fmt.Fprintf(&b, "kept %d of %d", r.kept, r.total)
+	for _, k := range reasons {
+		fmt.Fprintf(&b, ", %s %d", k, r.dropped[k])
+	}
+	return b.String()
+}
+
+// Parse reads a searx.space instances file and returns the instances f
+// keeps, sorted by URL. An instance is kept when its network_type is
+// "normal" (and its host is not .onion or .i2p), it has no "error", and,
+// if searx.space measured it: http.status_code is 200, version is set,
+// timing.search.success_percentage ≥ f.MinSuccess and uptime.uptimeDay
+// (when present) ≥ f.MinUptimeDay; then f.Allow and f.Deny apply. A
+// timing.search.error alone does not drop an instance: it holds the last
+// error even when most probes succeeded.
+//
+// Errors: ErrMalformed when data is not a searx.space file, ErrNoInstances
+// when nothing is kept.
+func Parse(data []byte, f Filter) ([]Entry, error) {
+	entries, _, err := parse(data, f)
+	return entries, err
+}
+
+// candidate is an instance that passed the filter, before collapsing.
+type candidate struct {
+	entry Entry
+	raw   string // the key in the file
+	main  bool
+	alts  []string // normalised alternatives on the normal network
+}
+
+func parse(data []byte, f Filter) ([]Entry, *report, error) {
+	rep := &report{dropped: map[string]int{}, why: map[string]string{}}
+	if !gjson.ValidBytes(data) {
+		return nil, rep, fmt.Errorf("%w: not valid JSON", ErrMalformed)
+	}
+	instances := gjson.GetBytes(data, "instances")
+	if !instances.IsObject() {
+		return nil, rep, fmt.Errorf("%w: no \"instances\" object", ErrMalformed)
+	}
+
+	byURL := map[string]*candidate{}
+	var order []*candidate
+	instances.ForEach(func(key, value gjson.Result) bool {
+		rep.total++
+		raw := key.String()
+		c, reason := readInstance(raw, value, f)
+		if reason != "" {
+			rep.drop(raw, reason)
+			return true
+		}
+		if prev, dup := byURL[c.entry.URL]; dup {
+			// Two keys for one URL: keep the better, whatever their order.
+			if better(c, prev) {
+				rep.drop(prev.raw, reasonDuplicate)
+				*prev = *c
+			} else {
+				rep.drop(raw, reasonDuplicate)
+			}
+			return true
+		}
+		byURL[c.entry.URL] = c
+		order = append(order, c)
+		return true
+	})
+
+	// Collapse: an owner (main entries first, then by URL) absorbs the
+	// entries listed among its alternatives.
+	slices.SortFunc(order, func(a, b *candidate) int {
+		if a.main != b.main {
+			if a.main {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.entry.URL, b.entry.URL)
+	})
+	absorbed := map[string]bool{}
+	entries := make([]Entry, 0, len(order))
+	for _, c := range order {
+		if absorbed[c.entry.URL] {
+			continue
+		}
+		for _, alt := range c.alts {
+			if other, ok := byURL[alt]; ok && !absorbed[alt] {
+				absorbed[alt] = true
+				rep.drop(other.raw, reasonCollapsed)
+			}
+		}
+		c.entry.Alternatives = c.alts
+		entries = append(entries, c.entry)
+	}
+
+	// Allow and deny apply to the collapsed entries, on any of their URLs.
+	kept := entries[:0]
+	for _, e := range entries {
+		switch {
+		case len(f.Deny) > 0 && entryMatches(f.Deny, e):
+			rep.drop(e.URL, reasonDenied)
+		case len(f.Allow) > 0 && !entryMatches(f.Allow, e):
+			rep.drop(e.URL, reasonNotAllowed)
+		default:
+			kept = append(kept, e)
+		}
+	}
+	entries = kept
+	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.URL, b.URL) })
+	rep.kept = len(entries)
+	if len(entries) == 0 {
+		return nil, rep, fmt.Errorf("%w: %s", ErrNoInstances, rep)
+	}
+	return entries, rep, nil
+}
+
+// better orders two candidates for the same URL: main first, then the
+// higher success rate, then a measured prior over none and the lower prior,
+// then the smaller key, so that the choice does not depend on key order.
+func better(a, b *candidate) bool {
+	if a.main != b.main {
+		return a.main
+	}
+	if a.entry.SuccessPct != b.entry.SuccessPct {
+		return a.entry.SuccessPct > b.entry.SuccessPct
+	}
+	if a.entry.Prior != b.entry.Prior {
+		if a.entry.Prior == 0 || b.entry.Prior == 0 {
+			return a.entry.Prior != 0
+		}
+		return a.entry.Prior < b.entry.Prior
+	}
+	return a.raw < b.raw
+}
+
+func entryMatches(patterns []string, e Entry) bool {
+	if MatchAny(patterns, e.URL) {
+		return true
+	}
+	for _, alt := range e.Alternatives {
+		if MatchAny(patterns, alt) {
+			return true
+		}
+	}
+	return false
+}
+
+// readInstance checks one instance of the file; it returns the candidate,
+// or the reason it is dropped.
+func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) {
+	if !v.IsObject() {
+		return nil, reasonNotObject
+	}
+	u, err := Normalize(rawKey)
+	if err != nil {
+		return nil, reasonURL
+	}
+	// One pass over the instance's fields: real entries carry large "html"
+	// and "tls" objects that repeated path lookups would rescan.
+	var network, httpObj, version, errField, timing, uptime, alternatives, main gjson.Result
+	v.ForEach(func(k, val gjson.Result) bool {
+		switch k.Str {
+		case "network_type":
+			network = val
+		case "http":
+			httpObj = val
+		case "version":
+			version = val
+		case "error":
+			errField = val
+		case "timing":
+			timing = val
+		case "uptime":
+			uptime = val
+		case "alternativeUrls":
+			alternatives = val
+		case "main":
+			main = val
+		}
+		return true
+	})
+
+	if network.String() != "normal" || !normalHost(u) {
+		return nil, reasonNetwork
+	}
+	if present(errField) {
+		return nil, reasonError
+	}
+	c := &candidate{
+		entry: Entry{URL: u, SuccessPct: -1, UptimeDay: -1},
+		raw:   rawKey,
+		// searx.space marks alternative URLs listed as instances with
+		// main=false; an entry without the field counts as main.
+		main: main.Type != gjson.False,
+	}
+	if version.Type == gjson.String {
+		c.entry.Version = strings.Clone(version.Str)
+	}
+	search := timing.Get("search")
+	if sp := search.Get("success_percentage"); sp.Type == gjson.Number {
+		c.entry.SuccessPct = sp.Num
+	}
+	if ud := uptime.Get("uptimeDay"); ud.Type == gjson.Number {
+		c.entry.UptimeDay = ud.Num
+	}
+
+	measured := httpObj.Exists() || timing.Exists()
+	if measured {
+		if st := httpObj.Get("status_code"); st.Type != gjson.Number || st.Num != 200 {
+			return nil, reasonHTTPStatus
+		}
+		if c.entry.Version == "" {
+			return nil, reasonNoVersion
+		}
+		if c.entry.SuccessPct < 0 {
+			if f.MinSuccess > 0 {
+				return nil, reasonLowSuccess
+			}
+		} else if c.entry.SuccessPct < f.MinSuccess {
+			return nil, reasonLowSuccess
+		}
+		if c.entry.UptimeDay >= 0 && c.entry.UptimeDay < f.MinUptimeDay {
+			return nil, reasonLowUptime
+		}
+		c.entry.Prior = priorOf(search, c.entry.SuccessPct)
+	}
+
+	if alternatives.IsObject() {
+		alternatives.ForEach(func(k, _ gjson.Result) bool {
+			alt, err := Normalize(k.String())
+			if err == nil && alt != u && normalHost(alt) {
+				c.alts = append(c.alts, alt)
+			}
+			return true
+		})
+		slices.Sort(c.alts)
+		c.alts = slices.Compact(c.alts)
+	}
+	return c, ""
+}
+
+// priorOf turns searx.space's search timing into a prior.
+//
+// The base is timing.search.all.median (else .value), the wall time of a
+// whole search as searx.space saw it, in seconds. A probe that fails sends
+// the gateway on to another instance, so with a success rate s the expected
+// time spent on an instance before a good answer is about base / s (the
+// mean of a geometric number of tries): 100 % keeps the base, 80 % raises it
+// by a quarter, 50 % doubles it. s is floored at 10 % (at most a tenfold
+// raise) and an unknown rate leaves the base as it is; the result is capped
+// at MaxPrior.
+func priorOf(search gjson.Result, successPct float64) time.Duration {
+	all := search.Get("all")
+	base := all.Get("median")
+	if base.Type != gjson.Number {
+		base = all.Get("value")
+	}
+	if base.Type != gjson.Number || !(base.Num > 0) || math.IsInf(base.Num, 0) {
+		return 0
+	}
+	secs := base.Num
+	if successPct >= 0 {
+		s := min(max(successPct, minPriorSuccess), 100) / 100
+		secs /= s
+	}
+	if secs >= MaxPrior.Seconds() {
+		return MaxPrior
+	}
+	d := time.Duration(secs * float64(time.Second))
+	if d <= 0 {
+		return time.Nanosecond // measured, and faster than a duration can say
+	}
+	return d
+}
+
+// present reports whether a JSON field holds something: not absent, null,
+// false, or an empty string.
+func present(r gjson.Result) bool {
+	switch r.Type {
+	case gjson.Null, gjson.False:
+		return false
+	case gjson.String:
+		return r.Str != ""
+	}
+	return r.Exists()
+}
+
+// normalHost reports whether the host of a normalised URL is on the normal
+// network (not a Tor or I2P name).
+func normalHost(u string) bool {
+	h := hostOf(u)
+	return !strings.HasSuffix(h, ".onion") && !strings.HasSuffix(h, ".i2p")
+}
+
+// hostOf returns the host (without port or brackets) of a normalised URL.
+func hostOf(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return ""
+	}
+	hostport, _, _ := strings.Cut(rest, "/")
+	if strings.HasPrefix(hostport, "[") {
+		if i := strings.IndexByte(hostport, ']'); i > 0 {
+			return hostport[1:i]
+		}
+	}
+	h, _, _ := strings.Cut(hostport, ":")
+	return h
+}
+
+// Normalize returns the canonical form of an instance URL: lower-case
+// scheme and host, no trailing dot on the host, the default port dropped,
+// no query or fragment, and exactly one trailing slash on the path. Only
+// http and https are accepted (ErrScheme); a URL without a host or with
+// user info is refused (ErrBadURL).
+func Normalize(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return "", fmt.Errorf("%w: %q", ErrScheme, u.Scheme)
+	}
+	if u.User != nil || u.Opaque != "" {
+		return "", fmt.Errorf("%w: %q", ErrBadURL, raw)
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" || strings.ContainsAny(host, "/?#@ ") {
+		return "", fmt.Errorf("%w: no host in %q", ErrBadURL, raw)
+	}
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		// An IPv6 literal, perhaps with a zone whose "%" must stay escaped.
+		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	path := strings.TrimRight(u.EscapedPath(), "/") + "/"
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return scheme + "://" + host + path, nil
+}
+
+// MatchAny reports whether url matches one of patterns. A pattern with a
+// scheme ("https://search.example.org/") matches that URL, both normalised;
+// any other pattern is a host suffix: "example.org" matches example.org and
+// sub.example.org, not badexample.org. Case and a leading or trailing dot
+// do not matter. Empty patterns match nothing.
+func MatchAny(patterns []string, url string) bool {
+	norm, err := Normalize(url)
+	if err != nil {
+		return false
+	}
+	host := hostOf(norm)
+	for _, p := range patterns {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if strings.Contains(p, "://") {
+			if pn, err := Normalize(p); err == nil && pn == norm {
+				return true
+			}
+			continue
+		}
+		suffix := strings.Trim(strings.ToLower(p), ".")
+		if suffix == "" {
+			continue
+		}
+		if host == suffix || strings.HasSuffix(host, "."+suffix) {
+			return true
+		}
+	}
+	return false
+}
