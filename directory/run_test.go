@@ -1,0 +1,179 @@
+package directory
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeTimer is Run's timer in tests: each wait is reported on calls, and
+// fires when the test sends on fire. Run asks for the next wait only after
+// a refresh is done, so reading calls is the test's "refresh finished".
+type fakeTimer struct {
+	calls chan time.Duration
+	fire  chan time.Time
+}
+
+func newFakeTimer() *fakeTimer {
+	return &fakeTimer{calls: make(chan time.Duration, 16), fire: make(chan time.Time)}
+}
+
+func (f *fakeTimer) After(d time.Duration) <-chan time.Time {
+	f.calls <- d
+	return f.fire
+}
+
+// TestRunRefreshes runs the refresh loop against a list server that
+// changes: a refresh delivers the updated list, a bad or failed fetch
+// delivers nothing (the caller keeps what it had), and Run stops with its
+// context. It runs with and without a Cache: without one a failed refresh
+// falls back to the embedded snapshot, which must not be delivered either.
+func TestRunRefreshes(t *testing.T) {
+	for _, withCache := range []bool{true, false} {
+		name := "no cache"
+		if withCache {
+			name = "cache"
+		}
+		t.Run(name, func(t *testing.T) {
+			fixture := readFixture(t, "instances.json")
+			srv := newListServer(t, fixture, `"v1"`)
+			timer := newFakeTimer()
+			var (
+				mu    sync.Mutex // guards lists
+				lists []List
+			)
+			delivered := func() []List {
+				mu.Lock()
+				defer mu.Unlock()
+				return append([]List(nil), lists...)
+			}
+			now := t0
+			src := &Source{
+				Location: srv.URL + "/data/instances.json",
+				Fetcher:  NewHTTPFetcher(5*time.Second, 1<<20, "searxgate/test"),
+				Filter:   DefaultFilter(),
+				Now:      func() time.Time { return now }, // read only in Run's goroutine, between ticks
+				After:    timer.After,
+			}
+			if withCache {
+				src.Cache = &memCache{}
+			}
+			jitter := Jitter(rand.New(rand.NewPCG(3, 4)).Float64, 0.1)
+			wantJitter := Jitter(rand.New(rand.NewPCG(3, 4)).Float64, 0.1)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				src.Run(ctx, 6*time.Hour, jitter, func(l List) {
+					mu.Lock()
+					lists = append(lists, l)
+					mu.Unlock()
+				})
+			}()
+
+			// tick fires the timer and waits until the refresh is done (Run
+			// asks for its next wait), checking the wait it asked for.
+			tick := func() {
+				t.Helper()
+				timer.fire <- now
+				if d := <-timer.calls; d != wantJitter(6*time.Hour) {
+					t.Fatalf("wait %v, not the jittered 6 h", d)
+				}
+			}
+			if d := <-timer.calls; d != wantJitter(6*time.Hour) {
+				t.Fatalf("first wait %v, not the jittered 6 h", d)
+			}
+			if n, _ := srv.seen(); n != 0 {
+				t.Fatalf("Run fetched %d times before its first tick", n)
+			}
+
+			// 1: the first refresh delivers the fixture.
+			tick()
+			got := delivered()
+			if len(got) != 1 || got[0].From != FromFetched || !reflect.DeepEqual(urlsOf(got[0].Entries), urlsOf(mustParse(t, fixture))) {
+				t.Fatalf("after refresh 1: %+v", got)
+			}
+
+			// 2: searx.space publishes a new list; the refresh delivers it.
+			now = t0.Add(6 * time.Hour)
+			srv.set(http.StatusOK, []byte(small), `"v2"`)
+			tick()
+			got = delivered()
+			if len(got) != 2 || got[1].From != FromFetched || !got[1].FetchedAt.Equal(now) ||
+				!reflect.DeepEqual(urlsOf(got[1].Entries), []string{"https://fresh.example.org/"}) {
+				t.Fatalf("after refresh 2: %+v", got)
+			}
+
+			// 3 and 4: a challenge page, then an outage: nothing new delivered.
+			srv.set(http.StatusOK, []byte("<html>Just a moment...</html>"), `"v3"`)
+			tick()
+			srv.set(http.StatusServiceUnavailable, nil, "")
+			tick()
+			if got = delivered(); len(got) != 2 {
+				t.Fatalf("a bad refresh delivered a list: %+v", got[2:])
+			}
+
+			// 5: the list is back, unchanged: a 304 confirms it only when a
+			// copy is saved; either way the caller gets the current list.
+			srv.set(http.StatusOK, []byte(small), `"v2"`)
+			tick()
+			got = delivered()
+			wantFrom := FromFetched
+			if withCache {
+				wantFrom = FromNotModified
+			}
+			if len(got) != 3 || got[2].From != wantFrom || !reflect.DeepEqual(urlsOf(got[2].Entries), []string{"https://fresh.example.org/"}) {
+				t.Fatalf("after refresh 5: %+v", got)
+			}
+			if n, _ := srv.seen(); n != 5 {
+				t.Fatalf("server saw %d fetches, want 5", n)
+			}
+
+			cancel()
+			<-done
+		})
+	}
+}
+
+func TestRunDefaults(t *testing.T) {
+	timer := newFakeTimer()
+	src := &Source{Location: "", Filter: DefaultFilter(), After: timer.After}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.Run(ctx, 0, func(time.Duration) time.Duration { return -1 }, func(List) {
+			t.Error("a refresh from the embedded snapshot was delivered")
+		})
+	}()
+	if d := <-timer.calls; d != DefaultRefresh {
+		t.Fatalf("wait %v, want DefaultRefresh (interval 0, jitter gave a negative)", d)
+	}
+	timer.fire <- t0
+	<-timer.calls
+	cancel()
+	<-done
+}
+
+func TestJitter(t *testing.T) {
+	for _, tt := range []struct {
+		r, spread float64
+		want      time.Duration
+	}{
+		{0, 0.1, 54 * time.Minute},
+		{0.5, 0.1, time.Hour},
+		{0.75, 0.2, 66 * time.Minute},
+		{0.3, 0, time.Hour},
+		{0, 5, 0}, // spread clamped to 1
+	} {
+		r := tt.r
+		if got := Jitter(func() float64 { return r }, tt.spread)(time.Hour); !approx(got, tt.want, time.Millisecond) {
+			t.Errorf("Jitter(r=%v, spread=%v)(1h) = %v, want %v", tt.r, tt.spread, got, tt.want)
+		}
+	}
+}

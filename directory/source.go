@@ -1,0 +1,246 @@
+package directory
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+)
+
+// Where a List came from (List.From).
+const (
+	FromFetched     = "fetched"      // a fresh copy from the URL
+	FromNotModified = "not_modified" // the URL answered 304: the saved copy is current
+	FromFile        = "file"         // the local file
+	FromStore       = "store"        // the last good copy in the Cache
+	FromEmbedded    = "embedded"     // the snapshot compiled into the binary
+)
+
+// DefaultLocation is searx.space's instance list.
+const DefaultLocation = "https://searx.space/data/instances.json"
+
+// DefaultRefresh is how often Run refreshes when told a non-positive
+// interval.
+const DefaultRefresh = 6 * time.Hour
+
+// List is the outcome of a Load.
+type List struct {
+	Entries []Entry
+	From    string // FromFetched, FromNotModified, FromFile, FromStore or FromEmbedded
+	// FetchedAt is when the list was fetched or read (the saved time for
+	// FromStore; zero for FromEmbedded).
+	FetchedAt time.Time
+}
+
+// Fresh reports whether the list comes from the configured location now
+// (fetched, confirmed by a 304, or read from the file), rather than from a
+// fallback.
+func (l List) Fresh() bool {
+	return l.From == FromFetched || l.From == FromNotModified || l.From == FromFile
+}
+
+// Source loads the instance list. Its fields are set before the first
+// call and not changed after; Load and Run may then run concurrently.
+type Source struct {
+	// Location is an http:// or https:// URL, or a local file path
+	// ("file://" prefix allowed). Empty means no location: the saved copy
+	// or the embedded snapshot.
+	Location string
+	Fetcher  Fetcher // used for URLs
+	Cache    Cache   // may be nil
+	Filter   Filter
+	Logger   *slog.Logger     // nil discards
+	Now      func() time.Time // nil is time.Now
+	// After is Run's timer (nil is time.After); tests inject their own.
+	After func(time.Duration) <-chan time.Time
+}
+
+func (s *Source) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Source) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Load returns the instance list: a fresh fetch (or the file), else the
+// last good copy from the Cache, else the embedded snapshot. A fetched copy
+// that does not parse or keeps no instance never replaces a good one: Load
+// logs why and falls back. A good fetch is saved to the Cache. The error is
+// non-nil only when not even the embedded snapshot keeps an instance under
+// the Filter (ErrNoInstances).
+func (s *Source) Load(ctx context.Context) (List, error) {
+	now := s.now()
+	log := s.logger()
+
+	var saved Saved
+	haveSaved := false
+	if s.Cache != nil {
+		var err error
+		saved, haveSaved, err = s.Cache.LoadDirectory()
+		if err != nil {
+			log.Warn("directory: cannot read the saved instance list", "err", err)
+			saved, haveSaved = Saved{}, false
+		}
+	}
+
+	if list, ok := s.fresh(ctx, now, saved, haveSaved); ok {
+		return list, nil
+	}
+	if haveSaved {
+		entries, rep, err := parse(saved.Raw, s.Filter)
+		if err == nil {
+			log.Info("directory: using the saved instance list", "fetched_at", saved.FetchedAt, "summary", rep.String())
+			return List{Entries: entries, From: FromStore, FetchedAt: saved.FetchedAt}, nil
+		}
+		log.Warn("directory: the saved instance list is not usable", "err", err)
+	}
+	entries, rep, err := parse(snapshot, s.Filter)
+	if err != nil {
+		return List{}, fmt.Errorf("directory: embedded snapshot: %w", err)
+	}
+	log.Info("directory: using the embedded instance list", "summary", rep.String())
+	return List{Entries: entries, From: FromEmbedded}, nil
+}
+
+// fresh reads the configured location; ok is false when it gave nothing
+// usable (the reason is logged).
+func (s *Source) fresh(ctx context.Context, now time.Time, saved Saved, haveSaved bool) (List, bool) {
+	log := s.logger()
+	loc := strings.TrimSpace(s.Location)
+	scheme, _, hasScheme := strings.Cut(loc, "://")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case loc == "":
+		return List{}, false
+	case hasScheme && (scheme == "http" || scheme == "https"):
+		return s.fetch(ctx, now, loc, saved, haveSaved)
+	case hasScheme && scheme == "file":
+		loc = loc[len("file://"):]
+	case hasScheme:
+		log.Warn("directory: location is neither an http(s) URL nor a file", "location", loc, "err", ErrScheme)
+		return List{}, false
+	}
+	data, err := os.ReadFile(loc)
+	if err != nil {
+		log.Warn("directory: cannot read the instance list file; falling back", "path", loc, "err", err)
+		return List{}, false
+	}
+	entries, rep, err := parse(data, s.Filter)
+	if err != nil {
+		log.Warn("directory: the instance list file is not usable; falling back", "path", loc, "err", err)
+		return List{}, false
+	}
+	log.Info("directory: read the instance list file", "path", loc, "summary", rep.String())
+	return List{Entries: entries, From: FromFile, FetchedAt: now}, true
+}
+
+func (s *Source) fetch(ctx context.Context, now time.Time, loc string, saved Saved, haveSaved bool) (List, bool) {
+	log := s.logger()
+	if s.Fetcher == nil {
+		log.Error("directory: no fetcher for the instance list URL; falling back", "url", loc)
+		return List{}, false
+	}
+	prev := Saved{}
+	if haveSaved {
+		prev = saved
+	}
+	res, err := s.Fetcher.Fetch(ctx, loc, prev)
+	if err != nil {
+		log.Warn("directory: fetching the instance list failed; keeping the last good one", "url", loc, "err", err)
+		return List{}, false
+	}
+	if res.NotModified {
+		if !haveSaved {
+			log.Warn("directory: the server answered 304 but nothing is saved; falling back", "url", loc)
+			return List{}, false
+		}
+		entries, _, err := parse(saved.Raw, s.Filter)
+		if err != nil {
+			log.Warn("directory: not modified, but the saved instance list is not usable", "err", err)
+			return List{}, false
+		}
+		s.save(Saved{Raw: saved.Raw, ETag: res.ETag, LastModified: res.LastModified, FetchedAt: now})
+		log.Info("directory: instance list not modified", "url", loc, "instances", len(entries))
+		return List{Entries: entries, From: FromNotModified, FetchedAt: now}, true
+	}
+	entries, rep, err := parse(res.Body, s.Filter)
+	if err != nil {
+		log.Warn("directory: the fetched instance list is not usable; keeping the last good one", "url", loc, "bytes", len(res.Body), "err", err)
+		return List{}, false
+	}
+	s.save(Saved{Raw: res.Body, ETag: res.ETag, LastModified: res.LastModified, FetchedAt: now})
+	log.Info("directory: fetched the instance list", "url", loc, "summary", rep.String())
+	return List{Entries: entries, From: FromFetched, FetchedAt: now}, true
+}
+
+func (s *Source) save(v Saved) {
+	if s.Cache == nil {
+		return
+	}
+	if err := s.Cache.SaveDirectory(v); err != nil {
+		s.logger().Warn("directory: cannot save the instance list", "err", err)
+	}
+}
+
+// Run refreshes the list every interval (DefaultRefresh when every ≤ 0),
+// each wait passed through jitter (nil keeps it; a non-positive result
+// keeps every), until ctx ends. It calls onList with each fresh list
+// (List.Fresh); when a refresh falls back to a saved or embedded copy it
+// logs and keeps what the caller has. Run does not load at once: call Load
+// first.
+func (s *Source) Run(ctx context.Context, every time.Duration, jitter func(time.Duration) time.Duration, onList func(List)) {
+	if every <= 0 {
+		every = DefaultRefresh
+	}
+	after := s.After
+	if after == nil {
+		after = time.After
+	}
+	log := s.logger()
+	for {
+		wait := every
+		if jitter != nil {
+			if d := jitter(every); d > 0 {
+				wait = d
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-after(wait):
+		}
+		list, err := s.Load(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil:
+			log.Error("directory: refresh failed", "err", err)
+		case !list.Fresh():
+			log.Warn("directory: refresh got no fresh list; keeping the current one", "from", list.From)
+		default:
+			onList(list)
+		}
+	}
+}
+
+// Jitter returns a jitter for Run that spreads a wait uniformly over
+// ±spread of it (spread 0.1: 6 h becomes 5 h 24 min to 6 h 36 min), drawing
+// from random, a source of numbers in [0, 1) such as a seeded
+// (*rand.Rand).Float64.
+func Jitter(random func() float64, spread float64) func(time.Duration) time.Duration {
+	spread = min(max(spread, 0), 1)
+	return func(d time.Duration) time.Duration {
+		f := 1 - spread + 2*spread*random()
+		return time.Duration(float64(d) * f)
+	}
+}
