@@ -1,0 +1,189 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Errors of the address guard.
+var (
+	// ErrPrivateAddress: the host is, or resolves to, an address that is not
+	// public.
+	ErrPrivateAddress = errors.New("directory: not a public address")
+	// ErrResolve: the host name did not resolve.
+	ErrResolve = errors.New("directory: cannot resolve host")
+)
+
+// Resolver resolves host names; *net.Resolver satisfies it.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// Guard refuses instance URLs that are not http(s) or whose host is, or
+// resolves to, an address that is not public (see PublicAddr). With
+// AllowPrivate it checks only the scheme and host syntax: for home networks
+// and tests.
+type Guard struct {
+	AllowPrivate bool
+	Resolver     Resolver // nil is net.DefaultResolver
+}
+
+// Check returns nil when rawURL may be used as an instance: ErrScheme,
+// ErrBadURL, ErrPrivateAddress (the host is such an address, or a name that
+// resolves to any), or ErrResolve.
+func (g Guard) Check(ctx context.Context, rawURL string) error {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		return fmt.Errorf("%w: %q", ErrScheme, u.Scheme)
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return fmt.Errorf("%w: no host in %q", ErrBadURL, rawURL)
+	}
+	if g.AllowPrivate {
+		return nil
+	}
+	if addr, ok := literalAddr(host); ok {
+		if !PublicAddr(addr) {
+			return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
+		}
+		return nil
+	}
+	// RFC 6761: localhost names are loopback whatever a resolver says.
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
+	}
+	var r Resolver = net.DefaultResolver
+	if g.Resolver != nil {
+		r = g.Resolver
+	}
+	addrs, err := r.LookupIPAddr(ctx, host)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrResolve, host, err)
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("%w: %s: no address", ErrResolve, host)
+	}
+	for _, a := range addrs {
+		addr, ok := netip.AddrFromSlice(a.IP)
+		if !ok || !PublicAddr(addr) {
+			return fmt.Errorf("%w: %s resolves to %s", ErrPrivateAddress, host, a.IP)
+		}
+	}
+	return nil
+}
+
+// literalAddr reads a host that is an IP address: the usual forms, and the
+// legacy IPv4 forms that inet_aton, and so some resolvers, accept
+// ("2130706433", "0x7f.1", "0177.0.0.1").
+func literalAddr(host string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a, true
+	}
+	return legacyIPv4(host)
+}
+
+// legacyIPv4 parses the inet_aton forms of an IPv4 address: one to four
+// parts, each decimal, octal (leading 0) or hex (leading 0x), the last part
+// filling the remaining bytes.
+func legacyIPv4(host string) (netip.Addr, bool) {
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		if p == "" {
+			return netip.Addr{}, false
+		}
+		base := 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, p = 16, p[2:]
+		case len(p) > 1 && p[0] == '0':
+			base, p = 8, p[1:]
+		}
+		v, err := strconv.ParseUint(p, base, 32)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var n uint64
+	for i, v := range vals[:len(vals)-1] {
+		if v > 0xff {
+			return netip.Addr{}, false
+		}
+		n |= v << (24 - 8*uint(i))
+	}
+	last := vals[len(vals)-1]
+	if last >= 1<<(32-8*uint(len(vals)-1)) {
+		return netip.Addr{}, false
+	}
+	n |= last
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+// nonPublic are the ranges PublicAddr refuses beyond what netip's methods
+// name (loopback, private, link-local, multicast, unspecified).
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT, shared address space
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
+	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated)
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
+}
+
+// embeds4 are IPv6 ranges that carry an IPv4 address whose publicness
+// decides theirs: NAT64 (the last 4 bytes) and 6to4 (bytes 2 to 5).
+var (
+	nat64  = netip.MustParsePrefix("64:ff9b::/96")
+	sixTo4 = netip.MustParsePrefix("2002::/16")
+)
+
+// PublicAddr reports whether a is a public unicast address: not loopback,
+// private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16,
+// fe80::/10), unspecified, multicast, CGNAT (100.64/10), documentation,
+// benchmarking or reserved; IPv4-mapped, NAT64 and 6to4 forms are judged by
+// the IPv4 address they carry.
+func PublicAddr(a netip.Addr) bool {
+	if !a.IsValid() {
+		return false
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is6() {
+		b := a.As16()
+		switch {
+		case nat64.Contains(a):
+			return PublicAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixTo4.Contains(a):
+			return PublicAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		}
+	}
+	if a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() || a.IsMulticast() ||
+		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
