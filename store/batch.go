@@ -1,0 +1,163 @@
+package store
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Batch is what one flush writes: one bbolt transaction, all or nothing,
+// synced to disk before WriteBatch returns. Within a batch the upserts are
+// applied before the deletions, so a URL in both ends up deleted.
+type Batch struct {
+	Pool       map[string][]byte // instance URL -> state (JSON made by the pool); upsert
+	PoolDelete []string
+	Caps       map[string][]byte // instance URL -> capabilities learned (JSON made by the proxy); upsert
+	CapsDelete []string
+	Cache      []CacheEntry // result cache puts, in order; StoredAt zero means now
+}
+
+// Empty reports whether b writes nothing.
+func (b Batch) Empty() bool {
+	return len(b.Pool) == 0 && len(b.PoolDelete) == 0 && len(b.Caps) == 0 &&
+		len(b.CapsDelete) == 0 && len(b.Cache) == 0
+}
+
+func (b Batch) validate() error {
+	for _, m := range []struct {
+		what string
+		kv   map[string][]byte
+		del  []string
+	}{{"pool", b.Pool, b.PoolDelete}, {"caps", b.Caps, b.CapsDelete}} {
+		for k, v := range m.kv {
+			if err := checkKey(m.what, []byte(k), 0); err != nil {
+				return err
+			}
+			if err := checkValue(m.what, k, v, 0); err != nil {
+				return err
+			}
+		}
+		for _, k := range m.del {
+			if err := checkKey(m.what, []byte(k), 0); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range b.Cache {
+		if err := checkKey("cache", []byte(e.Key), orderPrefixSize); err != nil {
+			return err
+		}
+		if err := checkValue("cache", e.Key, e.Value, cacheHeaderSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteBatch writes b in one transaction. An invalid key or value fails the
+// whole batch with ErrInvalid before anything is written. The result cache
+// is brought back within its bounds in the same transaction, oldest stored
+// first.
+func (s *Store) WriteBatch(b Batch) error {
+	if err := b.validate(); err != nil {
+		return err
+	}
+	if b.Empty() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	var totals cacheTotals
+	err := s.update(func(tx *bolt.Tx) error {
+		if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete); err != nil {
+			return fmt.Errorf("store: writing pool state: %w", err)
+		}
+		if err := putAll(tx.Bucket(bucketCaps), b.Caps, b.CapsDelete); err != nil {
+			return fmt.Errorf("store: writing capabilities: %w", err)
+		}
+		totals = cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
+		if len(b.Cache) == 0 {
+			return nil
+		}
+		c := cacheTx{cache: tx.Bucket(bucketCache), order: tx.Bucket(bucketCacheOrder), t: &totals}
+		for _, e := range b.Cache {
+			if err := c.put(e, now, s.opts.CacheMaxBytes); err != nil {
+				return fmt.Errorf("store: writing the result cache: %w", err)
+			}
+		}
+		_, err := c.evict(s.opts.CacheMaxEntries, s.opts.CacheMaxBytes)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.cacheEntries, s.cacheBytes = totals.entries, totals.bytes
+	return nil
+}
+
+func putAll(bk *bolt.Bucket, kv map[string][]byte, del []string) error {
+	for k, v := range kv {
+		if v == nil {
+			v = []byte{}
+		}
+		if err := bk.Put([]byte(k), v); err != nil {
+			return fmt.Errorf("%q: %w", k, err)
+		}
+	}
+	for _, k := range del {
+		if err := bk.Delete([]byte(k)); err != nil {
+			return fmt.Errorf("%q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// LoadPool returns every instance's pool state, keyed by instance URL.
+func (s *Store) LoadPool() (map[string][]byte, error) {
+	return s.loadAll(bucketPool)
+}
+
+// LoadCaps returns every instance's capabilities, keyed by instance URL.
+func (s *Store) LoadCaps() (map[string][]byte, error) {
+	return s.loadAll(bucketCaps)
+}
+
+func (s *Store) loadAll(name []byte) (map[string][]byte, error) {
+	var out map[string][]byte
+	err := s.view(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(name)
+		out = make(map[string][]byte, bk.Stats().KeyN)
+		return bk.ForEach(func(k, v []byte) error {
+			out[string(k)] = clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: reading %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// ResetPool drops all pool state (the operator's reset). Capabilities and
+// operator changes stay.
+func (s *Store) ResetPool() error { return s.resetBucket(bucketPool) }
+
+// ResetCaps drops every capability learned.
+func (s *Store) ResetCaps() error { return s.resetBucket(bucketCaps) }
+
+func (s *Store) resetBucket(name []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(name); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket(name)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: resetting %s: %w", name, err)
+	}
+	return nil
+}
