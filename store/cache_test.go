@@ -147,9 +147,9 @@ func TestCachePrune(t *testing.T) {
 	s := openT(t, testPath(t), Options{})
 	entries := []CacheEntry{
 		{Key: "fresh", Value: []byte("1"), StoredAt: t0, Expires: t0.Add(time.Hour)},
-		{Key: "stale", Value: []byte("2"), StoredAt: t0, Expires: t0.Add(-time.Minute)},      // expired, within the stale limit
-		{Key: "too-stale", Value: []byte("3"), StoredAt: t0, Expires: t0.Add(-time.Hour)},    // expired past it
-		{Key: "forever", Value: []byte("4"), StoredAt: t0.Add(-48 * time.Hour)},              // no expiry
+		{Key: "stale", Value: []byte("2"), StoredAt: t0, Expires: t0.Add(-time.Minute)},     // expired, within the stale limit
+		{Key: "too-stale", Value: []byte("3"), StoredAt: t0, Expires: t0.Add(-time.Hour)},   // expired past it
+		{Key: "forever", Value: []byte("4"), StoredAt: t0.Add(-48 * time.Hour)},             // no expiry
 		{Key: "edge", Value: []byte("5"), StoredAt: t0, Expires: t0.Add(-10 * time.Minute)}, // exactly at the limit: kept
 	}
 	if err := s.WriteBatch(Batch{Cache: entries}); err != nil {

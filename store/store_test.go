@@ -360,7 +360,7 @@ func TestClosed(t *testing.T) {
 		t.Errorf("second Close = %v", err)
 	}
 	checks := map[string]error{
-		"WriteBatch": s.WriteBatch(Batch{Pool: map[string][]byte{"a": nil}}),
+		"WriteBatch":  s.WriteBatch(Batch{Pool: map[string][]byte{"a": nil}}),
 		"PutOperator": s.PutOperator(Operator{URL: "a"}),
 		"ResetPool":   s.ResetPool(),
 	}
