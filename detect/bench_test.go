@@ -1,0 +1,63 @@
+package detect
+
+import (
+	"testing"
+)
+
+// BenchmarkClassifyJSON: classify and read a 10-result JSON answer.
+func BenchmarkClassifyJSON(b *testing.B) {
+	body := tenResultsJSON()
+	a := Answer{Status: 200, Header: Headers{"Content-Type": "application/json"}, Body: body, Format: "json", Query: "golang generics", Now: fixtureNow}
+	if v := Classify(a); v.Kind != OK || len(v.Results.Results) != 10 {
+		b.Fatalf("setup: %s/%s", v.Kind, v.Reason)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Classify(a)
+	}
+}
+
+// BenchmarkClassifyHTML: classify and read a 10-result HTML page (the
+// captured simple-theme page, grown to 10 results).
+func BenchmarkClassifyHTML(b *testing.B) {
+	body := tenResultsHTML(b)
+	a := Answer{Status: 200, Header: Headers{"Content-Type": "text/html"}, Body: body, Format: "html", Query: "hello world", Now: fixtureNow}
+	if v := Classify(a); v.Kind != OK || len(v.Results.Results) != 10 {
+		b.Fatalf("setup: %s/%s", v.Kind, v.Reason)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Classify(a)
+	}
+}
+
+// BenchmarkAppendJSON: write a 10-result answer as SearXNG JSON into a
+// reused buffer.
+func BenchmarkAppendJSON(b *testing.B) {
+	r, err := ParseJSON(tenResultsJSON())
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := r.AppendJSON(nil)
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = r.AppendJSON(buf[:0])
+	}
+}
+
+// BenchmarkOnTopic: the off-topic rule on 10 results.
+func BenchmarkOnTopic(b *testing.B) {
+	r, err := ParseJSON(tenResultsJSON())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !OnTopic("golang generics", r) {
+			b.Fatal("off topic")
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package detect
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// noDescription is what the current simple theme shows in place of an
+// empty content (with class empty_element); the English text is matched
+// too for markup that lacks the class.
+const noDescription = "This site did not provide any description."
+
+// Compiled selectors of the lookups made once per result. goquery.Single
+// stops at the first match; its Filter still keeps every match.
+var (
+	selURLHeader    = goquery.Single("a.url_header")
+	selURLWrapper   = goquery.Single("a.url_wrapper")
+	selH3Link       = goquery.Single("h3 a")
+	selResultURL    = goquery.Single(".result-url a")
+	selLink         = goquery.Single("a")
+	selH3           = goquery.Single("h3")
+	selTitle        = goquery.Single(".title")
+	selH4           = goquery.Single("h4")
+	selResultText   = goquery.Single(".result-content")
+	selImageThumb   = goquery.Single("img.image_thumbnail")
+	selImagesSource = goquery.Single("a.result-images-source")
+	selContent      = goquery.Single("p.content")
+	selThumbnail    = goquery.Single("img.thumbnail")
+	selImage        = goquery.Single("img.image")
+	selIframe       = goquery.Single("iframe")
+	selPublished    = goquery.Single("time.published_date")
+	selEngines      = goquery.Single(".engines")
+	selSpan         = goquery.Single("span")
+	selResultEngine = goquery.Single(".result-engine")
+)
+
+// htmlPage is what one HTML answer says.
+type htmlPage struct {
+	results   *Results // nil unless it is a results page
+	formats   []string // non-HTML formats offered (div#apis)
+	frontPage bool     // the instance's front page
+}
+
+// ParseHTML reads a results page of SearXNG's simple theme, in the 2024
+// markup (a.url_wrapper, suggestions in div.wrapper, engine errors in a
+// table) and the current one (a.url_header, ul.wrapper, p.content
+// empty_element). Results whose URL is not http(s) are dropped. What the
+// page cannot tell (score, positions) is left zero.
+func ParseHTML(body []byte) (*Results, error) {
+	p, err := parseHTML(body)
+	if err != nil {
+		return nil, err
+	}
+	return p.results, nil
+}
+
+// ParseFormats returns the non-HTML formats a results page offers in its
+// "Download results" box (div#apis), e.g. ["csv","json","rss"], sorted;
+// nil when it offers none or is not a results page.
+func ParseFormats(html []byte) []string {
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(html))
+	if err != nil {
+		return nil
+	}
+	return readFormats(doc)
+}
+
+// parseHTML parses body once and reads what it is. The error wraps
+// ErrNotResultsPage when it is not a results page; the page is returned
+// even then, to say whether it is the front page.
+//
+// Most of a results page is its head, its search form (with a select of
+// every language) and its pagination; only div#results and the query box
+// say anything about the answer. When both are found, only they are
+// parsed.
+func parseHTML(body []byte) (*htmlPage, error) {
+	if region, q, ok := resultsRegion(body); ok {
+		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(withoutSVG(region)))
+		if err == nil && doc.Find("#urls").Length() > 0 {
+			qdoc, err := goquery.NewDocumentFromReader(bytes.NewReader(q))
+			if err == nil {
+				return readPage(doc, qdoc.Find("input").AttrOr("value", "")), nil
+			}
+		}
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotResultsPage, err)
+	}
+	if doc.Find("#urls").Length() == 0 {
+		p := &htmlPage{frontPage: doc.Find("#main_index, body.index_endpoint, body.search_endpoint").Length() > 0}
+		return p, fmt.Errorf("%w: no result list", ErrNotResultsPage)
+	}
+	return readPage(doc, doc.Find("#q").AttrOr("value", "")), nil
+}
+
+// resultsRegion finds, without parsing, the markup of div#results (up to
+// the pagination) and the tag of the query box input#q.
+func resultsRegion(body []byte) (region, qTag []byte, ok bool) {
+	i := bytes.Index(body, []byte(`id="results"`))
+	if i < 0 {
+		return nil, nil, false
+	}
+	start := bytes.LastIndexByte(body[:i], '<')
+	if start < 0 {
+		return nil, nil, false
+	}
+	region = body[start:]
+	if j := bytes.Index(region, []byte(`<nav id="pagination"`)); j > 0 {
+		region = region[:j]
+	}
+	k := bytes.Index(body[:start], []byte(`id="q"`))
+	if k < 0 {
+		return nil, nil, false
+	}
+	tagStart := bytes.LastIndexByte(body[:k], '<')
+	tagEnd := bytes.IndexByte(body[k:start], '>')
+	if tagStart < 0 || tagEnd < 0 {
+		return nil, nil, false
+	}
+	return region, body[tagStart : k+tagEnd+1], true
+}
+
+// withoutSVG returns b without its inline <svg> elements (SearXNG's
+// icons: a third of a result's markup, and nothing this package reads).
+// b is returned as is when it has none or an unclosed one.
+func withoutSVG(b []byte) []byte {
+	open, end := []byte("<svg"), []byte("</svg>")
+	i := bytes.Index(b, open)
+	if i < 0 {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i >= 0 {
+		j := bytes.Index(b[i:], end)
+		if j < 0 {
+			break
+		}
+		out = append(out, b[:i]...)
+		b = b[i+j+len(end):]
+		i = bytes.Index(b, open)
+	}
+	return append(out, b...)
+}
+
+// readPage reads a parsed results page; q is the query its box echoes.
+func readPage(doc *goquery.Document, q string) *htmlPage {
+	r := &Results{Query: q}
+	p := &htmlPage{results: r}
+	r.NumberOfResults = readCount(doc.Find("#result_count").Text())
+
+	items := doc.Find("#urls .result")
+	r.Results = make([]Result, 0, items.Length())
+	items.Each(func(_ int, s *goquery.Selection) {
+		if x, ok := readHTMLResult(s); ok {
+			r.Results = append(r.Results, x)
+		}
+	})
+	doc.Find("#answers .answer").Each(func(_ int, s *goquery.Selection) {
+		if a := readHTMLAnswer(s); a != "" {
+			r.Answers = append(r.Answers, a)
+		}
+	})
+	doc.Find("#corrections form").Each(func(_ int, s *goquery.Selection) {
+		c := s.Find(`input[type="submit"]`).AttrOr("value", "")
+		if c == "" {
+			c = s.Find(`input[name="q"]`).AttrOr("value", "")
+		}
+		if c = collapse(c); c != "" {
+			r.Corrections = append(r.Corrections, c)
+		}
+	})
+	doc.Find("#suggestions form").Each(func(_ int, s *goquery.Selection) {
+		q := s.Find(`input[name="q"]`).AttrOr("value", "")
+		if q == "" {
+			q = strings.TrimLeft(s.Find("input.suggestion").AttrOr("value", ""), "•· ")
+		}
+		if q = collapse(q); q != "" {
+			r.Suggestions = append(r.Suggestions, q)
+		}
+	})
+	doc.Find("#infoboxes .infobox").Each(func(_ int, s *goquery.Selection) {
+		r.Infoboxes = append(r.Infoboxes, readHTMLInfobox(s))
+	})
+	r.UnresponsiveEngines = readEngineErrors(doc.Find("#engines_msg"))
+	p.formats = readFormats(doc)
+	return p
+}
+
+// readHTMLResult reads one article.result.
+func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
+	images := false
+	for _, c := range strings.Fields(s.AttrOr("class", "")) {
+		switch {
+		case strings.HasPrefix(c, "result-"):
+			x.Template = c[len("result-"):] + ".html"
+			images = c == "result-images"
+		case strings.HasPrefix(c, "category-"):
+			x.Category = c[len("category-"):]
+		}
+	}
+	x.URL = firstAttr(s, "href", selURLHeader, selURLWrapper, selH3Link, selResultURL)
+	if x.URL == "" && images {
+		x.URL = firstAttr(s, "href", selLink)
+	}
+	if !httpURL(x.URL) {
+		return x, false
+	}
+	x.ParsedURL = parsedURL(x.URL)
+	x.Title = firstText(s, selH3, selTitle, selH4)
+	if images {
+		x.Content = firstText(s, selResultText)
+		x.Thumbnail = firstAttr(s, "src", selImageThumb)
+		x.ImgSrc = firstAttr(s, "href", selImagesSource, selLink)
+	} else {
+		c := s.FindMatcher(selContent)
+		if !c.HasClass("empty_element") {
+			x.Content = collapse(c.Text())
+			if x.Content == noDescription {
+				x.Content = ""
+			}
+		}
+		x.Thumbnail = firstAttr(s, "src", selThumbnail)
+		x.ImgSrc = firstAttr(s, "src", selImage)
+	}
+	if f := s.FindMatcher(selIframe); f.Length() > 0 {
+		x.IframeSrc = strings.TrimSpace(f.AttrOr("data-src", ""))
+		if x.IframeSrc == "" {
+			x.IframeSrc = strings.TrimSpace(f.AttrOr("src", ""))
+		}
+	}
+	if t := s.FindMatcher(selPublished); t.Length() > 0 {
+		x.PublishedDate = strings.TrimSpace(t.AttrOr("datetime", ""))
+		if x.PublishedDate == "" {
+			x.PublishedDate = collapse(t.Text())
+		}
+	}
+	s.FindMatcher(selEngines).Children().FilterMatcher(selSpan).Each(func(_ int, e *goquery.Selection) {
+		if name := collapse(e.Text()); name != "" {
+			x.Engines = append(x.Engines, name)
+		}
+	})
+	if len(x.Engines) == 0 {
+		// The image template names its engine as "Engine: name".
+		if t := collapse(s.FindMatcher(selResultEngine).Text()); t != "" {
+			if i := strings.LastIndexByte(t, ':'); i >= 0 {
+				t = strings.TrimSpace(t[i+1:])
+			}
+			if t != "" {
+				x.Engines = []string{t}
+			}
+		}
+	}
+	if len(x.Engines) > 0 {
+		x.Engine = x.Engines[0]
+	}
+	return x, true
+}
+
+// readHTMLAnswer reads one div.answer: the current markup has the text in
+// a span and the link in a.answer-url; the 2024 one has a span or a link.
+func readHTMLAnswer(s *goquery.Selection) string {
+	text := collapse(s.Find("span").First().Text())
+	link := s.Find("a.answer-url").AttrOr("href", "")
+	if text == "" {
+		a := s.Find("a[href]").First()
+		text, link = collapse(a.Text()), a.AttrOr("href", "")
+	}
+	if text == "" {
+		text = collapse(s.Text())
+	}
+	return answerText(text, link)
+}
+
+// readHTMLInfobox reads one aside.infobox.
+func readHTMLInfobox(s *goquery.Selection) Infobox {
+	b := Infobox{
+		Infobox: collapse(s.Find("h2").First().Text()),
+		ImgSrc:  s.ChildrenFiltered("img").AttrOr("src", ""),
+		Content: collapse(s.ChildrenFiltered("p").First().Text()),
+	}
+	s.Find(".attributes dl").Each(func(_ int, dl *goquery.Selection) {
+		label := strings.TrimSpace(strings.TrimSuffix(collapse(dl.Find("dt").Text()), ":"))
+		value := collapse(dl.Find("dd").Text())
+		if label != "" || value != "" {
+			b.Attributes = append(b.Attributes, InfoboxAttribute{Label: label, Value: value})
+		}
+	})
+	s.Find(".urls a[href]").Each(func(_ int, a *goquery.Selection) {
+		if u := a.AttrOr("href", ""); httpURL(u) {
+			b.URLs = append(b.URLs, InfoboxURL{Title: collapse(a.Text()), URL: u})
+		}
+	})
+	return b
+}
+
+// readEngineErrors reads the unresponsive engines of div#engines_msg: rows
+// with td.response-error (2024 and current), or paragraphs "engine (error)"
+// of a div.dialog-error.
+func readEngineErrors(msg *goquery.Selection) [][2]string {
+	var out [][2]string
+	msg.Find("td.response-error").Each(func(_ int, td *goquery.Selection) {
+		name := collapse(td.Parent().Find("td.engine-name").Text())
+		if name != "" {
+			out = append(out, [2]string{name, collapse(td.Text())})
+		}
+	})
+	msg.Find(".dialog-error p").Each(func(_ int, p *goquery.Selection) {
+		a := p.Find("a")
+		if a.Length() == 0 {
+			return
+		}
+		t := collapse(p.Text())
+		name, _, _ := strings.Cut(t, "(")
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, [2]string{name, collapse(a.Text())})
+		}
+	})
+	return out
+}
+
+// readFormats reads the formats offered in div#apis.
+func readFormats(doc *goquery.Document) []string {
+	var out []string
+	doc.Find(`#apis input[name="format"]`).Each(func(_ int, s *goquery.Selection) {
+		f := strings.ToLower(strings.TrimSpace(s.AttrOr("value", "")))
+		if f != "" && f != "html" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	})
+	slices.Sort(out)
+	return out
+}
+
+// readCount reads "Number of results: 1,234,000" in any locale's digit
+// grouping.
+func readCount(s string) int64 {
+	var digits []byte
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' {
+			digits = append(digits, c)
+		}
+	}
+	n, err := strconv.ParseInt(string(digits), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// firstAttr returns attr of the first element matched by the first of
+// matchers that matches one with a non-empty attr.
+func firstAttr(s *goquery.Selection, attr string, matchers ...goquery.Matcher) string {
+	for _, m := range matchers {
+		if v := strings.TrimSpace(s.FindMatcher(m).AttrOr(attr, "")); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// firstText returns the text of the first element matched by the first of
+// matchers that matches one with text.
+func firstText(s *goquery.Selection, matchers ...goquery.Matcher) string {
+	for _, m := range matchers {
+		if v := collapse(s.FindMatcher(m).Text()); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// collapse trims s and folds every run of white space into one space.
+func collapse(s string) string {
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' || c == '\t' || c == '\r' || c == '\f' || (c == ' ' && i+1 < len(s) && s[i+1] == ' ') {
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
+}

@@ -1,0 +1,414 @@
+package detect
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Sentinel errors of the parsers; the returned errors wrap them with a
+// detail.
+var (
+	// ErrNotJSON: the body is not a SearXNG JSON search answer.
+	ErrNotJSON = errors.New("detect: not a SearXNG JSON answer")
+	// ErrNotResultsPage: the body is not a SearXNG HTML results page.
+	ErrNotResultsPage = errors.New("detect: not a SearXNG results page")
+	// ErrNotConfig: the body is not a SearXNG /config answer.
+	ErrNotConfig = errors.New("detect: not a SearXNG /config answer")
+)
+
+// ParseJSON reads a SearXNG JSON search answer, in the classic shape or the
+// newer one (answers as objects, number_of_results absent, fields missing
+// rather than empty). Results whose URL is not http(s) are dropped. The
+// Results share no memory with body.
+func ParseJSON(body []byte) (*Results, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, fmt.Errorf("%w: invalid JSON", ErrNotJSON)
+	}
+	// One copy of the body; every string read below points into it or is
+	// freshly allocated, never into the caller's buffer.
+	doc := gjson.Parse(string(body))
+	if !doc.IsObject() {
+		return nil, fmt.Errorf("%w: not an object", ErrNotJSON)
+	}
+	// gjson.GetMany would scan once per key as well; one pass over the
+	// top level is cheaper.
+	var r Results
+	seen := false
+	var err error
+	doc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "query":
+			seen = true
+			r.Query = text(v)
+		case "number_of_results":
+			if v.Type == gjson.Number && !math.IsNaN(v.Num) {
+				r.NumberOfResults = v.Int()
+			}
+		case "results":
+			seen = true
+			if !v.IsArray() {
+				err = fmt.Errorf("%w: results is not a list", ErrNotJSON)
+				return false
+			}
+			r.Results = make([]Result, 0, 16)
+			v.ForEach(func(_, item gjson.Result) bool {
+				if x, ok := readResult(item); ok {
+					r.Results = append(r.Results, x)
+				}
+				return true
+			})
+		case "answers":
+			r.Answers = readAnswers(v)
+		case "corrections":
+			r.Corrections = readTexts(v)
+		case "suggestions":
+			r.Suggestions = readTexts(v)
+		case "infoboxes":
+			v.ForEach(func(_, item gjson.Result) bool {
+				if item.IsObject() {
+					r.Infoboxes = append(r.Infoboxes, readInfobox(item))
+				}
+				return true
+			})
+		case "unresponsive_engines":
+			v.ForEach(func(_, item gjson.Result) bool {
+				var e [2]string
+				if item.IsArray() {
+					i := 0
+					item.ForEach(func(_, f gjson.Result) bool {
+						e[i] = text(f)
+						i++
+						return i < 2
+					})
+				} else {
+					e[0] = text(item)
+				}
+				if e[0] != "" {
+					r.UnresponsiveEngines = append(r.UnresponsiveEngines, e)
+				}
+				return true
+			})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !seen {
+		return nil, fmt.Errorf("%w: neither query nor results", ErrNotJSON)
+	}
+	return &r, nil
+}
+
+// text returns a JSON string's value, a number's or boolean's literal
+// text, and "" for null, objects and arrays.
+func text(v gjson.Result) string {
+	switch v.Type {
+	case gjson.String:
+		return v.Str
+	case gjson.Number, gjson.True, gjson.False:
+		return v.Raw
+	}
+	return ""
+}
+
+// readResult reads one result object. ok is false when it is not an
+// object or its URL is not http(s).
+func readResult(v gjson.Result) (x Result, ok bool) {
+	if !v.IsObject() {
+		return x, false
+	}
+	v.ForEach(func(k, f gjson.Result) bool {
+		key := k.Str
+		typed := true
+		switch key {
+		case "url":
+			typed = f.Type == gjson.String
+			x.URL = f.Str
+		case "title":
+			typed = isStringOrNull(f)
+			x.Title = f.Str
+		case "content":
+			typed = isStringOrNull(f)
+			x.Content = f.Str
+		case "engine":
+			typed = isStringOrNull(f)
+			x.Engine = f.Str
+		case "category":
+			typed = isStringOrNull(f)
+			x.Category = f.Str
+		case "template":
+			typed = isStringOrNull(f)
+			x.Template = f.Str
+		case "publishedDate":
+			typed = isStringOrNull(f)
+			x.PublishedDate = f.Str
+		case "thumbnail":
+			typed = isStringOrNull(f)
+			x.Thumbnail = f.Str
+		case "img_src":
+			typed = isStringOrNull(f)
+			x.ImgSrc = f.Str
+		case "iframe_src":
+			typed = isStringOrNull(f)
+			x.IframeSrc = f.Str
+		case "score":
+			typed = f.Type == gjson.Number || f.Type == gjson.Null
+			x.Score = f.Num
+		case "engines":
+			x.Engines, typed = readStrings(f)
+		case "parsed_url":
+			x.ParsedURL, typed = readStrings(f)
+		case "positions":
+			x.Positions, typed = readInts(f)
+		default:
+			typed = false
+		}
+		if !typed {
+			if x.Extra == nil {
+				x.Extra = make(map[string]json.RawMessage, 4)
+			}
+			x.Extra[key] = json.RawMessage(f.Raw)
+		}
+		return true
+	})
+	if !httpURL(x.URL) {
+		return x, false
+	}
+	if x.ParsedURL == nil {
+		if _, given := x.Extra["parsed_url"]; !given {
+			x.ParsedURL = parsedURL(x.URL)
+		}
+	}
+	return x, true
+}
+
+func isStringOrNull(v gjson.Result) bool {
+	return v.Type == gjson.String || v.Type == gjson.Null
+}
+
+// readStrings reads a list of strings; ok is false when v is anything
+// else. Null and an empty list read as nil (written back as []).
+func readStrings(v gjson.Result) (out []string, ok bool) {
+	if v.Type == gjson.Null {
+		return nil, true
+	}
+	if !v.IsArray() {
+		return nil, false
+	}
+	ok = true
+	v.ForEach(func(_, e gjson.Result) bool {
+		if e.Type != gjson.String {
+			ok = false
+			return false
+		}
+		out = append(out, e.Str)
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// readInts reads a list of integers; ok is false when v is anything else.
+// Null and an empty list read as nil (written back as []).
+func readInts(v gjson.Result) (out []int, ok bool) {
+	if v.Type == gjson.Null {
+		return nil, true
+	}
+	if !v.IsArray() {
+		return nil, false
+	}
+	ok = true
+	v.ForEach(func(_, e gjson.Result) bool {
+		if e.Type != gjson.Number || e.Num != math.Trunc(e.Num) || math.Abs(e.Num) > 1<<31 {
+			ok = false
+			return false
+		}
+		out = append(out, int(e.Num))
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+// readTexts reads a list of strings, or of objects with a title or url
+// (newer SearXNG's corrections and suggestions), skipping anything else.
+func readTexts(v gjson.Result) []string {
+	var out []string
+	v.ForEach(func(_, e gjson.Result) bool {
+		var s string
+		switch {
+		case e.Type == gjson.String:
+			s = e.Str
+		case e.IsObject():
+			s = e.Get("title").Str
+			if s == "" {
+				s = e.Get("url").Str
+			}
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out
+}
+
+// readAnswers reads answers as strings (classic) or objects (newer
+// SearXNG: answer, url, template, engine ...), keeping an answer's link
+// in its text.
+func readAnswers(v gjson.Result) []string {
+	var out []string
+	v.ForEach(func(_, e gjson.Result) bool {
+		var s string
+		switch {
+		case e.Type == gjson.String:
+			s = e.Str
+		case e.IsObject():
+			s = answerText(e.Get("answer").Str, e.Get("url").Str)
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+		return true
+	})
+	return out
+}
+
+// answerText joins an answer and its link in the one string the classic
+// shape allows. A link that is not http(s) is not passed on.
+func answerText(answer, link string) string {
+	if answer == "" || link == "" || !httpURL(link) || strings.Contains(answer, link) {
+		return answer
+	}
+	return answer + " (" + link + ")"
+}
+
+// readInfobox reads one infobox object.
+func readInfobox(v gjson.Result) Infobox {
+	var b Infobox
+	v.ForEach(func(k, f gjson.Result) bool {
+		key := k.Str
+		typed := true
+		switch key {
+		case "infobox":
+			typed = isStringOrNull(f)
+			b.Infobox = f.Str
+		case "id":
+			typed = isStringOrNull(f)
+			b.ID = f.Str
+		case "content":
+			typed = isStringOrNull(f)
+			b.Content = f.Str
+		case "img_src":
+			typed = isStringOrNull(f)
+			b.ImgSrc = f.Str
+		case "engine":
+			typed = isStringOrNull(f)
+			b.Engine = f.Str
+		case "engines":
+			b.Engines, typed = readStrings(f)
+		case "urls":
+			b.URLs, typed = readInfoboxURLs(f)
+		case "attributes":
+			b.Attributes, typed = readInfoboxAttributes(f)
+		default:
+			typed = false
+		}
+		if !typed {
+			if b.Extra == nil {
+				b.Extra = make(map[string]json.RawMessage, 4)
+			}
+			b.Extra[key] = json.RawMessage(f.Raw)
+		}
+		return true
+	})
+	return b
+}
+
+func readInfoboxURLs(v gjson.Result) ([]InfoboxURL, bool) {
+	if v.Type == gjson.Null {
+		return nil, true
+	}
+	if !v.IsArray() {
+		return nil, false
+	}
+	ok := true
+	var out []InfoboxURL
+	v.ForEach(func(_, e gjson.Result) bool {
+		if !e.IsObject() {
+			ok = false
+			return false
+		}
+		var u InfoboxURL
+		e.ForEach(func(k, f gjson.Result) bool {
+			switch {
+			case k.Str == "title" && isStringOrNull(f):
+				u.Title = f.Str
+			case k.Str == "url" && isStringOrNull(f):
+				u.URL = f.Str
+			default:
+				if u.Extra == nil {
+					u.Extra = make(map[string]json.RawMessage, 2)
+				}
+				u.Extra[k.Str] = json.RawMessage(f.Raw)
+			}
+			return true
+		})
+		if httpURL(u.URL) {
+			out = append(out, u)
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}
+
+func readInfoboxAttributes(v gjson.Result) ([]InfoboxAttribute, bool) {
+	if v.Type == gjson.Null {
+		return nil, true
+	}
+	if !v.IsArray() {
+		return nil, false
+	}
+	ok := true
+	var out []InfoboxAttribute
+	v.ForEach(func(_, e gjson.Result) bool {
+		if !e.IsObject() {
+			ok = false
+			return false
+		}
+		var a InfoboxAttribute
+		e.ForEach(func(k, f gjson.Result) bool {
+			switch {
+			case k.Str == "label" && isStringOrNull(f):
+				a.Label = f.Str
+			case k.Str == "value" && isStringOrNull(f):
+				a.Value = f.Str
+			default:
+				if a.Extra == nil {
+					a.Extra = make(map[string]json.RawMessage, 2)
+				}
+				a.Extra[k.Str] = json.RawMessage(f.Raw)
+			}
+			return true
+		})
+		out = append(out, a)
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	return out, true
+}

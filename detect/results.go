@@ -1,0 +1,385 @@
+package detect
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Results is one answer's content in one shape, whether the instance sent
+// JSON or an HTML page. AppendJSON writes it as SearXNG's classic JSON.
+type Results struct {
+	Query           string
+	NumberOfResults int64 // 0 when absent
+	Results         []Result
+	// Answers holds the answers as text. An answer that came with a link
+	// (newer SearXNG's answer objects, or a linked answer on an HTML page)
+	// keeps it in the text as "text (url)", so it survives being written
+	// in the classic shape, where answers are strings.
+	Answers             []string
+	Corrections         []string
+	Infoboxes           []Infobox
+	Suggestions         []string
+	UnresponsiveEngines [][2]string // [engine, reason]
+}
+
+// Result is one search result, with SearXNG's field names in its JSON.
+type Result struct {
+	URL, Title, Content, Engine  string
+	Engines                      []string
+	Positions                    []int
+	Score                        float64
+	Category                     string
+	ParsedURL                    []string // SearXNG's parsed_url 6-tuple
+	Template                     string
+	PublishedDate                string // as upstream gave it ("" = null)
+	Thumbnail, ImgSrc, IframeSrc string
+	// Extra holds every other field of an upstream JSON result, written
+	// back unchanged. A key here overrides the field of the same JSON
+	// name (that is how a known field of an unexpected type survives).
+	// Values must be valid JSON.
+	Extra map[string]json.RawMessage
+}
+
+// Infobox is one SearXNG infobox.
+type Infobox struct {
+	Infobox    string // the title
+	ID         string
+	Content    string
+	ImgSrc     string
+	URLs       []InfoboxURL
+	Attributes []InfoboxAttribute
+	Engine     string
+	Engines    []string
+	Extra      map[string]json.RawMessage // other fields, as Result.Extra
+}
+
+// InfoboxURL is one link of an infobox.
+type InfoboxURL struct {
+	Title, URL string
+	Extra      map[string]json.RawMessage // e.g. official, entity
+}
+
+// InfoboxAttribute is one label/value row of an infobox.
+type InfoboxAttribute struct {
+	Label, Value string
+	Extra        map[string]json.RawMessage // e.g. entity, image, or a value that is not a string
+}
+
+// AppendJSON appends r as SearXNG's classic JSON answer: every top-level
+// key present, answers as strings, every result with url, title, content,
+// engine, parsed_url, template, engines, positions, publishedDate, score,
+// category, thumbnail and img_src (iframe_src when known), then its Extra
+// fields in key order. Strings are escaped as encoding/json does.
+func (r *Results) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"query":`...)
+	dst = appendString(dst, r.Query)
+	dst = append(dst, `,"number_of_results":`...)
+	dst = strconv.AppendInt(dst, r.NumberOfResults, 10)
+	dst = append(dst, `,"results":[`...)
+	for i := range r.Results {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.Results[i].appendJSON(dst)
+	}
+	dst = append(dst, `],"answers":`...)
+	dst = appendStrings(dst, r.Answers)
+	dst = append(dst, `,"corrections":`...)
+	dst = appendStrings(dst, r.Corrections)
+	dst = append(dst, `,"infoboxes":[`...)
+	for i := range r.Infoboxes {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = r.Infoboxes[i].appendJSON(dst)
+	}
+	dst = append(dst, `],"suggestions":`...)
+	dst = appendStrings(dst, r.Suggestions)
+	dst = append(dst, `,"unresponsive_engines":[`...)
+	for i, e := range r.UnresponsiveEngines {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '[')
+		dst = appendString(dst, e[0])
+		dst = append(dst, ',')
+		dst = appendString(dst, e[1])
+		dst = append(dst, ']')
+	}
+	return append(dst, "]}"...)
+}
+
+// objectWriter writes the members of one JSON object; a member whose key
+// is in extra is skipped, and extra is written last.
+type objectWriter struct {
+	dst   []byte
+	extra map[string]json.RawMessage
+	n     int
+}
+
+func (w *objectWriter) key(k string) bool {
+	if _, ok := w.extra[k]; ok {
+		return false
+	}
+	if w.n > 0 {
+		w.dst = append(w.dst, ',')
+	}
+	w.n++
+	w.dst = append(w.dst, '"')
+	w.dst = append(w.dst, k...)
+	w.dst = append(w.dst, `":`...)
+	return true
+}
+
+func (w *objectWriter) str(k, v string) {
+	if w.key(k) {
+		w.dst = appendString(w.dst, v)
+	}
+}
+
+func (w *objectWriter) strs(k string, v []string) {
+	if w.key(k) {
+		w.dst = appendStrings(w.dst, v)
+	}
+}
+
+func (w *objectWriter) close() []byte {
+	if len(w.extra) > 0 {
+		keys := make([]string, 0, len(w.extra))
+		for k := range w.extra {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if w.n > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			w.n++
+			w.dst = appendString(w.dst, k)
+			w.dst = append(w.dst, ':')
+			if v := w.extra[k]; len(v) > 0 {
+				w.dst = append(w.dst, v...)
+			} else {
+				w.dst = append(w.dst, "null"...)
+			}
+		}
+	}
+	return append(w.dst, '}')
+}
+
+func (x *Result) appendJSON(dst []byte) []byte {
+	w := objectWriter{dst: append(dst, '{'), extra: x.Extra}
+	w.str("url", x.URL)
+	w.str("title", x.Title)
+	w.str("content", x.Content)
+	w.str("engine", x.Engine)
+	if w.key("parsed_url") {
+		if x.ParsedURL != nil {
+			w.dst = appendStrings(w.dst, x.ParsedURL)
+		} else {
+			w.dst = appendStrings(w.dst, parsedURL(x.URL))
+		}
+	}
+	w.str("template", x.Template)
+	w.strs("engines", x.Engines)
+	if w.key("positions") {
+		w.dst = append(w.dst, '[')
+		for i, p := range x.Positions {
+			if i > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			w.dst = strconv.AppendInt(w.dst, int64(p), 10)
+		}
+		w.dst = append(w.dst, ']')
+	}
+	if w.key("publishedDate") {
+		if x.PublishedDate == "" {
+			w.dst = append(w.dst, "null"...)
+		} else {
+			w.dst = appendString(w.dst, x.PublishedDate)
+		}
+	}
+	if w.key("score") {
+		w.dst = appendFloat(w.dst, x.Score)
+	}
+	w.str("category", x.Category)
+	w.str("thumbnail", x.Thumbnail)
+	w.str("img_src", x.ImgSrc)
+	if x.IframeSrc != "" {
+		w.str("iframe_src", x.IframeSrc)
+	}
+	return w.close()
+}
+
+func (b *Infobox) appendJSON(dst []byte) []byte {
+	w := objectWriter{dst: append(dst, '{'), extra: b.Extra}
+	w.str("infobox", b.Infobox)
+	w.str("id", b.ID)
+	w.str("content", b.Content)
+	w.str("img_src", b.ImgSrc)
+	if w.key("urls") {
+		w.dst = append(w.dst, '[')
+		for i, u := range b.URLs {
+			if i > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			uw := objectWriter{dst: append(w.dst, '{'), extra: u.Extra}
+			uw.str("title", u.Title)
+			uw.str("url", u.URL)
+			w.dst = uw.close()
+		}
+		w.dst = append(w.dst, ']')
+	}
+	if w.key("attributes") {
+		w.dst = append(w.dst, '[')
+		for i, a := range b.Attributes {
+			if i > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			aw := objectWriter{dst: append(w.dst, '{'), extra: a.Extra}
+			aw.str("label", a.Label)
+			aw.str("value", a.Value)
+			w.dst = aw.close()
+		}
+		w.dst = append(w.dst, ']')
+	}
+	w.str("engine", b.Engine)
+	w.strs("engines", b.Engines)
+	return w.close()
+}
+
+// parsedURL returns Python's urlparse 6-tuple of u (scheme, netloc, path,
+// params, query, fragment), as SearXNG puts in parsed_url.
+func parsedURL(u string) []string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return []string{"", "", "", "", "", ""}
+	}
+	path, params := p.EscapedPath(), ""
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
+			path, params = path[:i+j], path[i+j+1:]
+		}
+	}
+	host := p.Host
+	if p.User != nil {
+		host = p.User.String() + "@" + host
+	}
+	return []string{p.Scheme, host, path, params, p.RawQuery, p.EscapedFragment()}
+}
+
+// httpURL reports whether u is an absolute http or https URL with a host:
+// the only links passed on.
+func httpURL(u string) bool {
+	var rest string
+	switch {
+	case len(u) > 7 && strings.EqualFold(u[:7], "http://"):
+		rest = u[7:]
+	case len(u) > 8 && strings.EqualFold(u[:8], "https://"):
+		rest = u[8:]
+	default:
+		return false
+	}
+	if rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#' {
+		return false
+	}
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	p, err := url.Parse(u)
+	return err == nil && p.Host != ""
+}
+
+func appendStrings(dst []byte, v []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range v {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
+// appendFloat writes f as encoding/json does; NaN and infinities, which
+// JSON cannot carry, are written as 0.
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, '0')
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string, escaping as encoding/json does
+// (HTML-safe: <, > and & as \u escapes; U+2028 and U+2029 escaped;
+// invalid UTF-8 as U+FFFD).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

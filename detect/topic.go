@@ -1,0 +1,231 @@
+package detect
+
+import (
+	"bytes"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// OnTopicPercent is the share of results, in percent, that must mention a
+// word of the query for an answer to be on topic: at least this many
+// (rounded up, and at least one). It is low on purpose: engines match
+// stems, synonyms and other languages, so an honest page often has results
+// that do not repeat the query; a page for some other query has almost
+// none that do.
+const OnTopicPercent = 30
+
+// OnTopic reports whether r belongs to query: the echoed query, when r
+// has one, matches it (see SameQuery), and at least OnTopicPercent percent
+// of the results mention a word of the query in their title, content or
+// URL, after case and accent folding. SearXNG syntax in the query (!bang,
+// !!bang, :lang, <timeout) is ignored. A query with no words, or an
+// answer without results, is on topic: there is nothing to judge.
+func OnTopic(query string, r *Results) bool {
+	if r == nil {
+		return true
+	}
+	asked := queryWords(query)
+	if r.Query != "" && !sameWords(asked, queryWords(r.Query)) {
+		return false
+	}
+	return enoughMention(asked, r.Results)
+}
+
+// enoughMention is OnTopic's rule on results, for the query's folded
+// words.
+func enoughMention(asked []string, results []Result) bool {
+	words := matchWords(asked)
+	n := len(results)
+	if len(words) == 0 || n == 0 {
+		return true
+	}
+	need := (n*OnTopicPercent + 99) / 100
+	if need < 1 {
+		need = 1
+	}
+	var buf []byte
+	hits := 0
+	for i := range results {
+		x := &results[i]
+		buf = appendFold(buf[:0], x.Title)
+		buf = append(buf, ' ')
+		buf = appendFold(buf, x.Content)
+		buf = append(buf, ' ')
+		buf = appendFold(buf, x.URL)
+		for _, w := range words {
+			if bytes.Contains(buf, w) {
+				hits++
+				break
+			}
+		}
+		if hits >= need {
+			return true
+		}
+	}
+	return false
+}
+
+// SameQuery reports whether an echoed query is the query asked: the same
+// words, in order, after case and accent folding, with SearXNG syntax
+// (!bang, :lang, <timeout) left out of both.
+func SameQuery(asked, echoed string) bool {
+	return sameWords(queryWords(asked), queryWords(echoed))
+}
+
+func sameWords(a, e []string) bool {
+	if len(a) != len(e) {
+		return false
+	}
+	for i := range a {
+		if a[i] != e[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// queryWords returns the folded words of a query, SearXNG syntax removed.
+func queryWords(q string) []string {
+	var words []string
+	var buf []byte
+	for _, tok := range strings.Fields(q) {
+		if isSyntax(tok) {
+			continue
+		}
+		buf = appendFold(buf[:0], tok)
+		s := string(buf)
+		words = append(words, strings.FieldsFunc(s, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})...)
+	}
+	return words
+}
+
+// isSyntax reports whether a query token is SearXNG search syntax rather
+// than a word: !bang, !!external-bang, :lang, <timeout.
+func isSyntax(tok string) bool {
+	if len(tok) < 2 {
+		return false
+	}
+	switch tok[0] {
+	case '!', ':':
+		return true
+	case '<':
+		return tok[1] >= '0' && tok[1] <= '9'
+	}
+	return false
+}
+
+// stopWords are words too common to show that a result is about a query.
+var stopWords = map[string]bool{
+	"the": true, "an": true, "of": true, "and": true, "or": true, "in": true, "on": true,
+	"to": true, "for": true, "is": true, "are": true, "with": true, "how": true, "what": true,
+	"de": true, "la": true, "le": true, "les": true, "el": true, "los": true, "et": true, "y": true,
+	"der": true, "die": true, "das": true, "und": true, "il": true, "di": true, "en": true, "het": true,
+}
+
+// matchWords returns the words worth looking for: without one-letter
+// words and stop words, unless that leaves none.
+func matchWords(words []string) [][]byte {
+	out := make([][]byte, 0, len(words))
+	for _, w := range words {
+		if utf8.RuneCountInString(w) > 1 && !stopWords[w] {
+			out = append(out, []byte(w))
+		}
+	}
+	if len(out) == 0 {
+		for _, w := range words {
+			out = append(out, []byte(w))
+		}
+	}
+	return out
+}
+
+// latin1Fold and latinExtAFold give the base letter of U+00C0..U+00FF and
+// U+0100..U+017F: '.' keeps the rune, '*' is a ligature handled in
+// foldRune.
+const (
+	latin1Fold = "aaaaaa*ceeeeiiii" +
+		"dnooooo.ouuuuy**" +
+		"aaaaaa*ceeeeiiii" +
+		"dnooooo.ouuuuy*y"
+	latinExtAFold = "aaaaaaccccccccdd" +
+		"ddeeeeeeeeeegggg" +
+		"gggghhhhiiiiiiii" +
+		"ii**jjkkklllllll" +
+		"lllnnnnnnnnnoooo" +
+		"oo**rrrrrrssssss" +
+		"ssttttttuuuuuuuu" +
+		"uuuuwwyyyzzzzzzs"
+)
+
+// appendFold appends s lower-cased and without accents: Latin letters lose
+// their diacritics (é→e, ß→ss, æ→ae), Greek its tonos, Cyrillic ё→е. Other
+// scripts are lower-cased only.
+func appendFold(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		dst = foldRune(dst, unicode.ToLower(r))
+	}
+	return dst
+}
+
+func foldRune(dst []byte, r rune) []byte {
+	var m byte = '.'
+	switch {
+	case r >= 0xC0 && r <= 0xFF:
+		m = latin1Fold[r-0xC0]
+	case r >= 0x100 && r <= 0x17F:
+		m = latinExtAFold[r-0x100]
+	}
+	switch m {
+	case '.':
+	case '*':
+		switch r {
+		case 'æ', 'Æ':
+			return append(dst, "ae"...)
+		case 'þ', 'Þ':
+			return append(dst, "th"...)
+		case 'ß':
+			return append(dst, "ss"...)
+		case 'ĳ', 'Ĳ':
+			return append(dst, "ij"...)
+		case 'œ', 'Œ':
+			return append(dst, "oe"...)
+		}
+	default:
+		return append(dst, m)
+	}
+	switch r {
+	case 'ά':
+		r = 'α'
+	case 'έ':
+		r = 'ε'
+	case 'ή':
+		r = 'η'
+	case 'ί', 'ϊ', 'ΐ':
+		r = 'ι'
+	case 'ό':
+		r = 'ο'
+	case 'ύ', 'ϋ', 'ΰ':
+		r = 'υ'
+	case 'ώ':
+		r = 'ω'
+	case 'ς':
+		r = 'σ'
+	case 'ё':
+		r = 'е'
+	}
+	return utf8.AppendRune(dst, r)
+}
