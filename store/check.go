@@ -30,9 +30,9 @@ const (
 	flagFreelist     = 0x10
 	leafFlagBucket   = 0x01
 	noFreelist       = ^uint64(0)
-	minPageSize      = 512
-	maxPageSize      = 1 << 20
-	maxDepth         = 64 // far deeper than any real tree of buckets and pages
+	minPageSize      = 1024     // bbolt looks for pages of 1 KiB ...
+	maxPageSize      = 16 << 20 // ... to 16 MiB
+	maxDepth         = 64       // far deeper than any real tree of buckets and pages
 )
 
 // bbolt writes its structures in the machine's byte order.
@@ -121,12 +121,24 @@ func checkFile(r io.ReaderAt, size int64) error {
 		metas = append(metas, m)
 	}
 	read(0)
-	ps := int64(os.Getpagesize())
+	var ps int64
 	if len(metas) == 1 {
 		ps = int64(metas[0].pageSize)
-	}
-	if ps >= minPageSize && ps <= maxPageSize {
-		read(ps)
+		if ps >= minPageSize && ps <= maxPageSize {
+			read(ps)
+		}
+	} else {
+		// Like bbolt: look for the second meta page at every page size it
+		// supports, and take the first that describes itself.
+		for try := int64(minPageSize); try <= maxPageSize && try < size-minPageSize; try <<= 1 {
+			n := len(metas)
+			read(try)
+			if len(metas) > n && int64(metas[n].pageSize) == try {
+				ps = try
+				break
+			}
+			metas = metas[:n]
+		}
 	}
 	if len(metas) == 0 {
 		return firstErr
