@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// The engines an instance may say it asked, and the hosts its results
+// point to (all under the reserved example domains).
+var (
+	enginePool = []string{"duckduckgo", "brave", "wikipedia", "startpage", "qwant", "mojeek", "bing", "google"}
+	resultHost = []string{"docs.example.org", "en.example.net", "news.example.com", "blog.example.org", "forum.example.net", "www.example.com"}
+	// Queries an OffTopic instance answers instead of the one asked.
+	offTopicQueries = []string{"banana bread recipe", "cheap flights oslo", "weather lisbon tomorrow", "football league table", "vintage typewriter repair"}
+	// Reasons SearXNG gives for an unresponsive engine.
+	engineErrors = []string{"timeout", "Suspended: too many requests", "CAPTCHA", "Suspended: access denied", "HTTP error"}
+)
+
+// slug is the query as a path segment: lower case words joined by "-".
+func slug(q string) string {
+	words := strings.Fields(strings.ToLower(q))
+	for i, w := range words {
+		words[i] = url.PathEscape(w)
+	}
+	if len(words) == 0 {
+		return "-"
+	}
+	return strings.Join(words, "-")
+}
+
+// page builds the answer to a search from the instance's behaviour: ten
+// results a page (Results), Pages pages, each echoing the query's words and
+// naming the instance.
+func (in *Instance) page(s search) *page {
+	cfg := &in.cfg
+	q := s.q
+	if cfg.Behaviour == OffTopic {
+		q = in.offq
+	}
+	p := &page{Query: q, PageNo: s.pageno}
+	engines := in.site.EngineList
+	if cfg.Behaviour == EmptyEnginesDown {
+		for i, e := range engines {
+			p.Unresponsive = append(p.Unresponsive, [2]string{e, engineErrors[i%len(engineErrors)]})
+		}
+		return p
+	}
+	if s.pageno > cfg.Pages {
+		return p
+	}
+	p.HasNext = s.pageno < cfg.Pages
+	p.Suggestions = []string{q + " tutorial", q + " examples"}
+	p.Raw = cfg.Behaviour == Hostile
+	p.RawBytes = cfg.Behaviour == InvalidUTF8
+	sl := slug(q)
+	for i := 0; i < cfg.Results; i++ {
+		k := (s.pageno-1)*cfg.Results + i // index over all pages
+		host := resultHost[k%len(resultHost)]
+		engine := engines[k%len(engines)]
+		r := result{
+			URL:      fmt.Sprintf("https://%s/%s/%s/%d", host, cfg.ID, sl, k+1),
+			Title:    fmt.Sprintf("%s: result %d", q, k+1),
+			Content:  fmt.Sprintf("Result %d about %s, served by %s through %s.", k+1, q, cfg.ID, engine),
+			Engine:   engine,
+			Engines:  []string{engine},
+			Position: i + 1,
+			Score:    1 / float64(i+1),
+			Category: "general",
+		}
+		if k%4 == 1 && len(engines) > 1 {
+			r.Engines = append(r.Engines, engines[(k+1)%len(engines)])
+			r.Score *= 2
+		}
+		if k%3 == 2 {
+			r.PublishedDate = fmt.Sprintf("2024-%02d-%02dT00:00:00", k%12+1, k%28+1)
+		}
+		if k%5 == 4 {
+			r.Thumbnail = fmt.Sprintf("https://img.example.org/%s/%d.jpg", cfg.ID, k+1)
+		}
+		switch cfg.Behaviour {
+		case Hostile:
+			hostile(&r, q, cfg.ID, k)
+		case InvalidUTF8:
+			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
+			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
+		}
+		p.Results = append(p.Results, r)
+	}
+	return p
+}
+
+// hostile fills r with markup and dangerous links that still mention the
+// query and the instance.
+func hostile(r *result, q, id string, k int) {
+	switch k % 4 {
+	case 0:
+		r.URL = "javascript:alert(document.cookie)//" + id
+		r.Title = `<script>alert("` + id + `")</script>` + q
+		r.Content = `<img src=x onerror="alert(1)">` + q + ` by ` + id
+	case 1:
+		r.URL = "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="
+		r.Title = q + `<iframe src="javascript:alert(2)"></iframe>`
+		r.Content = q + ` <a href="javascript:void(0)" onclick="steal()">click</a> ` + id
+	case 2:
+		r.URL = `https://evil.example.com/` + id + `/"><script>alert(3)</script>`
+		r.Title = q + `<style>body{display:none}</style>`
+		r.Content = `</p></article><div class="result">` + q + ` fake ` + id + `</div>`
+	default:
+		r.URL = " JaVaScRiPt:alert(4)//" + id
+		r.Title = q + ` <b onmouseover="alert(5)">bold</b>`
+		r.Content = q + ` <svg onload=alert(6)> ` + id
+	}
+}
