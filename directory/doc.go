@@ -32,8 +32,9 @@
 //     Prior 0, which the pool reads as "use the default prior".
 //   - An entry that carries no probe at all (no "http" and no "timing"
 //     object, as in the embedded snapshot) is "listed, not measured": it is
-//     kept when its network type is normal and it has no error, and the
-//     measurement thresholds of the Filter do not apply to it.
+//     kept when its network type is normal, it has no error and its
+//     uptime (if any) is high enough; the status, version and success
+//     checks do not apply to it.
 //   - Filter thresholds are used as given: the zero Filter keeps every
 //     measured instance whatever its success rate; use DefaultFilter.
 //   - Guard checks an address when an instance is admitted. A name may

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -64,9 +66,10 @@ type Entry struct {
 	// UptimeDay is uptime.uptimeDay, -1 when unknown.
 	UptimeDay float64
 	// Alternatives are the entry's other http(s) URLs on the normal network
-	// (alternativeUrls), normalised and sorted. An instance listed under
-	// its own key that is also an alternative of another is collapsed into
-	// that one.
+	// (alternativeUrls), normalised and sorted. Kept instances linked by
+	// alternativeUrls are one instance: they collapse into one entry (a
+	// "main" one first, then the first by URL) whose Alternatives hold the
+	// others' URLs and alternatives.
 	Alternatives []string
 }
 
@@ -139,10 +142,11 @@ func (r *report) String() string {
 
 // Parse reads a searx.space instances file and returns the instances f
 // keeps, sorted by URL. An instance is kept when its network_type is
-// "normal" (and its host is not .onion or .i2p), it has no "error", and,
-// if searx.space measured it: http.status_code is 200, version is set,
-// timing.search.success_percentage ≥ f.MinSuccess and uptime.uptimeDay
-// (when present) ≥ f.MinUptimeDay; then f.Allow and f.Deny apply. A
+// "normal" (and its host is not .onion or .i2p), it has no "error",
+// uptime.uptimeDay (when present) is ≥ f.MinUptimeDay, and, if searx.space
+// probed it (an "http" or "timing" object): http.status_code is 200,
+// version is set and timing.search.success_percentage ≥ f.MinSuccess;
+// then f.Allow and f.Deny apply. A
 // timing.search.error alone does not drop an instance: it holds the last
 // error even when most probes succeeded.
 //
@@ -196,8 +200,9 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 		return true
 	})
 
-	// Collapse: an owner (main entries first, then by URL) absorbs the
-	// entries listed among its alternatives.
+	// Collapse: entries linked by alternativeUrls (either way, and through
+	// each other) are one instance. Its entry is the first of them with main
+	// entries first, then by URL; the other URLs become its alternatives.
 	slices.SortFunc(order, func(a, b *candidate) int {
 		if a.main != b.main {
 			if a.main {
@@ -207,19 +212,51 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 		}
 		return strings.Compare(a.entry.URL, b.entry.URL)
 	})
-	absorbed := map[string]bool{}
-	entries := make([]Entry, 0, len(order))
-	for _, c := range order {
-		if absorbed[c.entry.URL] {
-			continue
+	index := make(map[string]int, len(order))
+	for i, c := range order {
+		index[c.entry.URL] = i
+	}
+	parent := make([]int, len(order))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
 		}
+		return i
+	}
+	for i, c := range order {
 		for _, alt := range c.alts {
-			if other, ok := byURL[alt]; ok && !absorbed[alt] {
-				absorbed[alt] = true
-				rep.drop(other.raw, reasonCollapsed)
+			if j, ok := index[alt]; ok {
+				// The root is the smaller index: the component's entry.
+				ri, rj := find(i), find(j)
+				if ri != rj {
+					parent[max(ri, rj)] = min(ri, rj)
+				}
 			}
 		}
-		c.entry.Alternatives = c.alts
+	}
+	alts := map[int][]string{}
+	for i, c := range order {
+		root := find(i)
+		alts[root] = append(alts[root], c.alts...)
+		if root != i {
+			alts[root] = append(alts[root], c.entry.URL)
+			rep.drop(c.raw, reasonCollapsed)
+		}
+	}
+	entries := make([]Entry, 0, len(order))
+	for i, c := range order {
+		if find(i) != i {
+			continue
+		}
+		a := slices.DeleteFunc(alts[i], func(u string) bool { return u == c.entry.URL })
+		slices.Sort(a)
+		if a = slices.Compact(a); len(a) > 0 {
+			c.entry.Alternatives = slices.Clip(a)
+		}
 		entries = append(entries, c.entry)
 	}
 
@@ -327,12 +364,8 @@ func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) 
 		c.entry.Version = strings.Clone(version.Str)
 	}
 	search := timing.Get("search")
-	if sp := search.Get("success_percentage"); sp.Type == gjson.Number {
-		c.entry.SuccessPct = sp.Num
-	}
-	if ud := uptime.Get("uptimeDay"); ud.Type == gjson.Number {
-		c.entry.UptimeDay = ud.Num
-	}
+	c.entry.SuccessPct = percent(search.Get("success_percentage"))
+	c.entry.UptimeDay = percent(uptime.Get("uptimeDay"))
 
 	measured := httpObj.Exists() || timing.Exists()
 	if measured {
@@ -349,10 +382,10 @@ func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) 
 		} else if c.entry.SuccessPct < f.MinSuccess {
 			return nil, reasonLowSuccess
 		}
-		if c.entry.UptimeDay >= 0 && c.entry.UptimeDay < f.MinUptimeDay {
-			return nil, reasonLowUptime
-		}
 		c.entry.Prior = priorOf(search, c.entry.SuccessPct)
+	}
+	if c.entry.UptimeDay >= 0 && c.entry.UptimeDay < f.MinUptimeDay {
+		return nil, reasonLowUptime
 	}
 
 	if alternatives.IsObject() {
@@ -401,6 +434,15 @@ func priorOf(search gjson.Result, successPct float64) time.Duration {
 		return time.Nanosecond // measured, and faster than a duration can say
 	}
 	return d
+}
+
+// percent reads a percentage; anything but a number from 0 to 100 is
+// unknown (-1).
+func percent(r gjson.Result) float64 {
+	if r.Type != gjson.Number || !(r.Num >= 0 && r.Num <= 100) {
+		return -1
+	}
+	return r.Num
 }
 
 // present reports whether a JSON field holds something: not absent, null,
@@ -455,17 +497,13 @@ func Normalize(raw string) (string, error) {
 	if u.User != nil || u.Opaque != "" {
 		return "", fmt.Errorf("%w: %q", ErrBadURL, raw)
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
-	if host == "" || strings.ContainsAny(host, "/?#@ ") {
-		return "", fmt.Errorf("%w: no host in %q", ErrBadURL, raw)
+	host, err := canonicalHost(u.Hostname())
+	if err != nil {
+		return "", fmt.Errorf("%w: %v in %q", ErrBadURL, err, raw)
 	}
 	port := u.Port()
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
-	}
-	if strings.Contains(host, ":") {
-		// An IPv6 literal, perhaps with a zone whose "%" must stay escaped.
-		host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
 	}
 	if port != "" {
 		host += ":" + port
@@ -475,6 +513,34 @@ func Normalize(raw string) (string, error) {
 		path = "/" + path
 	}
 	return scheme + "://" + host + path, nil
+}
+
+// canonicalHost lower-cases a host and drops one trailing dot; an IPv6
+// literal takes its canonical form in brackets. Names are limited to
+// letters, digits, "-", "_" and non-ASCII (IDN) letters; an IPv6 zone is
+// refused.
+func canonicalHost(h string) (string, error) {
+	if strings.Contains(h, ":") {
+		a, err := netip.ParseAddr(h)
+		if err != nil || !a.Is6() || a.Zone() != "" {
+			return "", fmt.Errorf("bad IPv6 host %q", h)
+		}
+		return "[" + a.String() + "]", nil
+	}
+	if !utf8.ValidString(h) {
+		return "", fmt.Errorf("host is not UTF-8")
+	}
+	h = strings.TrimSuffix(strings.ToLower(h), ".")
+	if h == "" || strings.HasPrefix(h, ".") || strings.HasSuffix(h, ".") || strings.Contains(h, "..") {
+		return "", fmt.Errorf("bad host %q", h)
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c >= utf8.RuneSelf) {
+			return "", fmt.Errorf("bad character %q in host", c)
+		}
+	}
+	return h, nil
 }
 
 // MatchAny reports whether url matches one of patterns. A pattern with a

@@ -240,7 +240,7 @@ func TestPrior(t *testing.T) {
 		{"50 % doubles", `{"all": {"median": 1.0}}`, 50, 2 * time.Second},
 		{"floored at 10 %", `{"all": {"median": 1.0}}`, 2, 10 * time.Second},
 		{"unknown success keeps the base", `{"all": {"median": 1.0}}`, -1, time.Second},
-		{"above 100 counts as 100", `{"all": {"median": 1.0}}`, 150, time.Second},
+		{"above 100 is not a rate: the base", `{"all": {"median": 1.0}}`, 150, time.Second},
 		{"capped", `{"all": {"median": 1e300}}`, 100, MaxPrior},
 		{"zero", `{"all": {"median": 0}}`, 100, 0},
 		{"negative", `{"all": {"median": -1}}`, 100, 0},
@@ -291,6 +291,19 @@ func TestNormalize(t *testing.T) {
 		{"https://user:pw@example.org/", "", ErrBadURL},
 		{"https://exa mple.org/", "", ErrBadURL},
 		{"https://example.org:port/", "", ErrBadURL},
+		{"https://[fe80::1%25eth0]/", "", ErrBadURL},
+		{"http://%25/", "", ErrBadURL},
+		{"https://exa!mple.org/", "", ErrBadURL},
+		{"https://[::FFFF:1.2.3.4]/", "https://[::ffff:1.2.3.4]/", nil},
+		{"https://[2001:db8:0:0:0:0:0:1]/", "https://[2001:db8::1]/", nil},
+		{"https://ex%41mple.org/", "", ErrBadURL},
+		{"https://BÜCHER.example/", "https://bücher.example/", nil},
+		{"https://my_host.example/", "https://my_host.example/", nil},
+		{"http://../", "", ErrBadURL},
+		{"http://./", "", ErrBadURL},
+		{"https://example.org../", "", ErrBadURL},
+		{"https://.example.org/", "", ErrBadURL},
+		{"https://a..example.org/", "", ErrBadURL},
 	}
 	for _, tt := range tests {
 		got, err := Normalize(tt.in)
@@ -407,6 +420,94 @@ func BenchmarkParse100(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse(data, DefaultFilter()); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestParseCollapse(t *testing.T) {
+	inst := func(url string, main bool, alts ...string) string {
+		m := ""
+		if !main {
+			m = `"main": false, `
+		}
+		var a []string
+		for _, u := range alts {
+			a = append(a, fmt.Sprintf("%q: \"\"", u))
+		}
+		return fmt.Sprintf(`%q: {%s"network_type": "normal", "alternativeUrls": {%s}}`, url, m, strings.Join(a, ", "))
+	}
+	tests := []struct {
+		name      string
+		instances []string
+		want      map[string][]string // entry URL → its alternatives
+	}{
+		{"a non-main entry listing a main one folds into it",
+			[]string{inst("https://main.example", true), inst("http://0", false, "https://MAIN.example")},
+			map[string][]string{"https://main.example/": {"http://0/"}}},
+		{"a chain is one instance",
+			[]string{inst("https://c.example/", true), inst("https://b.example/", false, "https://c.example/", "https://x.example/"), inst("https://a.example/", true, "https://b.example/")},
+			map[string][]string{"https://a.example/": {"https://b.example/", "https://c.example/", "https://x.example/"}}},
+		{"a cycle is one instance",
+			[]string{inst("https://b.example/", true, "https://a.example/"), inst("https://a.example/", true, "https://b.example/")},
+			map[string][]string{"https://a.example/": {"https://b.example/"}}},
+		{"unrelated entries stay apart",
+			[]string{inst("https://a.example/", true, "http://a.onion/"), inst("https://b.example/", true)},
+			map[string][]string{"https://a.example/": nil, "https://b.example/": nil}},
+		{"an entry listing itself",
+			[]string{inst("https://a.example/", true, "https://A.example:443")},
+			map[string][]string{"https://a.example/": nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := `{"instances": {` + strings.Join(tt.instances, ",\n") + `}}`
+			entries, err := Parse([]byte(data), DefaultFilter())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for _, e := range entries {
+				got[e.URL] = e.Alternatives
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParsePercentages(t *testing.T) {
+	tests := []struct {
+		success, uptime string
+		wantKept        bool
+		wantSuccess     float64
+		wantUptime      float64
+	}{
+		{"100", "100", true, 100, 100},
+		{"80", "90", true, 80, 90},
+		{"79.9", "100", false, 0, 0},
+		{"100", "89.9", false, 0, 0},
+		{"-10", "100", false, 0, 0}, // not a rate: unknown, and a threshold needs one
+		{"150", "100", false, 0, 0},
+		{`"100"`, "100", false, 0, 0},
+		{"100", "-5", true, 100, -1}, // not an uptime: unknown, which passes
+		{"100", "null", true, 100, -1},
+	}
+	for _, tt := range tests {
+		data := fmt.Sprintf(`{"instances": {"https://a.example/": {"network_type": "normal", "http": {"status_code": 200},
+			"version": "1", "timing": {"search": {"success_percentage": %s, "all": {"median": 1}}}, "uptime": {"uptimeDay": %s}}}}`, tt.success, tt.uptime)
+		entries, err := Parse([]byte(data), DefaultFilter())
+		if !tt.wantKept {
+			if !errors.Is(err, ErrNoInstances) {
+				t.Errorf("success %s uptime %s: kept (%v, %v)", tt.success, tt.uptime, entries, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("success %s uptime %s: %v", tt.success, tt.uptime, err)
+			continue
+		}
+		if e := entries[0]; e.SuccessPct != tt.wantSuccess || e.UptimeDay != tt.wantUptime {
+			t.Errorf("success %s uptime %s: got %v %v", tt.success, tt.uptime, e.SuccessPct, e.UptimeDay)
 		}
 	}
 }
