@@ -2,6 +2,8 @@ package store
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -97,7 +99,9 @@ func (s *Store) WriteBatch(b Batch) error {
 }
 
 func putAll(bk *bolt.Bucket, kv map[string][]byte, del []string) error {
-	for k, v := range kv {
+	// In key order, bbolt appends to its nodes instead of shifting them.
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		v := kv[k]
 		if v == nil {
 			v = []byte{}
 		}

@@ -98,7 +98,7 @@ func TestDamagedFileIsMovedAside(t *testing.T) {
 			writeFile(t, path, make([]byte, 4*ps))
 		}, "magic"},
 		{"truncated to half", func(t *testing.T, path string) {
-			b := writeStore(t, path, 2000)
+			b := writeStore(t, path, 300)
 			writeFile(t, path, b[:len(b)/2])
 		}, "truncated"},
 		{"truncated into the meta pages", func(t *testing.T, path string) {
