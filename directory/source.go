@@ -42,7 +42,8 @@ func (l List) Fresh() bool {
 }
 
 // Source loads the instance list. Its fields are set before the first
-// call and not changed after; Load and Run may then run concurrently.
+// call and not changed after; Source keeps no state of its own, so Load and
+// Run may run concurrently when the Cache and Fetcher allow it.
 type Source struct {
 	// Location is an http:// or https:// URL, or a local file path
 	// ("file://" prefix allowed). Empty means no location: the saved copy
