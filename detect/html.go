@@ -329,12 +329,12 @@ func readFormats(doc *goquery.Document) []string {
 	var out []string
 	doc.Find(`#apis input[name="format"]`).Each(func(_ int, s *goquery.Selection) {
 		f := strings.ToLower(strings.TrimSpace(s.AttrOr("value", "")))
-		if f != "" && f != "html" && !slices.Contains(out, f) {
+		if f != "" && f != "html" {
 			out = append(out, f)
 		}
 	})
 	slices.Sort(out)
-	return out
+	return slices.Clip(slices.Compact(out))
 }
 
 // readCount reads "Number of results: 1,234,000" in any locale's digit

@@ -1,0 +1,165 @@
+package detect
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// seedBodies adds the body of every fixture, and a few edge cases, to f.
+func seedBodies(f *testing.F) {
+	for _, name := range fixtureNames(f) {
+		f.Add(loadCapture(f, name).body)
+	}
+	f.Add(tenResultsJSON())
+	for _, s := range []string{"", "{}", "[]", "null", `{"results": [{"url": "http://x"}]}`, "<html>", `<div id="results"><div id="urls">`, `id="q" id="results"`} {
+		f.Add([]byte(s))
+	}
+}
+
+// FuzzParseJSON: never panics; what it reads, AppendJSON writes as valid
+// JSON that reads back the same, with only http(s) result URLs.
+func FuzzParseJSON(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseJSON(body)
+		if err != nil {
+			if r != nil {
+				t.Fatalf("results with an error")
+			}
+			return
+		}
+		checkResults(t, r)
+	})
+}
+
+// FuzzParseHTML: never panics; what it reads is well formed and writes as
+// valid JSON; ParseFormats agrees with itself.
+func FuzzParseHTML(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r, err := ParseHTML(body)
+		if err == nil {
+			checkResults(t, r)
+		} else if r != nil {
+			t.Fatalf("results with an error")
+		}
+		for _, format := range ParseFormats(body) {
+			if format == "" || format == "html" || strings.ToLower(format) != format {
+				t.Fatalf("format %q", format)
+			}
+		}
+	})
+}
+
+// checkResults asserts what every parser promises.
+func checkResults(t *testing.T, r *Results) {
+	t.Helper()
+	for _, x := range r.Results {
+		if !httpURL(x.URL) {
+			t.Fatalf("result URL %q passed on", x.URL)
+		}
+	}
+	out := r.AppendJSON(nil)
+	if !json.Valid(out) {
+		t.Fatalf("AppendJSON wrote invalid JSON: %q", out)
+	}
+	back, err := ParseJSON(out)
+	if err != nil {
+		t.Fatalf("reading back: %v", err)
+	}
+	// Invalid UTF-8 is written as \ufffd, as encoding/json does, and reads
+	// back as a real U+FFFD; only valid text must come back the same.
+	if !allValidUTF8(r) {
+		return
+	}
+	if !reflect.DeepEqual(normalize(r), normalize(back)) {
+		t.Fatalf("round trip differs:\n got %#v\nwant %#v", back, r)
+	}
+	if again := back.AppendJSON(nil); string(again) != string(out) {
+		t.Fatalf("second write differs:\n%s\n%s", again, out)
+	}
+}
+
+// allValidUTF8 reports whether every string of r is valid UTF-8 without
+// U+FFFD (encoding/json writes both as \ufffd).
+func allValidUTF8(r *Results) bool {
+	b, err := json.Marshal(r)
+	return err == nil && utf8.Valid(b) && !strings.Contains(string(b), `\ufffd`) && !strings.Contains(string(b), "\uFFFD")
+}
+
+// FuzzParseConfig: never panics; an error wraps ErrNotConfig and returns
+// the zero Terms.
+func FuzzParseConfig(f *testing.F) {
+	seedBodies(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		terms, err := ParseConfig(body)
+		if err != nil && !reflect.DeepEqual(terms, Terms{}) {
+			t.Fatalf("terms with an error: %#v", terms)
+		}
+		if terms.Limiter && !terms.LimiterKnown {
+			t.Fatalf("limiter on but not known")
+		}
+	})
+}
+
+// FuzzParseRetryAfter: never panics, never negative, never above
+// MaxRetryAfter.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"120", "1.5", "0", "-1", "Sun, 29 Nov 2026 13:30:00 GMT", "1700000000", "99999999999999999999", "NaN", "1e9", "reset=5", `"p";r=0;t=3`, ""} {
+		f.Add(s, s, s)
+	}
+	f.Fuzz(func(t *testing.T, retryAfter, reset, structured string) {
+		h := Headers{"Retry-After": retryAfter, "RateLimit-Reset": reset, "RateLimit": structured}
+		d := ParseRetryAfter(h, fixtureNow)
+		if d < 0 || d > MaxRetryAfter {
+			t.Fatalf("ParseRetryAfter(%q, %q, %q) = %v", retryAfter, reset, structured, d)
+		}
+	})
+}
+
+// FuzzClassify: never panics; the verdict is consistent with itself.
+func FuzzClassify(f *testing.F) {
+	for _, name := range fixtureNames(f) {
+		c := loadCapture(f, name)
+		f.Add(c.status, c.body, "json", "hello world", c.header.Peek("Retry-After"))
+		f.Add(c.status, c.body, "html", "hello world", []byte(nil))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte, format, query string, retryAfter []byte) {
+		v := Classify(Answer{Status: status, Body: body, Format: format, Query: query, Now: fixtureNow,
+			Header: Headers{"Retry-After": string(retryAfter)}})
+		switch v.Kind {
+		case OK:
+			if v.Reason != "" || v.Results == nil {
+				t.Fatalf("ok verdict with reason %q, results %v", v.Reason, v.Results != nil)
+			}
+		case Soft, Refused, Failed:
+			if v.Reason.Kind() != v.Kind {
+				t.Fatalf("%s verdict with reason %q", v.Kind, v.Reason)
+			}
+		default:
+			t.Fatalf("kind %d", v.Kind)
+		}
+		if v.RetryAfter < 0 || v.RetryAfter > MaxRetryAfter {
+			t.Fatalf("RetryAfter %v", v.RetryAfter)
+		}
+		if v.Results != nil && (v.Kind == Refused || v.Kind == Failed) {
+			t.Fatalf("%s verdict with results", v.Kind)
+		}
+	})
+}
+
+// FuzzAppendString: appendString writes what encoding/json writes.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"b\\c", "<&>", "\u2028\u2029", "\xff\xfe", "🦀", "\x00\x1f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
