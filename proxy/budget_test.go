@@ -1,0 +1,99 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+)
+
+func TestPolitenessWindows(t *testing.T) {
+	p := NewPoliteness(Window{Max: 3, Per: 20 * time.Second}, Window{Max: 5, Per: 10 * time.Minute})
+	t0 := time.Unix(1_700_000_000, 0)
+	const inst = "https://a.example/"
+	for i := range 3 {
+		if !p.Take(inst, t0.Add(time.Duration(i)*time.Second)) {
+			t.Fatalf("search %d refused inside the budget", i+1)
+		}
+	}
+	if p.Allowed(inst, t0.Add(3*time.Second)) || p.Take(inst, t0.Add(3*time.Second)) {
+		t.Fatal("a 4th search within 20 s was allowed")
+	}
+	if !p.Allowed("https://b.example/", t0) {
+		t.Fatal("another instance shares the budget")
+	}
+	// 20 s after the first search, one more is allowed.
+	if !p.Take(inst, t0.Add(20*time.Second)) {
+		t.Fatal("the 20 s window did not move on")
+	}
+	if !p.Take(inst, t0.Add(41*time.Second)) {
+		t.Fatal("5th search refused although each window allows it")
+	}
+	// Five in 10 min: the sixth waits for the long window.
+	if p.Take(inst, t0.Add(5*time.Minute)) {
+		t.Fatal("a 6th search within 10 min was allowed")
+	}
+	if got := p.Used(inst, t0.Add(5*time.Minute), 10*time.Minute); got != 5 {
+		t.Fatalf("Used = %d, want 5", got)
+	}
+	if !p.Take(inst, t0.Add(10*time.Minute)) {
+		t.Fatal("the 10 min window did not move on")
+	}
+	p.Forget(inst)
+	if got := p.Used(inst, t0.Add(10*time.Minute), time.Hour); got != 0 {
+		t.Fatalf("Used after Forget = %d", got)
+	}
+}
+
+func TestPolitenessUnlimited(t *testing.T) {
+	p := NewPoliteness(Window{Max: 0, Per: time.Second})
+	for range 100 {
+		if !p.Take("x", time.Unix(0, 0)) {
+			t.Fatal("a budget without windows refused")
+		}
+	}
+}
+
+func TestExtraBudget(t *testing.T) {
+	b := NewExtraBudget(0.2, 2, time.Minute)
+	t0 := time.Unix(1_700_000_000, 0)
+	// With no traffic the floor allows two extras, not three.
+	if !b.TakeExtra(t0) || !b.TakeExtra(t0) {
+		t.Fatal("floor extras refused")
+	}
+	if b.TakeExtra(t0) {
+		t.Fatal("a 3rd extra beyond the floor was allowed")
+	}
+	// 20 first attempts allow 4 extras in all.
+	for range 20 {
+		b.First(t0)
+	}
+	if !b.TakeExtra(t0) || !b.TakeExtra(t0) {
+		t.Fatal("extras within 20 % refused")
+	}
+	if b.TakeExtra(t0) {
+		t.Fatal("extras beyond 20 % allowed")
+	}
+	if f, e := b.Counts(t0); f != 20 || e != 4 {
+		t.Fatalf("Counts = %d, %d; want 20, 4", f, e)
+	}
+	// A window later everything has aged out.
+	later := t0.Add(61 * time.Second)
+	if f, e := b.Counts(later); f != 0 || e != 0 {
+		t.Fatalf("Counts a window later = %d, %d; want 0, 0", f, e)
+	}
+	if !b.TakeExtra(later) {
+		t.Fatal("floor refused after the window moved on")
+	}
+}
+
+func BenchmarkPolitenessTake(b *testing.B) {
+	p := NewPoliteness(Window{Max: 10, Per: 20 * time.Second}, Window{Max: 100, Per: 10 * time.Minute})
+	insts := make([]string, 1000)
+	for i := range insts {
+		insts[i] = "https://i" + string(rune('a'+i%26)) + ".example/" + string(rune(i))
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Take(insts[i%len(insts)], t0.Add(time.Duration(i)*time.Second))
+	}
+}

@@ -1,0 +1,165 @@
+package proxy
+
+import (
+	"sync"
+	"time"
+)
+
+// How often searxgate reads an instance's /config (its terms), and how long
+// a learned "JSON is disabled" holds before JSON is tried again.
+const (
+	configEvery     = 24 * time.Hour
+	configRetry     = time.Hour // after a /config that failed
+	jsonRecheck     = 7 * 24 * time.Hour
+	configFetchers  = 4 // /config reads at once, at most
+	configReadLimit = 5 * time.Second
+)
+
+// Tri is a learned yes/no that may not be known yet.
+type Tri int8
+
+const (
+	Unknown Tri = 0
+	Yes     Tri = 1
+	No      Tri = -1
+)
+
+// Caps is what searxgate learned about one instance's terms: from its
+// /config (at most once a day) and from its answers.
+type Caps struct {
+	ConfigAt     time.Time `json:"config_at,omitzero"` // last /config read, good or not
+	ConfigOK     bool      `json:"config_ok"`
+	Version      string    `json:"version,omitempty"`
+	Limiter      bool      `json:"limiter"`
+	LinkToken    bool      `json:"link_token"`
+	Public       bool      `json:"public_instance"`
+	Autocomplete string    `json:"autocomplete,omitempty"`
+	JSON         Tri       `json:"json"` // does format=json answer?
+	JSONAt       time.Time `json:"json_at,omitzero"`
+}
+
+// format is the upstream format searxgate uses for this instance: JSON
+// where the limiter is off and JSON answers (or is not known to fail),
+// the HTML page otherwise, and while the terms are unknown.
+func (c Caps) format(now time.Time) string {
+	if !c.ConfigOK || c.Limiter {
+		return FormatHTML
+	}
+	if c.JSON == No && now.Sub(c.JSONAt) < jsonRecheck {
+		return FormatHTML
+	}
+	return FormatJSON
+}
+
+// needsConfig reports whether /config is due.
+func (c Caps) needsConfig(now time.Time) bool {
+	if c.ConfigAt.IsZero() {
+		return true
+	}
+	if c.ConfigOK {
+		return now.Sub(c.ConfigAt) >= configEvery
+	}
+	return now.Sub(c.ConfigAt) >= configRetry
+}
+
+// capsTable holds Caps per instance.
+type capsTable struct {
+	mu       sync.RWMutex // guards m and fetching
+	m        map[string]Caps
+	fetching map[string]bool
+	dirty    map[string]bool
+}
+
+func newCapsTable() *capsTable {
+	return &capsTable{m: make(map[string]Caps), fetching: make(map[string]bool), dirty: make(map[string]bool)}
+}
+
+func (t *capsTable) get(instance string) Caps {
+	t.mu.RLock()
+	c := t.m[instance]
+	t.mu.RUnlock()
+	return c
+}
+
+func (t *capsTable) update(instance string, f func(*Caps)) {
+	t.mu.Lock()
+	c := t.m[instance]
+	f(&c)
+	t.m[instance] = c
+	t.dirty[instance] = true
+	t.mu.Unlock()
+}
+
+// claimFetch marks instance's /config as being read and reports whether
+// the caller should read it (it is due and nobody else is reading it).
+func (t *capsTable) claimFetch(instance string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fetching[instance] || !t.m[instance].needsConfig(now) {
+		return false
+	}
+	t.fetching[instance] = true
+	return true
+}
+
+func (t *capsTable) doneFetch(instance string) {
+	t.mu.Lock()
+	delete(t.fetching, instance)
+	t.mu.Unlock()
+}
+
+func (t *capsTable) forget(instance string) {
+	t.mu.Lock()
+	delete(t.m, instance)
+	t.dirty[instance] = true
+	t.mu.Unlock()
+}
+
+// snapshot copies every entry.
+func (t *capsTable) snapshot() map[string]Caps {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make(map[string]Caps, len(t.m))
+	for k, v := range t.m {
+		out[k] = v
+	}
+	return out
+}
+
+// takeDirty returns the entries changed since the last call (a deleted one
+// maps to ok=false) and clears the marks.
+func (t *capsTable) takeDirty() (changed map[string]Caps, deleted []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	changed = make(map[string]Caps, len(t.dirty))
+	for k := range t.dirty {
+		if c, ok := t.m[k]; ok {
+			changed[k] = c
+		} else {
+			deleted = append(deleted, k)
+		}
+	}
+	clear(t.dirty)
+	return changed, deleted
+}
+
+func (t *capsTable) load(m map[string]Caps) {
+	t.mu.Lock()
+	for k, v := range m {
+		t.m[k] = v
+	}
+	t.mu.Unlock()
+}
+
+// DirtyCaps returns the capabilities changed since the last call (for the
+// store) and the instances whose capabilities were dropped.
+func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.caps.takeDirty() }
+
+// ImportCaps restores capabilities read from the store.
+func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
+
+// Caps returns what searxgate learned of inst's terms.
+func (p *Proxy) Caps(inst string) Caps { return p.caps.get(inst) }
+
+// Format is the upstream format searxgate uses for inst now.
+func (p *Proxy) Format(inst string) string { return p.caps.get(inst).format(p.cfg.Now()) }

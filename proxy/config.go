@@ -1,0 +1,63 @@
+package proxy
+
+import (
+	"strconv"
+	"time"
+
+	"searxgate/detect"
+)
+
+// maybeReadConfig starts a background read of inst's /config when one is
+// due and a reader is free. It never blocks a search: while the terms are
+// unknown the instance is searched through its HTML page, which every
+// instance serves.
+func (p *Proxy) maybeReadConfig(inst string, now time.Time) {
+	if !p.caps.claimFetch(inst, now) {
+		return
+	}
+	select {
+	case p.cfgSem <- struct{}{}:
+	default:
+		p.caps.doneFetch(inst) // all readers busy: try again on a later search
+		return
+	}
+	p.bgWG.Add(1)
+	go func() {
+		defer p.bgWG.Done()
+		defer func() { <-p.cfgSem }()
+		defer p.caps.doneFetch(inst)
+		p.readConfig(inst)
+	}()
+}
+
+// readConfig reads inst's /config and stores what it says.
+func (p *Proxy) readConfig(inst string) {
+	if p.bg.Err() != nil {
+		return
+	}
+	now := p.cfg.Now()
+	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", now.Add(configReadLimit))
+	var terms detect.Terms
+	if err == nil && rep.Status == 200 {
+		terms, err = detect.ParseConfig(rep.Body)
+	} else if err == nil {
+		err = &statusError{rep.Status}
+	}
+	if err != nil {
+		p.log.Debug("reading /config failed", "instance", inst, "err", err)
+		p.caps.update(inst, func(c *Caps) { c.ConfigAt, c.ConfigOK = now, false })
+		return
+	}
+	p.caps.update(inst, func(c *Caps) {
+		c.ConfigAt, c.ConfigOK = now, true
+		c.Version, c.Limiter, c.LinkToken, c.Public = terms.Version, terms.Limiter, terms.LinkToken, terms.PublicInstance
+		c.Autocomplete = terms.Autocomplete
+	})
+	if terms.LinkToken {
+		p.log.Info("instance has the link-token check on: no searches go to it", "instance", inst)
+	}
+}
+
+type statusError struct{ status int }
+
+func (e *statusError) Error() string { return "status " + strconv.Itoa(e.status) }

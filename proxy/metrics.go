@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"searxgate/pool"
+)
+
+// LatencyBuckets are the upper bounds, in seconds, of the latency
+// histograms (Prometheus style: each counts observations ≤ its bound).
+var LatencyBuckets = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8}
+
+// Histogram is a fixed-bucket latency histogram, safe for concurrent use.
+type Histogram struct {
+	counts [len(LatencyBuckets) + 1]atomic.Uint64 // the last is +Inf
+	sumNS  atomic.Int64
+}
+
+func (h *Histogram) observe(d time.Duration) {
+	s := d.Seconds()
+	i := 0
+	for i < len(LatencyBuckets) && s > LatencyBuckets[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sumNS.Add(int64(d))
+}
+
+// Snapshot returns cumulative counts per bucket (the last is +Inf, i.e. the
+// total count) and the sum in seconds.
+func (h *Histogram) Snapshot() (cumulative []uint64, sum float64) {
+	cumulative = make([]uint64, len(h.counts))
+	var c uint64
+	for i := range h.counts {
+		c += h.counts[i].Load()
+		cumulative[i] = c
+	}
+	return cumulative, float64(h.sumNS.Load()) / 1e9
+}
+
+// SearchOutcomes are the ways a client search ends, as metrics count them.
+var SearchOutcomes = []string{"upstream", "cached", "coalesced", "stale", "failed"}
+
+// recentN is how many recent upstream latencies each instance keeps for the
+// status page's sparkline.
+const recentN = 32
+
+// InstanceMetrics are the upstream counters of one instance.
+type InstanceMetrics struct {
+	mu       sync.Mutex // guards everything below
+	byKind   map[string]uint64
+	byReason map[string]uint64
+	recent   [recentN]float32 // latencies in ms; ring
+	kinds    [recentN]uint8   // pool.Kind of each recent attempt
+	next, n  int
+}
+
+// InstanceView is a copy of one instance's metrics.
+type InstanceView struct {
+	ByKind   map[string]uint64 // ok, soft, refused, failed, cancelled
+	ByReason map[string]uint64 // rate_limited, timeout, ...
+	Recent   []float32         // oldest first, ms
+	Kinds    []string          // outcome of each recent attempt, oldest first
+}
+
+// Metrics are searxgate's monotone counters, read by /metrics and /status.
+type Metrics struct {
+	searches      sync.Map // outcome -> *atomic.Uint64
+	searchLatency Histogram
+	upLatency     Histogram
+	upstreamTotal atomic.Uint64
+	instances     sync.Map // instance -> *InstanceMetrics
+}
+
+func newMetrics() *Metrics {
+	m := &Metrics{}
+	for _, o := range SearchOutcomes {
+		m.searches.Store(o, new(atomic.Uint64))
+	}
+	return m
+}
+
+func (m *Metrics) search(outcome string, d time.Duration) {
+	if c, ok := m.searches.Load(outcome); ok {
+		c.(*atomic.Uint64).Add(1)
+	}
+	m.searchLatency.observe(d)
+}
+
+func (m *Metrics) upstream(inst string, o pool.Outcome, d time.Duration) {
+	m.upstreamTotal.Add(1)
+	if o.Kind != pool.Cancelled {
+		m.upLatency.observe(d)
+	}
+	v, ok := m.instances.Load(inst)
+	if !ok {
+		v, _ = m.instances.LoadOrStore(inst, &InstanceMetrics{byKind: map[string]uint64{}, byReason: map[string]uint64{}})
+	}
+	im := v.(*InstanceMetrics)
+	im.mu.Lock()
+	im.byKind[o.Kind.String()]++
+	if o.Reason != "" {
+		im.byReason[o.Reason]++
+	}
+	im.recent[im.next] = float32(d.Seconds() * 1000)
+	im.kinds[im.next] = uint8(o.Kind)
+	im.next = (im.next + 1) % recentN
+	im.n = min(im.n+1, recentN)
+	im.mu.Unlock()
+}
+
+// Searches returns client searches by outcome.
+func (m *Metrics) Searches() map[string]uint64 {
+	out := make(map[string]uint64, len(SearchOutcomes))
+	for _, o := range SearchOutcomes {
+		if c, ok := m.searches.Load(o); ok {
+			out[o] = c.(*atomic.Uint64).Load()
+		}
+	}
+	return out
+}
+
+// SearchLatency is the histogram of client search latency.
+func (m *Metrics) SearchLatency() *Histogram { return &m.searchLatency }
+
+// UpstreamLatency is the histogram of upstream search latency (cancelled
+// hedge losers left out).
+func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
+
+// UpstreamTotal is the number of upstream searches sent.
+func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Load() }
+
+// Instance returns a copy of inst's metrics (zero when it has none).
+func (m *Metrics) Instance(inst string) InstanceView {
+	v, ok := m.instances.Load(inst)
+	if !ok {
+		return InstanceView{}
+	}
+	im := v.(*InstanceMetrics)
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	iv := InstanceView{ByKind: make(map[string]uint64, len(im.byKind)), ByReason: make(map[string]uint64, len(im.byReason))}
+	for k, c := range im.byKind {
+		iv.ByKind[k] = c
+	}
+	for k, c := range im.byReason {
+		iv.ByReason[k] = c
+	}
+	for k := im.n; k > 0; k-- {
+		i := (im.next - k + recentN) % recentN
+		iv.Recent = append(iv.Recent, im.recent[i])
+		iv.Kinds = append(iv.Kinds, pool.Kind(im.kinds[i]).String())
+	}
+	return iv
+}
+
+// Forget drops an instance's metrics (it left the pool).
+func (m *Metrics) Forget(inst string) { m.instances.Delete(inst) }

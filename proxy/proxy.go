@@ -1,0 +1,594 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/detect"
+	"searxgate/pool"
+)
+
+// ErrNoAnswer is wrapped by the *NoAnswerError a search returns when no
+// instance gave a good answer in time and there was no stale copy.
+var ErrNoAnswer = errors.New("no instance answered")
+
+// Attempt is one upstream search of a client search, as the 503 body and
+// the logs tell it.
+type Attempt struct {
+	Instance  string `json:"instance"`
+	Outcome   string `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
+	Reason    string `json:"reason,omitempty"`
+	ElapsedMS int64  `json:"elapsed_ms"`
+}
+
+// NoAnswerError says what was tried and why each attempt failed.
+type NoAnswerError struct {
+	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget
+	Tried []Attempt // in the order they started
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("%s: %s after %d attempts", ErrNoAnswer, e.Why, len(e.Tried))
+}
+
+func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// Response is the answer to one client search.
+type Response struct {
+	// JSON is the answer as SearXNG's classic JSON, with the client's query
+	// echoed. It may be shared with the cache: never modify it.
+	JSON      []byte
+	Instance  string // who served it
+	Attempts  int    // upstream searches this answer took (0 when cached)
+	Cached    bool   // served from the cache
+	Stale     bool   // served from the cache past its expiry, because nothing answered
+	Coalesced bool   // shared with an identical search in flight
+	Soft      string // non-empty when the best answer was a soft one (e.g. "empty")
+	Elapsed   time.Duration
+
+	once    sync.Once
+	results *detect.Results
+	err     error
+}
+
+// Results returns the answer's results, decoding the JSON once when the
+// answer came from the cache, for the formats rendered from it.
+func (r *Response) Results() (*detect.Results, error) {
+	r.once.Do(func() {
+		if r.results == nil {
+			r.results, r.err = detect.ParseJSON(r.JSON)
+		}
+	})
+	return r.results, r.err
+}
+
+// CacheStore is the persistent cache behind the in-memory one (the store
+// satisfies it through cmd). CachePut may queue the write; it must not
+// block a search.
+type CacheStore interface {
+	CacheGet(key string) (Cached, bool)
+	CachePut(key string, c Cached)
+}
+
+// Config is everything the search path needs; zero values take defaults.
+type Config struct {
+	Pool     *pool.Pool
+	Upstream UpstreamConfig
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// After makes timers (hedges); nil = time.After-like real timers.
+	After func(time.Duration) <-chan time.Time
+
+	Deadline    time.Duration // one search, all attempts included (default 4 s)
+	MaxAttempts int           // default 4
+	// A hedge starts the next instance when the current one has run longer
+	// than HedgeFactor times its latency EWMA, and at least HedgeFloor.
+	HedgeFactor float64       // default 2
+	HedgeFloor  time.Duration // default 800 ms
+	// Extras (retries and hedges) stay within ExtraRatio of first attempts
+	// over ExtraWindow, with ExtraFloor extras always allowed.
+	ExtraRatio  float64       // default 0.2
+	ExtraFloor  int           // default 10
+	ExtraWindow time.Duration // default 1 min
+
+	Budget []Window // per instance (default 10 per 20 s and 100 per 10 min)
+
+	CacheTTL     time.Duration // default 1 h
+	StaleFor     time.Duration // how long past expiry an answer may still be served stale (default 24 h)
+	CacheEntries int           // default 10,000
+	CacheBytes   int64         // default 64 MiB
+	Store        CacheStore    // optional
+
+	// AllowLinkToken lets searches go to instances whose link-token check is
+	// on. Off by default: such an instance treats searxgate as a bot after
+	// three searches.
+	AllowLinkToken bool
+}
+
+func (c *Config) defaults() {
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.After == nil {
+		c.After = time.After
+	}
+	if c.Deadline <= 0 {
+		c.Deadline = 4 * time.Second
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 4
+	}
+	if c.HedgeFactor <= 0 {
+		c.HedgeFactor = 2
+	}
+	if c.HedgeFloor <= 0 {
+		c.HedgeFloor = 800 * time.Millisecond
+	}
+	if c.ExtraRatio <= 0 {
+		c.ExtraRatio = 0.2
+	}
+	if c.ExtraFloor <= 0 {
+		c.ExtraFloor = 10
+	}
+	if c.ExtraWindow <= 0 {
+		c.ExtraWindow = time.Minute
+	}
+	if c.Budget == nil {
+		c.Budget = []Window{{Max: 10, Per: 20 * time.Second}, {Max: 100, Per: 10 * time.Minute}}
+	}
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = time.Hour
+	}
+	if c.StaleFor <= 0 {
+		c.StaleFor = 24 * time.Hour
+	}
+	if c.CacheEntries <= 0 {
+		c.CacheEntries = 10_000
+	}
+	if c.CacheBytes <= 0 {
+		c.CacheBytes = 64 << 20
+	}
+}
+
+// Proxy answers searches from the pool.
+type Proxy struct {
+	cfg      Config
+	pool     *pool.Pool
+	up       *upstream
+	polite   *Politeness
+	extra    *ExtraBudget
+	cache    *memCache
+	flights  flights
+	caps     *capsTable
+	metrics  *Metrics
+	log      *slog.Logger
+	cfgSem   chan struct{} // bounds concurrent /config reads
+	bg       context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+}
+
+// New returns a Proxy. Close stops its background work.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Pool == nil {
+		return nil, errors.New("proxy: Config.Pool is required")
+	}
+	cfg.defaults()
+	bg, cancel := context.WithCancel(context.Background())
+	p := &Proxy{
+		cfg:      cfg,
+		pool:     cfg.Pool,
+		up:       newUpstream(cfg.Upstream),
+		polite:   NewPoliteness(cfg.Budget...),
+		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
+		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
+		caps:     newCapsTable(),
+		metrics:  newMetrics(),
+		log:      cfg.Logger,
+		cfgSem:   make(chan struct{}, configFetchers),
+		bg:       bg,
+		bgCancel: cancel,
+	}
+	return p, nil
+}
+
+// Close stops background /config reads and waits for them.
+func (p *Proxy) Close() {
+	p.bgCancel()
+	p.bgWG.Wait()
+}
+
+// Wait blocks until every attempt still running in the background (hedge
+// losers finishing after their search returned) has ended, or ctx ends.
+func (p *Proxy) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { p.bgWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Metrics returns the proxy's counters (live; read with its methods).
+func (p *Proxy) Metrics() *Metrics { return p.metrics }
+
+// Politeness returns the per-instance budget, for the status page.
+func (p *Proxy) Politeness() *Politeness { return p.polite }
+
+// Search answers one client search: from the cache, from an identical search
+// in flight, or from the pool. It returns a *NoAnswerError (wrapping
+// ErrNoAnswer) when nothing answered and no stale copy exists, and ctx's
+// error when the client went away.
+func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
+	start := p.cfg.Now()
+	key := req.Key()
+	stale, hit := p.cacheGet(key)
+	if hit && start.Before(stale.Expires) {
+		p.metrics.search("cached", p.cfg.Now().Sub(start))
+		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.cfg.Now().Sub(start)}, nil
+	}
+	fl, leader := p.flights.join(key)
+	if !leader {
+		select {
+		case <-fl.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if fl.err != nil {
+			return nil, fl.err
+		}
+		l := fl.res
+		r := &Response{JSON: l.JSON, Instance: l.Instance, Attempts: l.Attempts, Cached: l.Cached,
+			Stale: l.Stale, Soft: l.Soft, Coalesced: true, Elapsed: p.cfg.Now().Sub(start)}
+		p.metrics.search("coalesced", r.Elapsed)
+		return r, nil
+	}
+	res, err := p.fetch(ctx, req, key, start)
+	if err != nil && hit && start.Sub(stale.Expires) < p.cfg.StaleFor && !errors.Is(err, context.Canceled) {
+		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
+	}
+	elapsed := p.cfg.Now().Sub(start)
+	switch {
+	case err != nil:
+		p.metrics.search("failed", elapsed)
+	case res.Stale:
+		p.metrics.search("stale", elapsed)
+	default:
+		p.metrics.search("upstream", elapsed)
+	}
+	if res != nil {
+		res.Elapsed = elapsed
+	}
+	p.flights.finish(key, fl, res, err)
+	return res, err
+}
+
+func (p *Proxy) cacheGet(key string) (Cached, bool) {
+	if c, ok := p.cache.get(key); ok {
+		return *c, true
+	}
+	if p.cfg.Store == nil {
+		return Cached{}, false
+	}
+	c, ok := p.cfg.Store.CacheGet(key)
+	if ok {
+		p.cache.put(key, &c)
+	}
+	return c, ok
+}
+
+// attemptResult is what one upstream attempt sends back to its search.
+type attemptResult struct {
+	instance string
+	verdict  detect.Verdict
+	outcome  pool.Outcome
+	elapsed  time.Duration
+}
+
+// search is the state of one client search's attempts.
+type search struct {
+	done atomic.Bool // the search has returned: late timeouts are not the instance's fault
+}
+
+// fetch runs the attempts of one search.
+func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.Time) (*Response, error) {
+	deadline := start.Add(p.cfg.Deadline)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	s := &search{}
+	defer s.done.Store(true)
+
+	results := make(chan attemptResult, p.cfg.MaxAttempts)
+	tried := make(map[string]bool, p.cfg.MaxAttempts)
+	var log []Attempt
+	var best *attemptResult // the best soft answer so far, served when nothing better comes
+	inflight, started := 0, 0
+	var hedge <-chan time.Time
+	why := ""
+
+	launch := func(hedging bool) bool {
+		now := p.cfg.Now()
+		if started > 0 && !p.extra.TakeExtra(now) {
+			if !hedging && inflight == 0 {
+				why = "budget"
+			}
+			return false
+		}
+		lease, inst, release, ok := p.checkout(ctx, tried, now)
+		if !ok {
+			if inflight == 0 {
+				why = "no_instance"
+			}
+			return false
+		}
+		if started == 0 {
+			p.extra.First(now)
+		}
+		started++
+		inflight++
+		tried[inst] = true
+		log = append(log, Attempt{Instance: inst, Outcome: "running"})
+		p.bgWG.Add(1)
+		go p.attempt(s, lease, release, inst, req, deadline, results)
+		hedge = p.hedgeTimer(inst, now, deadline)
+		return true
+	}
+
+	if !launch(false) {
+		return nil, &NoAnswerError{Why: why, Tried: log}
+	}
+	timeout := p.cfg.After(time.Until(deadline))
+	for {
+		select {
+		case r := <-results:
+			inflight--
+			for i := range log {
+				if log[i].Instance == r.instance {
+					log[i].Outcome = r.outcome.Kind.String()
+					log[i].Reason = r.outcome.Reason
+					log[i].ElapsedMS = r.elapsed.Milliseconds()
+				}
+			}
+			switch r.verdict.Kind {
+			case detect.OK:
+				return p.answer(req, key, r, started, "")
+			case detect.Soft:
+				if r.verdict.Results != nil && (best == nil || len(r.verdict.Results.Results) > len(best.verdict.Results.Results)) {
+					rr := r
+					best = &rr
+				}
+			}
+			if started >= p.cfg.MaxAttempts {
+				if inflight == 0 {
+					why = "attempts"
+				}
+			} else if inflight == 0 {
+				launch(false)
+			}
+			if inflight == 0 {
+				if best != nil {
+					return p.answer(req, key, *best, started, string(best.verdict.Reason))
+				}
+				if why == "" {
+					why = "attempts"
+				}
+				return nil, &NoAnswerError{Why: why, Tried: log}
+			}
+		case <-hedge:
+			hedge = nil
+			if started < p.cfg.MaxAttempts && inflight < 2 {
+				launch(true)
+			}
+		case <-timeout:
+			if best != nil {
+				return p.answer(req, key, *best, started, string(best.verdict.Reason))
+			}
+			return nil, &NoAnswerError{Why: "deadline", Tried: log}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// checkout takes the best instance this search has not tried, within its
+// politeness budget and terms.
+//
+// The lease outlives the search when its attempt is a hedge loser still
+// running: it is given back by Record, or by the pool when the returned
+// release (called after Record) or the lease's own deadline ends its context.
+func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Time) (*pool.Lease, string, context.CancelFunc, bool) {
+	skip := func(inst string) bool {
+		if tried[inst] || !p.polite.Allowed(inst, now) {
+			return true
+		}
+		c := p.caps.get(inst)
+		return c.LinkToken && !p.cfg.AllowLinkToken
+	}
+	// A lease whose instance lost its budget to a concurrent search between
+	// Checkout and Take is given back and the next one taken; bounded.
+	for range 4 {
+		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(p.cfg.Deadline+5*time.Second))
+		leases, err := p.pool.Checkout(lctx, 1, skip)
+		if err != nil || len(leases) == 0 {
+			cancel()
+			return nil, "", nil, false
+		}
+		l := leases[0]
+		inst := l.Instance()
+		if p.polite.Take(inst, now) {
+			return l, inst, cancel, true
+		}
+		p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
+		cancel()
+		tried[inst] = true
+	}
+	return nil, "", nil, false
+}
+
+// hedgeTimer returns when the next instance should start early: the
+// instance's latency EWMA (or prior) times HedgeFactor, at least HedgeFloor,
+// and nil when that would fall after the deadline.
+func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) <-chan time.Time {
+	st := p.pool.Stats(inst)
+	ms := st.LatencyMS
+	if !st.Measured || ms <= 0 {
+		ms = st.PriorMS
+	}
+	d := max(time.Duration(ms*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
+	if now.Add(d).After(deadline) {
+		return nil
+	}
+	return p.cfg.After(d)
+}
+
+// attempt runs one upstream search, records its outcome in the pool and
+// sends it to its search (the channel has room for every attempt).
+func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc, inst string, req Request, deadline time.Time, out chan<- attemptResult) {
+	defer p.bgWG.Done()
+	defer release()
+	now := p.cfg.Now()
+	p.maybeReadConfig(inst, now)
+	caps := p.caps.get(inst)
+	format := caps.format(now)
+
+	args := fasthttp.AcquireArgs()
+	defer fasthttp.ReleaseArgs(args)
+	upstreamArgs(args, &req, format)
+	rep, err := p.up.get(inst, "search", args, req.acceptLanguage(), deadline)
+	elapsed := p.cfg.Now().Sub(now)
+
+	var v detect.Verdict
+	if err != nil {
+		v = detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}
+	} else {
+		v = detect.Classify(detect.Answer{
+			Status: rep.Status, Header: rep.Header, Body: rep.Body,
+			Format: format, Query: req.Query, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody,
+		})
+	}
+	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
+	switch {
+	case v.Kind == detect.OK && v.Results != nil:
+		o.Hits = len(v.Results.Results)
+	case v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON:
+		// Our choice of format, not the instance refusing us: learn it, no
+		// penalty; the next search uses its HTML page.
+		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
+		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
+	case v.Kind == detect.Failed && v.Reason == detect.Timeout && (s.done.Load() || elapsed < p.cfg.HedgeFloor):
+		// Cut short by the end of its search, not slow by itself.
+		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
+	}
+	switch {
+	case v.Kind == detect.OK && format == FormatJSON && caps.JSON != Yes:
+		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
+	case v.Kind == detect.OK && format == FormatHTML && caps.JSON == Unknown:
+		// The results page lists the formats the instance offers: learning
+		// it here spares the instance a 403 on JSON later.
+		offers := No
+		if slices.Contains(detect.ParseFormats(rep.Body), FormatJSON) {
+			offers = Yes
+		}
+		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
+	}
+	p.pool.Record(lease, o, elapsed)
+	p.metrics.upstream(inst, o, elapsed)
+	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
+}
+
+func transportReason(err error) detect.Reason {
+	switch {
+	case errors.Is(err, ErrTimeout):
+		return detect.Timeout
+	case errors.Is(err, ErrTooLarge):
+		return detect.TooLarge
+	default:
+		return detect.Transport
+	}
+}
+
+func poolKind(k detect.Kind) pool.Kind {
+	switch k {
+	case detect.OK:
+		return pool.OK
+	case detect.Soft:
+		return pool.Soft
+	case detect.Refused:
+		return pool.Refused
+	default:
+		return pool.Failed
+	}
+}
+
+// upstreamArgs writes the search's parameters for an instance. The HTML
+// page is SearXNG's default format: no format parameter is sent for it.
+func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
+	args.Set("q", r.Query)
+	if format != FormatHTML {
+		args.Set("format", format)
+	}
+	if r.PageNo > 1 {
+		args.Set("pageno", strconv.Itoa(r.PageNo))
+	}
+	if len(r.Categories) > 0 {
+		args.Set("categories", joinComma(r.Categories))
+	}
+	if len(r.Engines) > 0 {
+		args.Set("engines", joinComma(r.Engines))
+	}
+	if r.Language != "" {
+		args.Set("language", r.Language)
+	}
+	if r.TimeRange != "" {
+		args.Set("time_range", r.TimeRange)
+	}
+	if r.SafeSearch != "" {
+		args.Set("safesearch", r.SafeSearch)
+	}
+}
+
+func joinComma(s []string) string {
+	n := 0
+	for _, x := range s {
+		n += len(x) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, x := range s {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, x...)
+	}
+	return string(b)
+}
+
+// answer turns a winning attempt into the client's response and caches it.
+func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, soft string) (*Response, error) {
+	res := r.verdict.Results
+	res.Query = req.Query
+	js := res.AppendJSON(make([]byte, 0, 4096))
+	now := p.cfg.Now()
+	if soft == "" {
+		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(p.cfg.CacheTTL)}
+		p.cache.put(key, c)
+		if p.cfg.Store != nil {
+			p.cfg.Store.CachePut(key, *c)
+		}
+	}
+	return &Response{JSON: js, Instance: r.instance, Attempts: attempts, Soft: soft, results: res}, nil
+}

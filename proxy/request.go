@@ -1,0 +1,188 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Formats a client may ask for, as SearXNG names them.
+const (
+	FormatHTML = "html"
+	FormatJSON = "json"
+	FormatCSV  = "csv"
+	FormatRSS  = "rss"
+)
+
+// MaxQueryLen caps the query text, in bytes. SearXNG itself has no limit,
+// but a search longer than this is no search a person or an agent makes and
+// would only be forwarded to every instance we try.
+const MaxQueryLen = 2048
+
+// ErrNoQuery is returned by Request.Validate when q is empty; SearXNG
+// answers it with {"error": "No query"} and status 400.
+var ErrNoQuery = errors.New("No query")
+
+// ErrFormat is returned for a format searxgate does not serve. SearXNG
+// answers an unknown or disabled format with 403.
+var ErrFormat = errors.New("format not allowed")
+
+// ParamError is SearXNG's SearxParameterException: a parameter with a value
+// SearXNG would refuse. Its message is SearXNG's, word for word, because
+// clients show it.
+type ParamError struct {
+	Name, Value string
+}
+
+func (e *ParamError) Error() string {
+	if e.Value == "" {
+		return "Empty " + e.Name + " parameter"
+	}
+	return `Invalid value "` + e.Value + `" for parameter ` + e.Name
+}
+
+// validLanguage is SearXNG's VALID_LANGUAGE_CODE; "auto" is also allowed.
+var validLanguage = regexp.MustCompile(`^[a-z]{2,3}(-[a-zA-Z]{2})?$`)
+
+// Request is one SearXNG search, as a client asked it.
+type Request struct {
+	Query      string
+	Categories []string // lower-case, as given; empty = the instance's default
+	Engines    []string
+	Language   string // "" = the instance's default
+	PageNo     int    // 1-based
+	TimeRange  string // "", day, week, month, year
+	SafeSearch string // "", "0", "1", "2"
+	Format     string // html, json, csv, rss
+}
+
+// Params is how a caller hands the raw parameters to ParseRequest: Get
+// returns the value of a parameter and whether it was present.
+type Params interface {
+	Get(name string) (string, bool)
+}
+
+// ParseRequest reads and validates a search the way SearXNG's webadapter
+// does. The returned Request is normalised (trimmed lists, defaults set).
+// Errors are ErrNoQuery, ErrFormat or a *ParamError.
+func ParseRequest(p Params) (Request, error) {
+	var r Request
+	r.Format = FormatHTML
+	if f, ok := p.Get("format"); ok && f != "" {
+		r.Format = f
+	}
+	switch r.Format {
+	case FormatHTML, FormatJSON, FormatCSV, FormatRSS:
+	default:
+		return r, fmt.Errorf("%w: %q", ErrFormat, r.Format)
+	}
+	q, _ := p.Get("q")
+	r.Query = strings.TrimSpace(q)
+	if r.Query == "" {
+		return r, ErrNoQuery
+	}
+	if len(r.Query) > MaxQueryLen {
+		return r, &ParamError{Name: "q", Value: r.Query[:32] + "…"}
+	}
+
+	r.PageNo = 1
+	if v, ok := p.Get("pageno"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || !isDigits(v) {
+			return r, &ParamError{Name: "pageno", Value: v}
+		}
+		r.PageNo = n
+	}
+	if v, ok := p.Get("language"); ok {
+		if v != "auto" && !validLanguage.MatchString(v) {
+			return r, &ParamError{Name: "language", Value: v}
+		}
+		r.Language = v
+	}
+	if v, ok := p.Get("safesearch"); ok {
+		if v != "0" && v != "1" && v != "2" {
+			return r, &ParamError{Name: "safesearch", Value: v}
+		}
+		r.SafeSearch = v
+	}
+	if v, ok := p.Get("time_range"); ok && v != "" && v != "None" {
+		switch v {
+		case "day", "week", "month", "year":
+			r.TimeRange = v
+		default:
+			return r, &ParamError{Name: "time_range", Value: v}
+		}
+	}
+	if v, ok := p.Get("categories"); ok {
+		r.Categories = splitList(v)
+	}
+	if v, ok := p.Get("engines"); ok {
+		r.Engines = splitList(v)
+	}
+	return r, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// splitList splits SearXNG's comma-separated lists, trimming, lower-casing,
+// dropping empties and duplicates, and sorting so that the same set always
+// makes the same cache key.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Key is the normalised request without its output format: two requests
+// with the same Key get the same answer, whatever format they want it in.
+// The query is kept as typed (not case-folded), so that the answer's
+// echoed query is the client's own.
+func (r *Request) Key() string {
+	var b strings.Builder
+	b.Grow(len(r.Query) + 64)
+	b.WriteString("s\x00") // autocompletions share the cache under "ac\x00"
+	b.WriteString(r.Query)
+	b.WriteByte(0)
+	b.WriteString(strings.Join(r.Categories, ","))
+	b.WriteByte(0)
+	b.WriteString(strings.Join(r.Engines, ","))
+	b.WriteByte(0)
+	b.WriteString(r.Language)
+	b.WriteByte(0)
+	b.WriteString(strconv.Itoa(r.PageNo))
+	b.WriteByte(0)
+	b.WriteString(r.TimeRange)
+	b.WriteByte(0)
+	b.WriteString(r.SafeSearch)
+	return b.String()
+}
+
+// acceptLanguage is the Accept-Language searxgate sends upstream for this
+// search: derived from the search's language, never the client's header.
+func (r *Request) acceptLanguage() string {
+	switch l := r.Language; {
+	case l == "" || l == "auto" || l == "all":
+		return "en-US,en;q=0.9"
+	case strings.Contains(l, "-"):
+		base, _, _ := strings.Cut(l, "-")
+		return l + "," + base + ";q=0.9"
+	default:
+		return l
+	}
+}

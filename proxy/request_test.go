@@ -1,0 +1,96 @@
+package proxy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+type mapParams map[string]string
+
+func (m mapParams) Get(k string) (string, bool) { v, ok := m[k]; return v, ok }
+
+func TestParseRequest(t *testing.T) {
+	cases := []struct {
+		name    string
+		in      mapParams
+		want    Request
+		wantErr string
+	}{
+		{"defaults", mapParams{"q": " hello "}, Request{Query: "hello", PageNo: 1, Format: "html"}, ""},
+		{"all", mapParams{"q": "go", "format": "json", "pageno": "3", "language": "de-CH", "safesearch": "2",
+			"time_range": "week", "categories": "News, general,news", "engines": "ddg"},
+			Request{Query: "go", Format: "json", PageNo: 3, Language: "de-CH", SafeSearch: "2", TimeRange: "week",
+				Categories: []string{"general", "news"}, Engines: []string{"ddg"}}, ""},
+		{"no query json", mapParams{"format": "json"}, Request{}, "No query"},
+		{"blank query", mapParams{"q": "   "}, Request{}, "No query"},
+		{"bad format", mapParams{"q": "x", "format": "xml"}, Request{}, "format not allowed"},
+		{"pageno zero", mapParams{"q": "x", "pageno": "0"}, Request{}, `Invalid value "0" for parameter pageno`},
+		{"pageno text", mapParams{"q": "x", "pageno": "two"}, Request{}, `Invalid value "two" for parameter pageno`},
+		{"pageno signed", mapParams{"q": "x", "pageno": "+2"}, Request{}, `Invalid value "+2" for parameter pageno`},
+		{"pageno empty", mapParams{"q": "x", "pageno": ""}, Request{}, `Empty pageno parameter`},
+		{"language", mapParams{"q": "x", "language": "english"}, Request{}, `Invalid value "english" for parameter language`},
+		{"language auto", mapParams{"q": "x", "language": "auto"}, Request{Query: "x", PageNo: 1, Format: "html", Language: "auto"}, ""},
+		{"safesearch", mapParams{"q": "x", "safesearch": "3"}, Request{}, `Invalid value "3" for parameter safesearch`},
+		{"time_range", mapParams{"q": "x", "time_range": "decade"}, Request{}, `Invalid value "decade" for parameter time_range`},
+		{"time_range None", mapParams{"q": "x", "time_range": "None"}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
+		{"too long", mapParams{"q": strings.Repeat("a", MaxQueryLen+1)}, Request{}, "parameter q"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseRequest(c.in)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Key() != c.want.Key() || got.Format != c.want.Format {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+	if _, err := ParseRequest(mapParams{}); !errors.Is(err, ErrNoQuery) {
+		t.Fatalf("empty request: %v, want ErrNoQuery", err)
+	}
+}
+
+func TestKeyIgnoresFormatAndOrder(t *testing.T) {
+	a, _ := ParseRequest(mapParams{"q": "x", "format": "json", "categories": "news,general"})
+	b, _ := ParseRequest(mapParams{"q": "x", "format": "html", "categories": "general,news"})
+	if a.Key() != b.Key() {
+		t.Fatal("format or category order changed the key")
+	}
+	c, _ := ParseRequest(mapParams{"q": "x", "pageno": "2"})
+	if a.Key() == c.Key() {
+		t.Fatal("pageno does not change the key")
+	}
+}
+
+func TestAcceptLanguage(t *testing.T) {
+	for lang, want := range map[string]string{"": "en-US,en;q=0.9", "auto": "en-US,en;q=0.9", "all": "en-US,en;q=0.9", "de": "de", "pt-BR": "pt-BR,pt;q=0.9"} {
+		r := Request{Language: lang}
+		if got := r.acceptLanguage(); got != want {
+			t.Errorf("acceptLanguage(%q) = %q, want %q", lang, got, want)
+		}
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add("hello", "json", "1", "en", "0", "day", "general")
+	f.Add("", "html", "-1", "xx-YYY", "9", "None", ",,")
+	f.Fuzz(func(t *testing.T, q, format, pageno, lang, safe, tr, cats string) {
+		r, err := ParseRequest(mapParams{"q": q, "format": format, "pageno": pageno, "language": lang,
+			"safesearch": safe, "time_range": tr, "categories": cats})
+		if err != nil {
+			return
+		}
+		if r.Query == "" || r.PageNo < 1 || len(r.Query) > MaxQueryLen {
+			t.Fatalf("accepted an invalid request: %+v", r)
+		}
+		_ = r.Key()
+	})
+}

@@ -1,0 +1,242 @@
+package proxy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Transport errors, as reasons the pool and the 503 body understand.
+var (
+	ErrTimeout   = errors.New("timeout")
+	ErrTransport = errors.New("transport")
+	ErrTooLarge  = errors.New("too_large")
+)
+
+// UpstreamConfig is how searxgate talks to instances.
+type UpstreamConfig struct {
+	UserAgent string // sent as is: "searxgate/<version> (+contact)"
+	// MaxBody caps an answer, compressed and decompressed alike (default
+	// 4 MiB). A larger answer is too_large, never read whole.
+	MaxBody int
+	// MaxConnLifetime renews keep-alive connections after this long, give or
+	// take a fifth chosen per instance so they do not all renew together
+	// (default 5 min).
+	MaxConnLifetime time.Duration
+	// Dial replaces the dialer (tests use the sim fleet's in-memory one; the
+	// server uses one that refuses non-public addresses unless allowed).
+	Dial fasthttp.DialFunc
+	// TLS is the client TLS configuration; nil = the system's roots.
+	TLS  *tls.Config
+	Rand *rand.Rand // for the lifetime jitter; nil = a random seed
+}
+
+// upstream is searxgate's client of the instances: one fasthttp HostClient
+// per instance, so that each keeps its own connections and lifetime.
+type upstream struct {
+	cfg UpstreamConfig
+
+	mu    sync.Mutex // guards hosts and cfg.Rand
+	hosts map[string]*hostClient
+}
+
+type hostClient struct {
+	hc     *fasthttp.HostClient
+	prefix string // the instance's path, ending in "/"
+	host   string // Host header value
+}
+
+func newUpstream(cfg UpstreamConfig) *upstream {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 4 << 20
+	}
+	if cfg.MaxConnLifetime <= 0 {
+		cfg.MaxConnLifetime = 5 * time.Minute
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &upstream{cfg: cfg, hosts: make(map[string]*hostClient)}
+}
+
+func (u *upstream) client(instance string) (*hostClient, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if h, ok := u.hosts[instance]; ok {
+		return h, nil
+	}
+	pu, err := url.Parse(instance)
+	if err != nil || pu.Host == "" || (pu.Scheme != "http" && pu.Scheme != "https") {
+		return nil, fmt.Errorf("%w: bad instance URL %q", ErrTransport, instance)
+	}
+	addr := pu.Host
+	if pu.Port() == "" {
+		if pu.Scheme == "https" {
+			addr = net.JoinHostPort(pu.Hostname(), "443")
+		} else {
+			addr = net.JoinHostPort(pu.Hostname(), "80")
+		}
+	}
+	prefix := pu.EscapedPath()
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	life := u.cfg.MaxConnLifetime
+	life += time.Duration((u.cfg.Rand.Float64()*0.4 - 0.2) * float64(life))
+	hc := &fasthttp.HostClient{
+		Addr:                          addr,
+		Name:                          u.cfg.UserAgent,
+		IsTLS:                         pu.Scheme == "https",
+		TLSConfig:                     u.cfg.TLS,
+		Dial:                          u.cfg.Dial,
+		MaxConns:                      8,
+		MaxConnDuration:               life,
+		MaxIdleConnDuration:           90 * time.Second,
+		MaxResponseBodySize:           u.cfg.MaxBody,
+		MaxIdemponentCallAttempts:     1,
+		RetryIfErr:                    func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		NoDefaultUserAgentHeader:      true,
+		DisableHeaderNamesNormalizing: false,
+		ReadBufferSize:                16 << 10,
+	}
+	h := &hostClient{hc: hc, prefix: prefix, host: pu.Host}
+	u.hosts[instance] = h
+	return h, nil
+}
+
+// forget closes the idle connections to instance and drops its client.
+func (u *upstream) forget(instance string) {
+	u.mu.Lock()
+	h := u.hosts[instance]
+	delete(u.hosts, instance)
+	u.mu.Unlock()
+	if h != nil {
+		h.hc.CloseIdleConnections()
+	}
+}
+
+// reply is one upstream answer, owned by the caller (nothing points into
+// fasthttp's buffers).
+type reply struct {
+	Status int
+	Header headerMap
+	Body   []byte // decoded
+}
+
+// headerMap keeps the few response headers verdicts need; Peek makes it a
+// detect.Header.
+type headerMap map[string]string
+
+func (h headerMap) Peek(key string) []byte {
+	if v, ok := h[strings.ToLower(key)]; ok {
+		return []byte(v)
+	}
+	return nil
+}
+
+// keptHeaders are the response headers copied out of an answer.
+var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "X-RateLimit-Reset", "Location",
+	"Content-Type", "Server", "Cf-Mitigated", "Set-Cookie"}
+
+// get sends GET <instance><path>?<args> with searxgate's header set and
+// returns the decoded answer, or ErrTimeout, ErrTransport or ErrTooLarge.
+// Redirects are never followed. acceptLanguage must not be empty.
+func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguage string, deadline time.Time) (*reply, error) {
+	h, err := u.client(instance)
+	if err != nil {
+		return nil, err
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+
+	uri := req.URI()
+	if h.hc.IsTLS {
+		uri.SetScheme("https")
+	} else {
+		uri.SetScheme("http")
+	}
+	uri.SetHost(h.host)
+	uri.SetPath(h.prefix + path)
+	if args != nil {
+		uri.SetQueryStringBytes(args.QueryString())
+	}
+	req.Header.SetMethod(fasthttp.MethodGet)
+	req.Header.SetUserAgent(u.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/json;q=0.9,*/*;q=0.8")
+	req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("Accept-Language", acceptLanguage)
+
+	if err := h.hc.DoDeadline(req, resp, deadline); err != nil {
+		return nil, classifyTransport(err)
+	}
+	r := &reply{Status: resp.StatusCode(), Header: make(headerMap, 4)}
+	for _, k := range keptHeaders {
+		if v := resp.Header.Peek(k); len(v) > 0 {
+			r.Header[strings.ToLower(k)] = string(v)
+		}
+	}
+	r.Body, err = decodeBody(resp.Header.ContentEncoding(), resp.Body(), u.cfg.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// classifyTransport maps a client error to ErrTimeout, ErrTooLarge or
+// ErrTransport, keeping the original for the log.
+func classifyTransport(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout),
+		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout),
+		errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return fmt.Errorf("%w: %v", ErrTooLarge, err)
+	default:
+		return fmt.Errorf("%w: %v", ErrTransport, err)
+	}
+}
+
+// decodeBody undoes gzip (the only encoding searxgate asks for), reading at most max decoded bytes, so
+// that a small compressed bomb cannot grow past the cap. The result is a
+// fresh slice the caller owns.
+func decodeBody(encoding, body []byte, max int) ([]byte, error) {
+	var rd io.Reader
+	switch {
+	case len(encoding) == 0 || bytes.EqualFold(encoding, []byte("identity")):
+		return bytes.Clone(body), nil
+	case bytes.EqualFold(encoding, []byte("gzip")):
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
+		}
+		defer zr.Close()
+		rd = zr
+	default:
+		return nil, fmt.Errorf("%w: unsupported Content-Encoding %q", ErrTransport, encoding)
+	}
+	var buf bytes.Buffer
+	buf.Grow(min(len(body)*4, max) + 1)
+	n, err := io.Copy(&buf, io.LimitReader(rd, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: decoding body: %v", ErrTransport, err)
+	}
+	if n > int64(max) {
+		return nil, fmt.Errorf("%w: decoded body over %d bytes", ErrTooLarge, max)
+	}
+	return buf.Bytes(), nil
+}
