@@ -6,10 +6,10 @@ BENCHTIME ?= 1s
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit bench run clean
+.PHONY: help build test vet fmt-check unit bench bench-routing run demo clean
 
 help: ## list the targets
-	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/searxgate
 	$(GO) build -o $(BIN) ./cmd/searxgate
@@ -26,11 +26,27 @@ fmt-check: ## fail when gofmt would change a file
 unit: ## go test -race over every package
 	$(GO) test -race -count=1 $(PKGS)
 
-bench: ## every benchmark, with allocations
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+bench: ## every micro-benchmark with allocations, then the routing benchmark on a sim fleet
+	$(GO) test -run='^$$' -bench=. -skip='Routing' -benchmem -benchtime=$(BENCHTIME) $(PKGS)
+	$(MAKE) bench-routing
+
+ROUTING_SEARCHES ?= 300
+bench-routing: ## searxgate vs random and round-robin clients on the same sim fleet
+	$(GO) test -run='^$$' -bench=Routing -benchtime=$(ROUTING_SEARCHES)x ./proxy
 
 run: ## run searxgate with its defaults (pass flags with ARGS="...")
 	$(GO) run ./cmd/searxgate $(ARGS)
+
+DEMO_DIR ?= $(CURDIR)/out/demo
+demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1
+	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json
+	@echo "starting a fleet of 30 fake SearXNG instances on 127.0.0.1:19000-19029"
+	@$(BIN) sim --n 30 --mix mixed --seed 1 --port 19000 --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
+	sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
+	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; sleep 0.1; done; \
+	echo "searxgate on http://127.0.0.1:8888/  (try: curl 'http://127.0.0.1:8888/search?q=hello&format=json')"; \
+	echo "status page: http://127.0.0.1:8888/status   stop with Ctrl-C"; \
+	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:8888
 
 clean: ## remove build output
 	rm -rf bin

@@ -1,13 +1,97 @@
 // Command searxgate answers SearXNG searches from a pool of public SearXNG
-// instances.
+// instances. See README.md.
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"searxgate/sim"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "searxgate: serving is not built yet")
-	os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `searxgate answers SearXNG searches from a pool of public SearXNG instances.
+
+Usage:
+  searxgate [serve] [flags]   serve (the default); searxgate serve -h lists the flags
+  searxgate sim [flags]       run a fleet of fake SearXNG instances on 127.0.0.1
+  searxgate version           print the version
+`
+
+// Main runs searxgate with args (without the program name) and returns the
+// exit code. It serves until ctx ends.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, args, stderr, getenv)
+	case "version":
+		fmt.Fprintln(stdout, "searxgate", Version)
+		return 0
+	case "sim":
+		if err := sim.RunCLI(ctx, args, stdout, stderr); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintln(stderr, "searxgate sim:", err)
+			return 2
+		}
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "searxgate: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) int {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "searxgate:", err)
+		return 2
+	}
+	log := newLogger(cfg, stderr)
+	app, err := NewApp(ctx, cfg, log)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return 1
+	}
+	if err := app.Run(ctx); err != nil {
+		log.Error("stopped with an error", "err", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

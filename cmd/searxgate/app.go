@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/directory"
+	"searxgate/pool"
+	"searxgate/proxy"
+	"searxgate/store"
+	"searxgate/web"
+)
+
+// Version is searxgate's version, set at build time with
+// -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+// userAgent is what searxgate says it is to every instance: honestly a
+// program, never a browser, with a way to reach its operator.
+func userAgent(contact string) string {
+	if contact == "" {
+		return "searxgate/" + Version
+	}
+	return "searxgate/" + Version + " (+" + contact + ")"
+}
+
+// App is one running searxgate: the store, the pool, the proxy and the
+// server, wired together.
+type App struct {
+	cfg    Config
+	log    *slog.Logger
+	store  *store.Store
+	pool   *pool.Pool
+	proxy  *proxy.Proxy
+	web    *web.Server
+	server *fasthttp.Server
+	ln     net.Listener
+	source *directory.Source
+	guard  directory.Guard
+	ops    *operator
+	cache  *cacheQueue
+
+	mu    sync.Mutex      // guards saved
+	saved map[string]bool // instances whose pool state is in the store
+}
+
+// NewApp opens the store, restores the pool and binds the listener; it does
+// not serve yet.
+func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
+	a := &App{cfg: cfg, log: log, saved: map[string]bool{}}
+	a.guard = directory.Guard{AllowPrivate: cfg.AllowPrivate}
+	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
+		return nil, fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
+	}
+	st, err := store.Open(filepath.Join(cfg.Data, "searxgate.db"), store.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a.store = st
+	if moved := st.Recovered(); moved != "" {
+		log.Warn("the store was damaged: it was moved aside and a fresh one started", "moved_to", moved)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = st.Close()
+		}
+	}()
+
+	strategy := pool.EWMA
+	if cfg.Strategy == "primary_backup" || (cfg.Strategy == "auto" && len(cfg.Instances) > 0) {
+		strategy = pool.PrimaryBackup
+	}
+	a.pool = pool.New(pool.Config{
+		MaxInFlight: cfg.MaxInFlight,
+		Strategy:    strategy,
+		Jitter:      0.1,
+		OnEvent: func(e pool.Event) {
+			log.Info("instance circuit changed", "instance", e.Instance, "from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
+		},
+	})
+	if err := a.restorePool(); err != nil {
+		return nil, err
+	}
+
+	a.cache = &cacheQueue{st: st, log: log}
+	a.proxy, err = proxy.New(proxy.Config{
+		Pool:   a.pool,
+		Logger: log,
+		Upstream: proxy.UpstreamConfig{
+			UserAgent: userAgent(cfg.Contact),
+			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second),
+		},
+		Deadline:       cfg.Deadline,
+		MaxAttempts:    cfg.MaxAttempts,
+		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
+		CacheTTL:       cfg.CacheTTL,
+		Store:          a.cache,
+		AllowLinkToken: cfg.LinkToken,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := a.restoreCaps(); err != nil {
+		return nil, err
+	}
+
+	a.ops = &operator{app: a}
+	if err := a.ops.restore(ctx); err != nil {
+		return nil, err
+	}
+	for _, in := range cfg.Instances {
+		if err := a.ops.addFlag(ctx, in); err != nil {
+			return nil, err
+		}
+	}
+
+	a.source = &directory.Source{
+		Location: cfg.Directory,
+		Fetcher:  directory.NewHTTPFetcher(20*time.Second, 16<<20, userAgent(cfg.Contact)),
+		Cache:    dirCache{st},
+		Filter:   directory.DefaultFilter(),
+		Logger:   log,
+	}
+	list, err := a.source.Load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err)
+	}
+	a.seed(list)
+
+	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version})
+	if err != nil {
+		return nil, err
+	}
+	a.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
+	}
+	a.server = &fasthttp.Server{
+		Handler:            a.web.Handler(),
+		Name:               "searxgate",
+		ReadTimeout:        10 * time.Second,
+		WriteTimeout:       cfg.Deadline + 10*time.Second,
+		IdleTimeout:        2 * time.Minute,
+		MaxRequestBodySize: 64 << 10,
+		ReadBufferSize:     8 << 10,
+		Concurrency:        4096,
+		CloseOnShutdown:    true,
+		Logger:             slogPrinter{log},
+	}
+	ok = true
+	return a, nil
+}
+
+// Addr is the address the server listens on.
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// seed feeds a directory list to the pool, leaving out what the operator
+// removed and what the address guard refuses.
+func (a *App) seed(list directory.List) {
+	removed := a.ops.removedSet()
+	// Names are not resolved here (that would be a lookup per entry at every
+	// refresh): the dialer checks the addresses they resolve to at connect
+	// time. Literal addresses and localhost names are refused now.
+	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: noResolve{}}
+	priors := make([]pool.Prior, 0, len(list.Entries))
+	for _, e := range list.Entries {
+		if removed[e.URL] {
+			continue
+		}
+		if err := g.Check(context.Background(), e.URL); err != nil && !errors.Is(err, directory.ErrResolve) {
+			a.log.Debug("directory entry refused by the address guard", "instance", e.URL, "err", err)
+			continue
+		}
+		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
+	}
+	a.pool.Seed(priors)
+	a.log.Info("instance list loaded", "from", list.From, "instances", len(priors), "fetched_at", list.FetchedAt)
+}
+
+// Run serves until ctx ends, then shuts down: stops accepting, lets
+// in-flight searches finish up to the grace period, flushes the store.
+func (a *App) Run(ctx context.Context) error {
+	bg, stopBG := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(10 * time.Minute)
+		defer t.Stop()
+		a.pool.Run(bg, t.C)
+	}()
+	go func() {
+		defer wg.Done()
+		r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+		a.source.Run(bg, a.cfg.Refresh, directory.Jitter(r.Float64, 0.1), a.seed)
+	}()
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(a.cfg.Flush)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+				if err := a.flush(); err != nil {
+					a.log.Error("writing learned state failed", "err", err)
+				}
+			}
+		}
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- a.server.Serve(a.ln) }()
+	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+		if err != nil {
+			err = fmt.Errorf("serving: %w", err)
+		}
+	}
+	a.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Shutdown)
+	defer cancel()
+	if e := a.server.ShutdownWithContext(sctx); e != nil && !errors.Is(e, context.DeadlineExceeded) {
+		a.log.Warn("server shutdown", "err", e)
+	}
+	if e := a.proxy.Wait(sctx); e != nil {
+		a.log.Warn("some upstream searches were still running at shutdown", "err", e)
+	}
+	stopBG()
+	wg.Wait()
+	a.proxy.Close()
+	return errors.Join(err, a.Close())
+}
+
+// Close flushes what was learned and closes the store.
+func (a *App) Close() error {
+	ferr := a.flush()
+	if ferr != nil {
+		a.log.Error("final flush failed", "err", ferr)
+	}
+	return errors.Join(ferr, a.store.Close())
+}
+
+// flush writes the pool's learned state, the capabilities that changed and
+// the queued cache entries in one transaction.
+func (a *App) flush() error {
+	b := store.Batch{Pool: map[string][]byte{}, Caps: map[string][]byte{}}
+	states := a.pool.Export()
+	a.mu.Lock()
+	seen := make(map[string]bool, len(states))
+	for _, s := range states {
+		js, err := json.Marshal(s)
+		if err != nil {
+			a.mu.Unlock()
+			return err
+		}
+		b.Pool[s.URL] = js
+		seen[s.URL] = true
+	}
+	for u := range a.saved {
+		if !seen[u] {
+			b.PoolDelete = append(b.PoolDelete, u)
+		}
+	}
+	a.saved = seen
+	a.mu.Unlock()
+	changed, deleted := a.proxy.DirtyCaps()
+	for u, c := range changed {
+		js, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		b.Caps[u] = js
+	}
+	b.CapsDelete = deleted
+	b.Cache = a.cache.take()
+	return a.store.WriteBatch(b)
+}
+
+func (a *App) restorePool() error {
+	raw, err := a.store.LoadPool()
+	if err != nil {
+		return err
+	}
+	states := make([]pool.InstanceState, 0, len(raw))
+	for u, js := range raw {
+		var s pool.InstanceState
+		if err := json.Unmarshal(js, &s); err != nil {
+			a.log.Warn("skipping an unreadable pool record", "instance", u, "err", err)
+			continue
+		}
+		states = append(states, s)
+		a.saved[u] = true
+	}
+	a.pool.Import(states)
+	return nil
+}
+
+func (a *App) restoreCaps() error {
+	raw, err := a.store.LoadCaps()
+	if err != nil {
+		return err
+	}
+	caps := make(map[string]proxy.Caps, len(raw))
+	for u, js := range raw {
+		var c proxy.Caps
+		if err := json.Unmarshal(js, &c); err == nil {
+			caps[u] = c
+		}
+	}
+	a.proxy.ImportCaps(caps)
+	return nil
+}
+
+// dirCache adapts the store to directory.Cache.
+type dirCache struct{ st *store.Store }
+
+func (d dirCache) LoadDirectory() (directory.Saved, bool, error) {
+	v, ok, err := d.st.LoadDirectory()
+	return directory.Saved{Raw: v.Raw, ETag: v.ETag, LastModified: v.LastModified, FetchedAt: v.FetchedAt}, ok, err
+}
+
+func (d dirCache) SaveDirectory(s directory.Saved) error {
+	return d.st.SaveDirectory(store.Directory{Raw: s.Raw, ETag: s.ETag, LastModified: s.LastModified, FetchedAt: s.FetchedAt})
+}
+
+// cacheQueue is the proxy's persistent cache: reads go to the store, writes
+// wait in memory for the next flush.
+type cacheQueue struct {
+	st  *store.Store
+	log *slog.Logger
+
+	mu      sync.Mutex // guards pending
+	pending []store.CacheEntry
+}
+
+// maxPendingCache bounds the cache writes waiting for a flush; past it the
+// oldest are dropped (they are still in the memory cache).
+const maxPendingCache = 4096
+
+func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
+	e, ok, err := q.st.CacheGet(key)
+	if err != nil || !ok {
+		return proxy.Cached{}, false
+	}
+	inst, js, ok := splitCacheValue(e.Value)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	return proxy.Cached{JSON: js, Instance: inst, StoredAt: e.StoredAt, Expires: e.Expires}, true
+}
+
+func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
+	v := make([]byte, 0, len(c.Instance)+1+len(c.JSON))
+	v = append(append(append(v, c.Instance...), 0), c.JSON...)
+	q.mu.Lock()
+	if len(q.pending) >= maxPendingCache {
+		q.pending = q.pending[1:]
+	}
+	q.pending = append(q.pending, store.CacheEntry{Key: key, Value: v, StoredAt: c.StoredAt, Expires: c.Expires})
+	q.mu.Unlock()
+}
+
+func (q *cacheQueue) take() []store.CacheEntry {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pending
+	q.pending = nil
+	return p
+}
+
+// splitCacheValue undoes CachePut's encoding: instance, NUL, JSON.
+func splitCacheValue(v []byte) (string, []byte, bool) {
+	for i, c := range v {
+		if c == 0 {
+			return string(v[:i]), v[i+1:], true
+		}
+	}
+	return "", nil, false
+}
+
+// slogPrinter lets fasthttp log through slog.
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(format string, args ...any) {
+	p.log.Warn(fmt.Sprintf(format, args...), "component", "http")
+}

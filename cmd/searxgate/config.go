@@ -1,0 +1,312 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultDirectory is where the public instance list comes from.
+const DefaultDirectory = "https://searx.space/data/instances.json"
+
+// Config is every setting of `searxgate serve`. Each has a flag and an
+// environment variable SEARXGATE_<NAME>; a flag wins over its variable.
+type Config struct {
+	Listen       string
+	Data         string
+	Directory    string
+	Instances    []string
+	AllowPrivate bool
+	Contact      string
+	Deadline     time.Duration
+	CacheTTL     time.Duration
+	Budget20s    int
+	Budget10m    int
+	MaxInFlight  int
+	MaxAttempts  int
+	Strategy     string
+	Refresh      time.Duration
+	AdminToken   string
+	PublicURL    string
+	LogFormat    string
+	LogLevel     string
+	AccessLog    bool
+	LinkToken    bool
+	Shutdown     time.Duration
+	Flush        time.Duration
+}
+
+// option is one setting: its flag, its env var and its help.
+type option struct {
+	name  string // flag name; the env var is SEARXGATE_ + upper(name with - as _)
+	usage string
+	value flag.Value
+}
+
+func envName(flagName string) string {
+	return "SEARXGATE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// defaultDataDir is the user's state folder: $XDG_STATE_HOME/searxgate, or
+// ~/.local/state/searxgate.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "searxgate")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "searxgate")
+	}
+	return "searxgate-data"
+}
+
+func defaultConfig() Config {
+	return Config{
+		Listen:      "127.0.0.1:8888",
+		Data:        defaultDataDir(),
+		Directory:   DefaultDirectory,
+		Deadline:    4 * time.Second,
+		CacheTTL:    time.Hour,
+		Budget20s:   10,
+		Budget10m:   100,
+		MaxInFlight: 2,
+		MaxAttempts: 4,
+		Strategy:    "auto",
+		Refresh:     6 * time.Hour,
+		LogFormat:   "text",
+		LogLevel:    "info",
+		Shutdown:    10 * time.Second,
+		Flush:       5 * time.Second,
+	}
+}
+
+// listValue is a repeatable flag; from the environment it is a
+// comma-separated list.
+type listValue struct{ p *[]string }
+
+func (l listValue) String() string {
+	if l.p == nil {
+		return ""
+	}
+	return strings.Join(*l.p, ",")
+}
+func (l listValue) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l.p = append(*l.p, s)
+		}
+	}
+	return nil
+}
+
+func (c *Config) options() []option {
+	return []option{
+		{"listen", "address to serve on (host:port; port 0 picks one)", stringVar(&c.Listen)},
+		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", stringVar(&c.Data)},
+		{"directory", "instances.json to seed the pool from: an http(s) URL or a file path", stringVar(&c.Directory)},
+		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listValue{&c.Instances}},
+		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
+		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
+		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
+		{"cache-ttl", "how long an answer is served from the cache", durationVar(&c.CacheTTL)},
+		{"budget-20s", "searches one instance may get in any 20 s", intVar(&c.Budget20s)},
+		{"budget-10m", "searches one instance may get in any 10 min", intVar(&c.Budget10m)},
+		{"max-in-flight", "searches in flight to one instance at once", intVar(&c.MaxInFlight)},
+		{"max-attempts", "upstream searches one client search may make", intVar(&c.MaxAttempts)},
+		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
+		{"refresh", "how often the directory is read again", durationVar(&c.Refresh)},
+		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", stringVar(&c.AdminToken)},
+		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", stringVar(&c.PublicURL)},
+		{"log-format", "text or json", stringVar(&c.LogFormat)},
+		{"log-level", "debug, info, warn or error", stringVar(&c.LogLevel)},
+		{"access-log", "log every request (without the query text)", boolVar(&c.AccessLog)},
+		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", boolVar(&c.LinkToken)},
+		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", durationVar(&c.Shutdown)},
+		{"flush", "how often learned state is written to the store", durationVar(&c.Flush)},
+	}
+}
+
+type stringValue struct{ p *string }
+
+func stringVar(p *string) flag.Value     { return stringValue{p} }
+func (s stringValue) String() string     { return deref(s.p) }
+func (s stringValue) Set(v string) error { *s.p = v; return nil }
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+type boolValue struct{ p *bool }
+
+func boolVar(p *bool) flag.Value { return boolValue{p} }
+func (b boolValue) String() string {
+	if b.p == nil {
+		return "false"
+	}
+	return strconv.FormatBool(*b.p)
+}
+func (b boolValue) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	*b.p = x
+	return nil
+}
+func (b boolValue) IsBoolFlag() bool { return true }
+
+type intValue struct{ p *int }
+
+func intVar(p *int) flag.Value { return intValue{p} }
+func (i intValue) String() string {
+	if i.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*i.p)
+}
+func (i intValue) Set(v string) error {
+	x, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	*i.p = x
+	return nil
+}
+
+type durationValue struct{ p *time.Duration }
+
+func durationVar(p *time.Duration) flag.Value { return durationValue{p} }
+func (d durationValue) String() string {
+	if d.p == nil {
+		return "0s"
+	}
+	return d.p.String()
+}
+func (d durationValue) Set(v string) error {
+	x, err := time.ParseDuration(v)
+	if err != nil {
+		return errors.New("want a duration such as 4s, 500ms or 1h")
+	}
+	*d.p = x
+	return nil
+}
+
+// parseConfig reads the environment (through getenv), then args. Errors
+// name the flag or the variable at fault.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	c := defaultConfig()
+	fs := flag.NewFlagSet("searxgate serve", flag.ContinueOnError)
+	fs.SetOutput(out)
+	opts := c.options()
+	for _, o := range opts {
+		fs.Var(o.value, o.name, o.usage+" (env "+envName(o.name)+")")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: searxgate [serve] [flags]\n\nFlags (each also read from its environment variable; a flag wins):\n")
+		fs.PrintDefaults()
+	}
+	for _, o := range opts {
+		if v := getenv(envName(o.name)); v != "" {
+			if err := o.value.Set(v); err != nil {
+				return c, fmt.Errorf("%s=%q: %v", envName(o.name), v, err)
+			}
+		}
+	}
+	// A flag given on the command line replaces a list from the environment.
+	if fsHas(args, "instance") {
+		c.Instances = nil
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	return c, c.Validate()
+}
+
+func fsHas(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks every setting; its errors name the flag and the variable.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(flagName, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s (%s): %s", flagName, envName(flagName), fmt.Sprintf(format, args...)))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%q is not host:port", c.Listen)
+	}
+	if c.Data == "" {
+		bad("data", "must not be empty")
+	}
+	if c.Directory == "" {
+		bad("directory", "must not be empty")
+	}
+	for _, in := range c.Instances {
+		if !strings.HasPrefix(in, "http://") && !strings.HasPrefix(in, "https://") {
+			bad("instance", "%q is not an http(s) URL", in)
+		}
+	}
+	if c.Deadline < 200*time.Millisecond || c.Deadline > 60*time.Second {
+		bad("deadline", "%v is outside 200ms to 60s", c.Deadline)
+	}
+	if c.CacheTTL < 0 {
+		bad("cache-ttl", "must not be negative")
+	}
+	if c.Budget20s < 1 {
+		bad("budget-20s", "must be at least 1")
+	}
+	if c.Budget10m < 1 {
+		bad("budget-10m", "must be at least 1")
+	}
+	if c.MaxInFlight < 1 {
+		bad("max-in-flight", "must be at least 1")
+	}
+	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
+		bad("max-attempts", "%d is outside 1 to 10", c.MaxAttempts)
+	}
+	switch c.Strategy {
+	case "auto", "ewma", "primary_backup":
+	default:
+		bad("strategy", "%q is not auto, ewma or primary_backup", c.Strategy)
+	}
+	if c.Refresh < time.Minute {
+		bad("refresh", "%v is shorter than 1m", c.Refresh)
+	}
+	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		bad("public-url", "%q is not an http(s) URL", c.PublicURL)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		bad("log-format", "%q is not text or json", c.LogFormat)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log-level", "%q is not debug, info, warn or error", c.LogLevel)
+	}
+	if c.Shutdown < 0 {
+		bad("shutdown-grace", "must not be negative")
+	}
+	if c.Flush < 100*time.Millisecond {
+		bad("flush", "%v is shorter than 100ms", c.Flush)
+	}
+	return errors.Join(errs...)
+}

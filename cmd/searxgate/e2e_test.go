@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"searxgate/sim"
+)
+
+// startFleet starts a sim fleet on 127.0.0.1 and writes its directory file.
+func startFleet(t *testing.T, seed int64, instances []sim.InstanceConfig) (*sim.Fleet, string) {
+	t.Helper()
+	f, err := sim.Start(sim.Config{Instances: instances, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	path := filepath.Join(t.TempDir(), "instances.json")
+	if err := os.WriteFile(path, f.Directory(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f, path
+}
+
+// gateway is a searxgate running in-process on a free port.
+type gateway struct {
+	addr string
+	stop func() error
+}
+
+// startGateway runs searxgate with the given flags (and --listen on a free
+// port, --allow-private, a temp data folder unless given) until stop.
+func startGateway(t *testing.T, directory, data string, flags ...string) *gateway {
+	t.Helper()
+	if data == "" {
+		data = t.TempDir()
+	}
+	args := append([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", directory, "--data", data}, flags...)
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	app, err := NewApp(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &gateway{addr: app.Addr(), stop: stop}
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (g *gateway) get(t *testing.T, path string, header map[string]string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+g.addr+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+// onTopic reports whether a SearXNG JSON answer has results that mention
+// every word of q.
+func onTopic(body []byte, q string) bool {
+	var r struct {
+		Query   string `json:"query"`
+		Results []struct {
+			Title, Content string
+		} `json:"results"`
+	}
+	if json.Unmarshal(body, &r) != nil || len(r.Results) == 0 || r.Query != q {
+		return false
+	}
+	for _, x := range r.Results {
+		text := strings.ToLower(x.Title + " " + x.Content)
+		for _, w := range strings.Fields(strings.ToLower(q)) {
+			if !strings.Contains(text, w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func totalSearches(f *sim.Fleet) uint64 {
+	var n uint64
+	for _, tr := range f.Truth() {
+		n += tr.Searches
+	}
+	return n
+}
+
+func TestMixedFleetAnswersWithinBudget(t *testing.T) {
+	mix, err := sim.Mix("mixed", 24, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet, dir := startFleet(t, 7, mix)
+	const budget10m = 8
+	g := startGateway(t, dir, "", "--budget-10m", fmt.Sprint(budget10m))
+
+	const searches, workers = 80, 8
+	var mu sync.Mutex
+	good := 0
+	var failures []string
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				q := fmt.Sprintf("mixed fleet query%d", i)
+				a := g.get(t, "/search?format=json&q="+strings.ReplaceAll(q, " ", "+"), nil)
+				mu.Lock()
+				if a.status == 200 && onTopic(a.body, q) {
+					good++
+				} else {
+					failures = append(failures, fmt.Sprintf("%d %s", a.status, a.body))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range searches {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if good*100 < searches*99 {
+		t.Fatalf("%d of %d searches answered on topic, want ≥ 99%%; failures: %v", good, searches, failures)
+	}
+	for url, tr := range fleet.Truth() {
+		if tr.InsideRetryAfter > 0 {
+			t.Errorf("%s (%s) got %d searches inside an announced Retry-After", url, tr.Behaviour, tr.InsideRetryAfter)
+		}
+		if tr.Searches > budget10m {
+			t.Errorf("%s (%s) got %d searches, over the budget of %d per 10 min", url, tr.Behaviour, tr.Searches, budget10m)
+		}
+		if tr.BotViolations > 0 || tr.ClientLeaks > 0 {
+			t.Errorf("%s saw %d bot-check violations and %d client leaks", url, tr.BotViolations, tr.ClientLeaks)
+		}
+	}
+}
+
+func TestCacheAndCoalescing(t *testing.T) {
+	fleet, dir := startFleet(t, 1, []sim.InstanceConfig{
+		{ID: "slowish", Behaviour: sim.Medium, Latency: 600 * time.Millisecond, JSON: true},
+	})
+	g := startGateway(t, dir, "")
+
+	// Ten identical searches at once: one upstream search.
+	var wg sync.WaitGroup
+	answers := make([]answer, 10)
+	start := make(chan struct{})
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			answers[i] = g.get(t, "/search?q=coalesce+me&format=json", nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, a := range answers {
+		if a.status != 200 || !onTopic(a.body, "coalesce me") {
+			t.Fatalf("answer %d: %d %s", i, a.status, a.body)
+		}
+	}
+	if n := totalSearches(fleet); n != 1 {
+		t.Fatalf("10 identical concurrent searches made %d upstream searches, want 1", n)
+	}
+
+	// The same search again: from the cache, no upstream search.
+	a := g.get(t, "/search?q=coalesce+me&format=json", nil)
+	if a.status != 200 || a.header.Get("X-Searxgate-Cache") != "hit" {
+		t.Fatalf("repeat: %d, cache header %q", a.status, a.header.Get("X-Searxgate-Cache"))
+	}
+	// In another format too: the cache holds the results, not the format.
+	if a := g.get(t, "/search?q=coalesce+me&format=csv", nil); a.status != 200 || !strings.Contains(string(a.body), "coalesce me") {
+		t.Fatalf("csv from cache: %d %s", a.status, a.body)
+	}
+	if n := totalSearches(fleet); n != 1 {
+		t.Fatalf("cached searches reached the fleet: %d upstream searches", n)
+	}
+}
+
+func TestEverythingRefuses(t *testing.T) {
+	_, dir := startFleet(t, 3, []sim.InstanceConfig{
+		{Behaviour: sim.DDoSGuard},
+		{Behaviour: sim.CloudflareChallenge403},
+		{Behaviour: sim.AnubisChallenge},
+		{Behaviour: sim.Unavailable503},
+	})
+	deadline := 2 * time.Second
+	g := startGateway(t, dir, "", "--deadline", deadline.String())
+	start := time.Now()
+	a := g.get(t, "/search?q=nobody+answers&format=json", nil)
+	took := time.Since(start)
+	if a.status != 503 {
+		t.Fatalf("status %d, want 503: %s", a.status, a.body)
+	}
+	var body struct {
+		Error string `json:"error"`
+		Tried []struct {
+			Instance, Outcome, Reason string
+		} `json:"tried"`
+	}
+	if err := json.Unmarshal(a.body, &body); err != nil {
+		t.Fatalf("503 body is not JSON: %v: %s", err, a.body)
+	}
+	if body.Error == "" || len(body.Tried) == 0 {
+		t.Fatalf("503 body does not say what was tried: %s", a.body)
+	}
+	for _, tr := range body.Tried {
+		if tr.Instance == "" || tr.Reason == "" {
+			t.Errorf("attempt without instance or reason: %+v", tr)
+		}
+	}
+	// Generous slack: the point is that it does not hang.
+	if took > deadline+2*time.Second {
+		t.Fatalf("the 503 took %v, deadline %v", took, deadline)
+	}
+}
+
+func TestUpstreamSeesNothingOfTheClient(t *testing.T) {
+	fleet, dir := startFleet(t, 4, []sim.InstanceConfig{{Behaviour: sim.Limiter, Latency: -1}})
+	g := startGateway(t, dir, "", "--contact", "ops@example.org")
+	a := g.get(t, "/search?q=privacy&format=json&language=de", map[string]string{
+		"X-Forwarded-For": "203.0.113.9", "Cookie": "session=secret", "User-Agent": "Mozilla/5.0 client",
+		"Accept-Language": "fr-FR", "X-Real-IP": "203.0.113.9", "Forwarded": "for=203.0.113.9",
+	})
+	if a.status != 200 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	for _, tr := range fleet.Truth() {
+		if tr.Searches == 0 {
+			t.Fatal("the search did not reach the instance")
+		}
+		if tr.ClientLeaks != 0 || tr.BotViolations != 0 {
+			t.Fatalf("client leaks %d, bot violations %d", tr.ClientLeaks, tr.BotViolations)
+		}
+		if want := "searxgate/" + Version + " (+ops@example.org)"; tr.LastUserAgent != want {
+			t.Fatalf("User-Agent %q, want %q", tr.LastUserAgent, want)
+		}
+		if tr.LastAcceptLanguage != "de" {
+			t.Fatalf("Accept-Language %q, want the search's language", tr.LastAcceptLanguage)
+		}
+	}
+}
+
+func TestRestartKeepsWhatWasLearned(t *testing.T) {
+	instances := []sim.InstanceConfig{
+		{ID: "refuser", Behaviour: sim.RateLimitSeconds, RateBurst: 1, RetryAfter: time.Hour, Latency: -1},
+		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: 20 * time.Millisecond},
+	}
+	fleet, dir := startFleet(t, 5, instances)
+	data := t.TempDir()
+	// The refusing instance answers at once, so it is the fastest: it is
+	// tried again after its first answer and then refuses for an hour.
+	g := startGateway(t, dir, data)
+	for i := range 6 {
+		if a := g.get(t, fmt.Sprintf("/search?q=learn+%d&format=json", i), nil); a.status != 200 {
+			t.Fatalf("search %d: %d %s", i, a.status, a.body)
+		}
+	}
+	if refuser := fleet.Instance("refuser").Truth(); refuser.Refusals == 0 {
+		t.Fatalf("the refusing instance never refused (%d searches): the test proves nothing", refuser.Searches)
+	}
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+	fleet.ResetTruth()
+
+	g = startGateway(t, dir, data)
+	for i := range 4 {
+		if a := g.get(t, fmt.Sprintf("/search?q=again+%d&format=json", i), nil); a.status != 200 {
+			t.Fatalf("search %d after restart: %d %s", i, a.status, a.body)
+		}
+	}
+	if n := fleet.Instance("refuser").Truth().Searches; n != 0 {
+		t.Fatalf("after a restart the refusing instance got %d searches inside its hour-long Retry-After", n)
+	}
+}
