@@ -1,0 +1,300 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNoneAvailable is returned by Checkout when it hands out no lease: every
+// candidate is open, full, disabled, skipped, or the pool is empty.
+var ErrNoneAvailable = errors.New("pool: no instance available")
+
+// ErrUnknownValue is wrapped by the text parsers of Circuit, Tier, Strategy
+// and Kind when they meet a name they do not know.
+var ErrUnknownValue = errors.New("pool: unknown value")
+
+// Clock tells the time. The pool reads it once per public call; tests pass a
+// fake one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Circuit is the state of one instance's circuit breaker.
+type Circuit uint8
+
+const (
+	// Closed: searches may go to the instance.
+	Closed Circuit = iota
+	// Open: the instance refused or failed; nothing goes to it until its
+	// cooldown ends.
+	Open
+	// HalfOpen: the cooldown ended; one trial lease at a time decides.
+	HalfOpen
+)
+
+var circuitNames = [...]string{Closed: "closed", Open: "open", HalfOpen: "half_open"}
+
+func (c Circuit) String() string {
+	if int(c) < len(circuitNames) {
+		return circuitNames[c]
+	}
+	return fmt.Sprintf("circuit(%d)", uint8(c))
+}
+
+// MarshalText writes the circuit's name ("closed", "open", "half_open").
+func (c Circuit) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (c *Circuit) UnmarshalText(b []byte) error {
+	for i, n := range circuitNames {
+		if string(b) == n {
+			*c = Circuit(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: circuit %q", ErrUnknownValue, b)
+}
+
+// Tier says where an instance came from.
+type Tier uint8
+
+const (
+	// Public instances come from the directory (searx.space); Seed adds and
+	// removes them.
+	Public Tier = iota
+	// Own instances were added by the operator; Seed and Sweep never touch
+	// them, and the PrimaryBackup strategy tries them first.
+	Own
+)
+
+var tierNames = [...]string{Public: "public", Own: "own"}
+
+func (t Tier) String() string {
+	if int(t) < len(tierNames) {
+		return tierNames[t]
+	}
+	return fmt.Sprintf("tier(%d)", uint8(t))
+}
+
+// MarshalText writes the tier's name ("public", "own").
+func (t Tier) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (t *Tier) UnmarshalText(b []byte) error {
+	for i, n := range tierNames {
+		if string(b) == n {
+			*t = Tier(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: tier %q", ErrUnknownValue, b)
+}
+
+// Strategy chooses how Checkout orders the candidates.
+type Strategy uint8
+
+const (
+	// EWMA ranks every instance by its score, lowest first.
+	EWMA Strategy = iota
+	// PrimaryBackup hands out the operator's own instances first, in the
+	// order they were added, and spills over to the public ones (ranked as
+	// by EWMA) only when the own ones are open, full, disabled or skipped.
+	PrimaryBackup
+)
+
+var strategyNames = [...]string{EWMA: "ewma", PrimaryBackup: "primary_backup"}
+
+func (s Strategy) String() string {
+	if int(s) < len(strategyNames) {
+		return strategyNames[s]
+	}
+	return fmt.Sprintf("strategy(%d)", uint8(s))
+}
+
+// MarshalText writes the strategy's name ("ewma", "primary_backup").
+func (s Strategy) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (s *Strategy) UnmarshalText(b []byte) error {
+	v, err := ParseStrategy(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ParseStrategy reads "ewma" or "primary_backup".
+func ParseStrategy(name string) (Strategy, error) {
+	for i, n := range strategyNames {
+		if name == n {
+			return Strategy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: strategy %q (want ewma or primary_backup)", ErrUnknownValue, name)
+}
+
+// Kind is what became of one upstream search.
+type Kind uint8
+
+const (
+	// OK: a useful answer. Closes the circuit.
+	OK Kind = iota
+	// Soft: reachable but useless (empty, off-topic, every engine down).
+	Soft
+	// Refused: rate limited, redirected by the limiter, forbidden,
+	// challenged. Opens the circuit.
+	Refused
+	// Failed: timeout, transport error, server error, unreadable or too
+	// large body. Opens the circuit.
+	Failed
+	// Cancelled: the search no longer needed this answer (a hedge that
+	// lost). Returns the lease and changes nothing else.
+	Cancelled
+)
+
+var kindNames = [...]string{OK: "ok", Soft: "soft", Refused: "refused", Failed: "failed", Cancelled: "cancelled"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// MarshalText writes the kind's name.
+func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for i, n := range kindNames {
+		if string(b) == n {
+			*k = Kind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: kind %q", ErrUnknownValue, b)
+}
+
+// Outcome is what one lease's search came to, as Record learns it.
+type Outcome struct {
+	Kind Kind
+	// Reason names the cause in detect's words ("rate_limited", "empty",
+	// "timeout", ...); "" for OK.
+	Reason string
+	// Hits is the number of results of an OK answer.
+	Hits int
+	// RetryAfter is the wait the server asked for (Retry-After,
+	// RateLimit-Reset); 0 when it gave none.
+	RetryAfter time.Duration
+}
+
+// Event reports one change of an instance's state. Circuit transitions have
+// From != To; the operator's and the directory's changes (Reason "added",
+// "removed", "enabled", "disabled", "seeded", "unlisted") may have From ==
+// To.
+type Event struct {
+	Instance string
+	From, To Circuit
+	// Cooldown is the cooldown just set when To is Open, else 0.
+	Cooldown time.Duration
+	At       time.Time
+	// Reason is the outcome's reason for transitions caused by a search
+	// ("rate_limited", "timeout", "empty", ...), "cooldown_ended" for
+	// Open -> HalfOpen, or the name of the operation that caused it.
+	Reason string
+}
+
+// Event reasons the pool itself names.
+const (
+	ReasonCooldownEnded = "cooldown_ended"
+	ReasonAdded         = "added"
+	ReasonRemoved       = "removed"
+	ReasonEnabled       = "enabled"
+	ReasonDisabled      = "disabled"
+	ReasonSeeded        = "seeded"
+	ReasonUnlisted      = "unlisted"
+	ReasonReset         = "reset"
+	ReasonForgotten     = "forgotten"
+)
+
+// Prior is one candidate from the directory with its expected response
+// time (the searx.space median); 0 means none known.
+type Prior struct {
+	URL   string
+	Prior time.Duration
+}
+
+// Stats is what the pool knows about one instance, for people, metrics and
+// the admin API.
+type Stats struct {
+	URL      string  `json:"url"`
+	Tier     Tier    `json:"tier"`
+	Disabled bool    `json:"disabled"`
+	Circuit  Circuit `json:"circuit"`
+	// Health is 0 (unusable) to 100 (fast and clean); see doc.go.
+	Health int `json:"health"`
+	// LatencyMS is the latency EWMA, or the prior while not Measured.
+	LatencyMS   float64 `json:"latency_ms"`
+	FailureRate float64 `json:"failure_rate"`
+
+	// Monotone counters (Reset zeroes them; nothing else lowers them).
+	Successes uint64 `json:"successes"`
+	Failures  uint64 `json:"failures"`
+	Refusals  uint64 `json:"refusals"`
+	Softs     uint64 `json:"softs"`
+	Cancelled uint64 `json:"cancelled"`
+
+	ConsecutiveFailures int       `json:"consecutive_failures"`
+	ConsecutiveSoft     int       `json:"consecutive_soft"`
+	CooldownUntil       time.Time `json:"cooldown_until,omitzero"`
+	InFlight            int       `json:"in_flight"`
+	LastOutcome         string    `json:"last_outcome"`
+	LastReason          string    `json:"last_reason"`
+	LastUsedAt          time.Time `json:"last_used_at,omitzero"`
+	PriorMS             float64   `json:"prior_ms"`
+	SeededAt            time.Time `json:"seeded_at,omitzero"`
+	// Measured is false while only the prior is known.
+	Measured bool `json:"measured"`
+}
+
+// InstanceState is everything the pool learned about one instance, with
+// wall-clock times, for store/ to persist as JSON and give back to Import.
+// A state with Removed set is the operator's removal of URL, kept so that
+// the directory does not bring it back.
+type InstanceState struct {
+	URL      string `json:"url"`
+	Tier     Tier   `json:"tier"`
+	Disabled bool   `json:"disabled,omitempty"`
+	Removed  bool   `json:"removed,omitempty"`
+
+	Circuit       Circuit   `json:"circuit"`
+	CooldownUntil time.Time `json:"cooldown_until,omitzero"`
+	// CooldownMS is the length of the last cooldown set.
+	CooldownMS int64 `json:"cooldown_ms,omitempty"`
+	// Trips counts circuit openings since the last OK answer; the next
+	// cooldown doubles per trip.
+	Trips int `json:"trips,omitempty"`
+
+	Measured    bool    `json:"measured"`
+	LatencyMS   float64 `json:"latency_ms"`
+	FailureRate float64 `json:"failure_rate"`
+	PriorMS     float64 `json:"prior_ms"`
+
+	Successes uint64 `json:"successes"`
+	Failures  uint64 `json:"failures"`
+	Refusals  uint64 `json:"refusals"`
+	Softs     uint64 `json:"softs"`
+	Cancelled uint64 `json:"cancelled"`
+
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	ConsecutiveSoft     int `json:"consecutive_soft"`
+
+	LastOutcome string    `json:"last_outcome,omitempty"`
+	LastReason  string    `json:"last_reason,omitempty"`
+	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
+	SeededAt    time.Time `json:"seeded_at,omitzero"`
+}
