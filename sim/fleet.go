@@ -148,8 +148,14 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 		if cfg.BasePort > 0 {
 			port = cfg.BasePort + i
 		}
-		if dead && port > 0 {
-			in.port = port
+		if dead {
+			// The port is held, bound but not listening, for the fleet's
+			// life: connections are refused and nothing else can take it.
+			p, c, err := reservePort(cfg.Host, port)
+			if err != nil {
+				return nil, fmt.Errorf("sim: instance %s: %w", ic.ID, err)
+			}
+			in.port, in.reserved = p, c
 			break
 		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
@@ -157,12 +163,7 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 			return nil, fmt.Errorf("sim: instance %s: %w", ic.ID, err)
 		}
 		in.port = ln.Addr().(*net.TCPAddr).Port
-		if dead {
-			// The port was only taken to learn a free one; nothing listens.
-			_ = ln.Close()
-		} else {
-			in.ln = ln
-		}
+		in.ln = ln
 	}
 	in.addr = net.JoinHostPort(cfg.Host, strconv.Itoa(in.port))
 	in.url = "http://" + in.addr + "/"
@@ -219,6 +220,9 @@ func (f *Fleet) track() bool {
 
 func (f *Fleet) closeListeners() {
 	for _, in := range f.instances {
+		if in.reserved != nil {
+			_ = in.reserved.Close()
+		}
 		if in.ln != nil {
 			_ = in.ln.Close()
 		}

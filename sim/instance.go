@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -61,17 +62,18 @@ func (t Truth) clone() Truth {
 
 // Instance is one simulated SearXNG instance of a fleet.
 type Instance struct {
-	f      *Fleet
-	cfg    InstanceConfig // with defaults
-	addr   string         // "host:port"
-	url    string         // "http://host:port/"
-	port   int
-	site   site
-	token  string // link token of the limiter's stylesheet
-	offq   string // the query an OffTopic instance answers
-	server *fasthttp.Server
-	mem    *fasthttputil.InmemoryListener // InMemory fleets; nil for Dead
-	ln     net.Listener                   // TCP fleets; nil for Dead
+	f        *Fleet
+	cfg      InstanceConfig // with defaults
+	addr     string         // "host:port"
+	url      string         // "http://host:port/"
+	port     int
+	site     site
+	token    string // link token of the limiter's stylesheet
+	offq     string // the query an OffTopic instance answers
+	server   *fasthttp.Server
+	mem      *fasthttputil.InmemoryListener // InMemory fleets; nil for Dead
+	ln       net.Listener                   // TCP fleets; nil for Dead
+	reserved io.Closer                      // a Dead instance's port in a TCP fleet, bound but not listening
 
 	mu       sync.Mutex // guards truth, clients, rnd, answered
 	truth    Truth
