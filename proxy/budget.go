@@ -191,14 +191,19 @@ func (b *ExtraBudget) First(now time.Time) {
 	b.mu.Unlock()
 }
 
-// TakeExtra reserves one extra upstream search (a retry or a hedge) if the
-// budget allows it, and reports whether it did.
-func (b *ExtraBudget) TakeExtra(now time.Time) bool {
+// TakeExtra reserves one extra upstream search if the budget allows it,
+// and reports whether it did. A hedge may use only the first half of the
+// budget, so that retries, which a search needs to be answered at all,
+// still find room when hedges are many.
+func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
 	t := now.UnixNano()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	firsts, extra := b.sums(t)
 	allowed := max(int(b.Ratio*float64(firsts)), b.Floor)
+	if hedge {
+		allowed /= 2
+	}
 	if extra >= allowed {
 		return false
 	}

@@ -56,20 +56,20 @@ func TestExtraBudget(t *testing.T) {
 	b := NewExtraBudget(0.2, 2, time.Minute)
 	t0 := time.Unix(1_700_000_000, 0)
 	// With no traffic the floor allows two extras, not three.
-	if !b.TakeExtra(t0) || !b.TakeExtra(t0) {
+	if !b.TakeExtra(t0, false) || !b.TakeExtra(t0, false) {
 		t.Fatal("floor extras refused")
 	}
-	if b.TakeExtra(t0) {
+	if b.TakeExtra(t0, false) {
 		t.Fatal("a 3rd extra beyond the floor was allowed")
 	}
 	// 20 first attempts allow 4 extras in all.
 	for range 20 {
 		b.First(t0)
 	}
-	if !b.TakeExtra(t0) || !b.TakeExtra(t0) {
+	if !b.TakeExtra(t0, false) || !b.TakeExtra(t0, false) {
 		t.Fatal("extras within 20 % refused")
 	}
-	if b.TakeExtra(t0) {
+	if b.TakeExtra(t0, false) {
 		t.Fatal("extras beyond 20 % allowed")
 	}
 	if f, e := b.Counts(t0); f != 20 || e != 4 {
@@ -80,8 +80,15 @@ func TestExtraBudget(t *testing.T) {
 	if f, e := b.Counts(later); f != 0 || e != 0 {
 		t.Fatalf("Counts a window later = %d, %d; want 0, 0", f, e)
 	}
-	if !b.TakeExtra(later) {
+	if !b.TakeExtra(later, false) {
 		t.Fatal("floor refused after the window moved on")
+	}
+	// Hedges get half the budget: one of the floor's two is used.
+	if b.TakeExtra(later, true) {
+		t.Fatal("a hedge took the second half of the budget")
+	}
+	if !b.TakeExtra(later, false) {
+		t.Fatal("a retry was refused the budget's second half")
 	}
 }
 

@@ -39,16 +39,21 @@ type Caps struct {
 }
 
 // format is the upstream format searxgate uses for this instance: JSON
-// where the limiter is off and JSON answers (or is not known to fail),
-// the HTML page otherwise, and while the terms are unknown.
+// where /config says the limiter is off and the instance is known to offer
+// JSON (its results page lists it, or it answered JSON before); the HTML
+// page otherwise, and while either is unknown. A "no" is asked again after
+// jsonRecheck, through the HTML page's list of formats.
 func (c Caps) format(now time.Time) string {
-	if !c.ConfigOK || c.Limiter {
-		return FormatHTML
-	}
-	if c.JSON == No && now.Sub(c.JSONAt) < jsonRecheck {
+	if !c.ConfigOK || c.Limiter || c.JSON != Yes {
 		return FormatHTML
 	}
 	return FormatJSON
+}
+
+// learnFormats reports whether the formats an instance offers should be
+// read (again) from its HTML page.
+func (c Caps) learnFormats(now time.Time) bool {
+	return c.JSON == Unknown || (c.JSON == No && now.Sub(c.JSONAt) >= jsonRecheck)
 }
 
 // needsConfig reports whether /config is due.

@@ -97,7 +97,7 @@ type Config struct {
 	// Extras (retries and hedges) stay within ExtraRatio of first attempts
 	// over ExtraWindow, with ExtraFloor extras always allowed.
 	ExtraRatio  float64       // default 0.2
-	ExtraFloor  int           // default 10
+	ExtraFloor  int           // default 20
 	ExtraWindow time.Duration // default 1 min
 
 	Budget []Window // per instance (default 10 per 20 s and 100 per 10 min)
@@ -140,7 +140,7 @@ func (c *Config) defaults() {
 		c.ExtraRatio = 0.2
 	}
 	if c.ExtraFloor <= 0 {
-		c.ExtraFloor = 10
+		c.ExtraFloor = 20
 	}
 	if c.ExtraWindow <= 0 {
 		c.ExtraWindow = time.Minute
@@ -321,9 +321,10 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	var hedge <-chan time.Time
 	why := ""
 
+	free := false // the next retry costs no extra: the last attempt was cut short by our own choice
 	launch := func(hedging bool) bool {
 		now := p.cfg.Now()
-		if started > 0 && !p.extra.TakeExtra(now) {
+		if started > 0 && !(free && !hedging) && !p.extra.TakeExtra(now, hedging) {
 			if !hedging && inflight == 0 {
 				why = "budget"
 			}
@@ -338,6 +339,9 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		}
 		if started == 0 {
 			p.extra.First(now)
+		}
+		if !hedging {
+			free = false
 		}
 		started++
 		inflight++
@@ -364,6 +368,7 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 					log[i].ElapsedMS = r.elapsed.Milliseconds()
 				}
 			}
+			free = r.outcome.Kind == pool.Cancelled && r.outcome.Reason == string(detect.FormatDisabled)
 			switch r.verdict.Kind {
 			case detect.OK:
 				return p.answer(req, key, r, started, "")
@@ -391,7 +396,7 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 			}
 		case <-hedge:
 			hedge = nil
-			if started < p.cfg.MaxAttempts && inflight < 2 {
+			if started < p.cfg.MaxAttempts && inflight < 3 {
 				launch(true)
 			}
 		case <-timeout:
@@ -440,17 +445,18 @@ func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Ti
 	return nil, "", nil, false
 }
 
-// hedgeTimer returns when the next instance should start early: the
-// instance's latency EWMA (or prior) times HedgeFactor, at least HedgeFloor,
-// and nil when that would fall after the deadline.
+// hedgeTimer returns when the next instance should start early: when the
+// current one has run HedgeFactor times its latency EWMA, at least
+// HedgeFloor, but never later than a third of the time left, so that a
+// hanging instance cannot eat the whole deadline. An instance not measured
+// yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
 func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) <-chan time.Time {
-	st := p.pool.Stats(inst)
-	ms := st.LatencyMS
-	if !st.Measured || ms <= 0 {
-		ms = st.PriorMS
+	d := p.cfg.HedgeFloor * 3 / 2
+	if st := p.pool.Stats(inst); st.Measured && st.LatencyMS > 0 {
+		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
 	}
-	d := max(time.Duration(ms*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
-	if now.Add(d).After(deadline) {
+	d = min(d, deadline.Sub(now)/3)
+	if d <= 0 {
 		return nil
 	}
 	return p.cfg.After(d)
@@ -497,7 +503,7 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 	switch {
 	case v.Kind == detect.OK && format == FormatJSON && caps.JSON != Yes:
 		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
-	case v.Kind == detect.OK && format == FormatHTML && caps.JSON == Unknown:
+	case v.Kind == detect.OK && format == FormatHTML && caps.learnFormats(now):
 		// The results page lists the formats the instance offers: learning
 		// it here spares the instance a 403 on JSON later.
 		offers := No

@@ -35,6 +35,7 @@ func startFleet(t *testing.T, seed int64, instances []sim.InstanceConfig) (*sim.
 // gateway is a searxgate running in-process on a free port.
 type gateway struct {
 	addr string
+	app  *App
 	stop func() error
 }
 
@@ -69,7 +70,7 @@ func startGateway(t *testing.T, directory, data string, flags ...string) *gatewa
 		return runErr
 	}
 	t.Cleanup(func() { _ = stop() })
-	return &gateway{addr: app.Addr(), stop: stop}
+	return &gateway{addr: app.Addr(), app: app, stop: stop}
 }
 
 type answer struct {
@@ -267,6 +268,15 @@ func TestEverythingRefuses(t *testing.T) {
 func TestUpstreamSeesNothingOfTheClient(t *testing.T) {
 	fleet, dir := startFleet(t, 4, []sim.InstanceConfig{{Behaviour: sim.Limiter, Latency: -1}})
 	g := startGateway(t, dir, "", "--contact", "ops@example.org")
+	// A first search also starts the background read of the instance's
+	// /config; wait for it, so the last request the instance saw is the
+	// search below.
+	if a := g.get(t, "/search?q=warm+up&format=json", nil); a.status != 200 {
+		t.Fatalf("warm-up: %d %s", a.status, a.body)
+	}
+	if err := g.app.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	a := g.get(t, "/search?q=privacy&format=json&language=de", map[string]string{
 		"X-Forwarded-For": "203.0.113.9", "Cookie": "session=secret", "User-Agent": "Mozilla/5.0 client",
 		"Accept-Language": "fr-FR", "X-Real-IP": "203.0.113.9", "Forwarded": "for=203.0.113.9",
