@@ -415,7 +415,7 @@ func normalize(r *Results) *Results {
 
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{
-		"", "plain", `quote " backslash \ slash /`, "tab\tnl\ncr\r", "\x00\x01\x1f\x7f",
+		"", "plain", `quote " backslash \ slash /`, "tab\tnl\ncr\r bs\b ff\f", "\x00\x01\x1f\x7f",
 		"<script>&amp;</script>", "line\u2028sep\u2029", "bad \xff utf8 \xc3", "emoji 🦀 and ü",
 	} {
 		want, _ := json.Marshal(s)
