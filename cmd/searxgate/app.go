@@ -148,19 +148,27 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
 	a.server = &fasthttp.Server{
-		Handler:            a.web.Handler(),
+		Handler:            wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), accessLogger(cfg, log)),
 		Name:               "searxgate",
 		ReadTimeout:        10 * time.Second,
 		WriteTimeout:       cfg.Deadline + 10*time.Second,
 		IdleTimeout:        2 * time.Minute,
 		MaxRequestBodySize: 64 << 10,
 		ReadBufferSize:     8 << 10,
-		Concurrency:        4096,
+		Concurrency:        cfg.MaxConns,
 		CloseOnShutdown:    true,
 		Logger:             slogPrinter{log},
 	}
 	ok = true
 	return a, nil
+}
+
+// accessLogger is the access log's logger, nil when it is off.
+func accessLogger(cfg Config, log *slog.Logger) *slog.Logger {
+	if !cfg.AccessLog {
+		return nil
+	}
+	return log.With("log", "access")
 }
 
 // Addr is the address the server listens on.

@@ -41,6 +41,9 @@ type Config struct {
 	LinkToken    bool
 	Shutdown     time.Duration
 	Flush        time.Duration
+	ClientRate   int
+	ClientBurst  int
+	MaxConns     int
 }
 
 // option is one setting: its flag, its env var and its help.
@@ -83,6 +86,9 @@ func defaultConfig() Config {
 		LogLevel:    "info",
 		Shutdown:    10 * time.Second,
 		Flush:       5 * time.Second,
+		ClientRate:  120,
+		ClientBurst: 60,
+		MaxConns:    10_000,
 	}
 }
 
@@ -129,6 +135,9 @@ func (c *Config) options() []option {
 		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", boolVar(&c.LinkToken)},
 		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", durationVar(&c.Shutdown)},
 		{"flush", "how often learned state is written to the store", durationVar(&c.Flush)},
+		{"client-rate", "searches one client address may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
+		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
+		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
 	}
 }
 
@@ -304,6 +313,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Shutdown < 0 {
 		bad("shutdown-grace", "must not be negative")
+	}
+	if c.ClientRate < 0 {
+		bad("client-rate", "must not be negative")
+	}
+	if c.ClientBurst < 1 {
+		bad("client-burst", "must be at least 1")
+	}
+	if c.MaxConns < 1 {
+		bad("max-conns", "must be at least 1")
 	}
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)

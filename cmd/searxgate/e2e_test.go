@@ -138,7 +138,9 @@ func TestMixedFleetAnswersWithinBudget(t *testing.T) {
 	}
 	fleet, dir := startFleet(t, 7, mix)
 	const budget10m = 8
-	g := startGateway(t, dir, "", "--budget-10m", fmt.Sprint(budget10m))
+	// 80 searches in a few seconds from one address is a load test, not a
+	// client: the client limit is off here (TestClientLimit tests it).
+	g := startGateway(t, dir, "", "--budget-10m", fmt.Sprint(budget10m), "--client-rate", "0")
 
 	const searches, workers = 80, 8
 	var mu sync.Mutex
@@ -331,5 +333,26 @@ func TestRestartKeepsWhatWasLearned(t *testing.T) {
 	}
 	if n := fleet.Instance("refuser").Truth().Searches; n != 0 {
 		t.Fatalf("after a restart the refusing instance got %d searches inside its hour-long Retry-After", n)
+	}
+}
+
+func TestClientLimit(t *testing.T) {
+	fleet, dir := startFleet(t, 6, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1}})
+	g := startGateway(t, dir, "", "--client-rate", "1", "--client-burst", "3")
+	for i := range 3 {
+		if a := g.get(t, fmt.Sprintf("/search?q=limit+%d&format=json", i), nil); a.status != 200 {
+			t.Fatalf("search %d within the burst: %d %s", i, a.status, a.body)
+		}
+	}
+	a := g.get(t, "/search?q=limit+4&format=json", nil)
+	if a.status != 429 || a.header.Get("Retry-After") == "" {
+		t.Fatalf("search past the burst: %d, Retry-After %q; want 429 with Retry-After", a.status, a.header.Get("Retry-After"))
+	}
+	if n := totalSearches(fleet); n != 3 {
+		t.Fatalf("the fleet got %d searches, want the 3 allowed", n)
+	}
+	// Pages that cause no upstream search are not limited.
+	if a := g.get(t, "/healthz", nil); a.status != 200 {
+		t.Fatalf("/healthz limited: %d", a.status)
 	}
 }
