@@ -87,7 +87,12 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Strategy:    strategy,
 		Jitter:      0.1,
 		OnEvent: func(e pool.Event) {
-			log.Info("instance circuit changed", "instance", e.Instance, "from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
+			level := slog.LevelInfo
+			if e.From == e.To { // seeded, enabled, reset: no circuit moved
+				level = slog.LevelDebug
+			}
+			log.Log(context.Background(), level, "instance state changed", "instance", e.Instance,
+				"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
 		},
 	})
 	if err := a.restorePool(); err != nil {
