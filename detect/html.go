@@ -67,7 +67,10 @@ func ParseFormats(html []byte) []string {
 	if err != nil {
 		return nil
 	}
-	return readFormats(doc)
+	if apis := elementsByID(doc)["apis"]; apis != nil {
+		return readFormats(apis)
+	}
+	return nil
 }
 
 // parseHTML parses body once and reads what it is. The error wraps
@@ -81,10 +84,12 @@ func ParseFormats(html []byte) []string {
 func parseHTML(body []byte) (*htmlPage, error) {
 	if region, q, ok := resultsRegion(body); ok {
 		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(withoutSVG(region)))
-		if err == nil && doc.Find("#urls").Length() > 0 {
-			qdoc, err := goquery.NewDocumentFromReader(bytes.NewReader(q))
-			if err == nil {
-				return readPage(doc, qdoc.Find("input").AttrOr("value", "")), nil
+		if err == nil {
+			if ids := elementsByID(doc); ids["urls"] != nil {
+				qdoc, err := goquery.NewDocumentFromReader(bytes.NewReader(q))
+				if err == nil {
+					return readPage(ids, qdoc.Find("input").AttrOr("value", "")), nil
+				}
 			}
 		}
 	}
@@ -92,11 +97,28 @@ func parseHTML(body []byte) (*htmlPage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotResultsPage, err)
 	}
-	if doc.Find("#urls").Length() == 0 {
-		p := &htmlPage{frontPage: doc.Find("#main_index, body.index_endpoint, body.search_endpoint").Length() > 0}
+	ids := elementsByID(doc)
+	if ids["urls"] == nil {
+		p := &htmlPage{frontPage: ids["main_index"] != nil || doc.Find("body.index_endpoint, body.search_endpoint").Length() > 0}
 		return p, fmt.Errorf("%w: no result list", ErrNotResultsPage)
 	}
-	return readPage(doc, doc.Find("#q").AttrOr("value", "")), nil
+	q := ""
+	if box := ids["q"]; box != nil {
+		q = box.AttrOr("value", "")
+	}
+	return readPage(ids, q), nil
+}
+
+// elementsByID returns the first element of each id in doc, in one walk
+// (a selector per container would walk the page once each).
+func elementsByID(doc *goquery.Document) map[string]*goquery.Selection {
+	ids := make(map[string]*goquery.Selection, 32)
+	doc.Find("[id]").Each(func(_ int, s *goquery.Selection) {
+		if id := s.AttrOr("id", ""); ids[id] == nil {
+			ids[id] = s
+		}
+	})
+	return ids
 }
 
 // resultsRegion finds, without parsing, the markup of div#results (up to
@@ -148,47 +170,61 @@ func withoutSVG(b []byte) []byte {
 	return append(out, b...)
 }
 
-// readPage reads a parsed results page; q is the query its box echoes.
-func readPage(doc *goquery.Document, q string) *htmlPage {
+// readPage reads a results page from its elements by id; q is the query
+// its box echoes.
+func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	r := &Results{Query: q}
 	p := &htmlPage{results: r}
-	r.NumberOfResults = readCount(doc.Find("#result_count").Text())
-
-	items := doc.Find("#urls .result")
+	if s := ids["result_count"]; s != nil {
+		r.NumberOfResults = readCount(s.Text())
+	}
+	items := ids["urls"].Find(".result")
 	r.Results = make([]Result, 0, items.Length())
 	items.Each(func(_ int, s *goquery.Selection) {
 		if x, ok := readHTMLResult(s); ok {
 			r.Results = append(r.Results, x)
 		}
 	})
-	doc.Find("#answers .answer").Each(func(_ int, s *goquery.Selection) {
-		if a := readHTMLAnswer(s); a != "" {
-			r.Answers = append(r.Answers, a)
-		}
-	})
-	doc.Find("#corrections form").Each(func(_ int, s *goquery.Selection) {
-		c := s.Find(`input[type="submit"]`).AttrOr("value", "")
-		if c == "" {
-			c = s.Find(`input[name="q"]`).AttrOr("value", "")
-		}
-		if c = collapse(c); c != "" {
-			r.Corrections = append(r.Corrections, c)
-		}
-	})
-	doc.Find("#suggestions form").Each(func(_ int, s *goquery.Selection) {
-		q := s.Find(`input[name="q"]`).AttrOr("value", "")
-		if q == "" {
-			q = strings.TrimLeft(s.Find("input.suggestion").AttrOr("value", ""), "•· ")
-		}
-		if q = collapse(q); q != "" {
-			r.Suggestions = append(r.Suggestions, q)
-		}
-	})
-	doc.Find("#infoboxes .infobox").Each(func(_ int, s *goquery.Selection) {
-		r.Infoboxes = append(r.Infoboxes, readHTMLInfobox(s))
-	})
-	r.UnresponsiveEngines = readEngineErrors(doc.Find("#engines_msg"))
-	p.formats = readFormats(doc)
+	if s := ids["answers"]; s != nil {
+		s.Find(".answer").Each(func(_ int, s *goquery.Selection) {
+			if a := readHTMLAnswer(s); a != "" {
+				r.Answers = append(r.Answers, a)
+			}
+		})
+	}
+	if s := ids["corrections"]; s != nil {
+		s.Find("form").Each(func(_ int, s *goquery.Selection) {
+			c := s.Find(`input[type="submit"]`).AttrOr("value", "")
+			if c == "" {
+				c = s.Find(`input[name="q"]`).AttrOr("value", "")
+			}
+			if c = collapse(c); c != "" {
+				r.Corrections = append(r.Corrections, c)
+			}
+		})
+	}
+	if s := ids["suggestions"]; s != nil {
+		s.Find("form").Each(func(_ int, s *goquery.Selection) {
+			q := s.Find(`input[name="q"]`).AttrOr("value", "")
+			if q == "" {
+				q = strings.TrimLeft(s.Find("input.suggestion").AttrOr("value", ""), "•· ")
+			}
+			if q = collapse(q); q != "" {
+				r.Suggestions = append(r.Suggestions, q)
+			}
+		})
+	}
+	if s := ids["infoboxes"]; s != nil {
+		s.Find(".infobox").Each(func(_ int, s *goquery.Selection) {
+			r.Infoboxes = append(r.Infoboxes, readHTMLInfobox(s))
+		})
+	}
+	if s := ids["engines_msg"]; s != nil {
+		r.UnresponsiveEngines = readEngineErrors(s)
+	}
+	if s := ids["apis"]; s != nil {
+		p.formats = readFormats(s)
+	}
 	return p
 }
 
@@ -325,9 +361,9 @@ func readEngineErrors(msg *goquery.Selection) [][2]string {
 }
 
 // readFormats reads the formats offered in div#apis.
-func readFormats(doc *goquery.Document) []string {
+func readFormats(apis *goquery.Selection) []string {
 	var out []string
-	doc.Find(`#apis input[name="format"]`).Each(func(_ int, s *goquery.Selection) {
+	apis.Find(`input[name="format"]`).Each(func(_ int, s *goquery.Selection) {
 		f := strings.ToLower(strings.TrimSpace(s.AttrOr("value", "")))
 		if f != "" && f != "html" {
 			out = append(out, f)
