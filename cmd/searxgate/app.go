@@ -105,7 +105,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Logger: log,
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
-			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second),
+			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second, cfg.resolver),
 		},
 		Deadline:       cfg.Deadline,
 		MaxAttempts:    cfg.MaxAttempts,

@@ -44,6 +44,10 @@ type Config struct {
 	ClientRate   int
 	ClientBurst  int
 	MaxConns     int
+
+	// resolver replaces the system's resolver in the upstream dialer; tests
+	// set it so that no name is ever looked up on the network.
+	resolver ipResolver
 }
 
 // option is one setting: its flag, its env var and its help.

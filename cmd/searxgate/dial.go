@@ -17,13 +17,23 @@ import (
 // searxgate may not contact.
 var errPrivateDial = errors.New("address is not public (use --allow-private for home networks)")
 
+// ipResolver resolves names; *net.Resolver is one.
+type ipResolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
 // guardedDial returns the upstream dialer: it resolves the instance's name
 // itself and refuses loopback, private, link-local and other non-public
 // addresses unless allowPrivate, so that neither a directory entry nor a
 // name that changes its answer (DNS rebinding) can point searxgate into the
 // network it runs in.
-func guardedDial(allowPrivate bool, timeout time.Duration) fasthttp.DialFunc {
+//
+// resolver nil is the system's.
+func guardedDial(allowPrivate bool, timeout time.Duration, resolver ipResolver) fasthttp.DialFunc {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
 	return func(addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -35,7 +45,7 @@ func guardedDial(allowPrivate bool, timeout time.Duration) fasthttp.DialFunc {
 		if ip, err := netip.ParseAddr(host); err == nil {
 			ips = []netip.Addr{ip}
 		} else {
-			found, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+			found, err := resolver.LookupNetIP(ctx, "ip", host)
 			if err != nil {
 				return nil, fmt.Errorf("resolving %s: %w", host, err)
 			}
