@@ -152,8 +152,9 @@ func BenchmarkSnapshot(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotLocked: the part of Snapshot that holds the read lock,
-// which is what a search may wait for.
+// BenchmarkSnapshotLocked: the copy Snapshot makes of the records (its
+// allocation outside the read lock, the copy under it): an upper bound of
+// what a search may wait for behind a reader.
 func BenchmarkSnapshotLocked(b *testing.B) {
 	p := benchPool(b, 1_000, Config{})
 	b.ReportAllocs()

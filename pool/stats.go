@@ -46,11 +46,12 @@ type record struct {
 // records copies every instance under the read lock: all that Snapshot
 // makes writers wait for.
 func (p *Pool) records() []record {
+	// Allocate before taking the lock: zeroing the memory is half the cost.
+	recs := make([]record, 0, p.Len()+16)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	recs := make([]record, len(p.list))
 	for i, in := range p.list {
-		recs[i] = record{in: *in, s: p.slots[i]}
+		recs = append(recs, record{in: *in, s: p.slots[i]})
 	}
 	return recs
 }
