@@ -358,3 +358,32 @@ func TestHeadersPeek(t *testing.T) {
 		t.Errorf("nil Headers returned a value")
 	}
 }
+
+// TestClassifyConcurrent: verdicts share only read-only tables and
+// compiled selectors; under -race, concurrent use must be clean and give
+// the same verdicts.
+func TestClassifyConcurrent(t *testing.T) {
+	cases := classifyCases[:20]
+	captures := make([]capture, len(cases))
+	for i, tc := range cases {
+		captures[i] = loadCapture(t, tc.file)
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i, tc := range cases {
+				v := Classify(answerOf(captures[i], tc.format, tc.query))
+				if v.Kind != tc.kind || v.Reason != tc.reason {
+					done <- fmt.Errorf("%s: %s/%s, want %s/%s", tc.file, v.Kind, v.Reason, tc.kind, tc.reason)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

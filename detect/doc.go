@@ -35,6 +35,12 @@
 //     read from HTML have them zero and empty, in page order. The empty
 //     content placeholder is recognised by its class (current markup) or
 //     its English text.
+//   - To read a results page fast, only its div#results (up to the
+//     pagination, without inline SVG icons) and its query box are parsed;
+//     a page where either is missing is parsed whole. Content that a
+//     future theme moved out of div#results would not be read.
+//   - Classify reads only JSON and HTML bodies; a 2xx answer in another
+//     format is BadBody.
 //   - Answers are kept as strings (the classic shape): an answer's link is
 //     kept in its text as "text (url)".
 //   - Links that are not absolute http(s) URLs are dropped: results, the
