@@ -496,6 +496,9 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 		// penalty; the next search uses its HTML page.
 		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
+	case err != nil && errors.Is(err, ErrBusy):
+		// Our own connection cap, not the instance's doing.
+		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}
 	case v.Kind == detect.Failed && v.Reason == detect.Timeout && (s.done.Load() || elapsed < p.cfg.HedgeFloor):
 		// Cut short by the end of its search, not slow by itself.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
@@ -507,7 +510,7 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 		// The results page lists the formats the instance offers: learning
 		// it here spares the instance a 403 on JSON later.
 		offers := No
-		if slices.Contains(detect.ParseFormats(rep.Body), FormatJSON) {
+		if slices.Contains(v.Formats, FormatJSON) {
 			offers = Yes
 		}
 		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = offers, now })

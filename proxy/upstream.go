@@ -22,6 +22,9 @@ var (
 	ErrTimeout   = errors.New("timeout")
 	ErrTransport = errors.New("transport")
 	ErrTooLarge  = errors.New("too_large")
+	// ErrBusy: searxgate's own connections to the instance are all in use;
+	// the instance did nothing wrong.
+	ErrBusy = errors.New("busy")
 )
 
 // UpstreamConfig is how searxgate talks to instances.
@@ -37,6 +40,10 @@ type UpstreamConfig struct {
 	// Dial replaces the dialer (tests use the sim fleet's in-memory one; the
 	// server uses one that refuses non-public addresses unless allowed).
 	Dial fasthttp.DialFunc
+	// MaxConns caps the connections to one instance (default 8); past it a
+	// search waits up to a second for one, then gives up without blaming
+	// the instance (ErrBusy).
+	MaxConns int
 	// TLS is the client TLS configuration; nil = the system's roots.
 	TLS  *tls.Config
 	Rand *rand.Rand // for the lifetime jitter; nil = a random seed
@@ -60,6 +67,9 @@ type hostClient struct {
 func newUpstream(cfg UpstreamConfig) *upstream {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 4 << 20
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 8
 	}
 	if cfg.MaxConnLifetime <= 0 {
 		cfg.MaxConnLifetime = 5 * time.Minute
@@ -100,7 +110,8 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 		IsTLS:                         pu.Scheme == "https",
 		TLSConfig:                     u.cfg.TLS,
 		Dial:                          u.cfg.Dial,
-		MaxConns:                      8,
+		MaxConns:                      u.cfg.MaxConns,
+		MaxConnWaitTimeout:            time.Second,
 		MaxConnDuration:               life,
 		MaxIdleConnDuration:           90 * time.Second,
 		MaxResponseBodySize:           u.cfg.MaxBody,
@@ -146,8 +157,8 @@ func (h headerMap) Peek(key string) []byte {
 }
 
 // keptHeaders are the response headers copied out of an answer.
-var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "X-RateLimit-Reset", "Location",
-	"Content-Type", "Server", "Cf-Mitigated", "Set-Cookie"}
+var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "RateLimit", "X-RateLimit-Reset", "Location",
+	"Content-Type", "Server", "Cf-Mitigated", "Cf-Ray", "Set-Cookie"}
 
 // get sends GET <instance><path>?<args> with searxgate's header set and
 // returns the decoded answer, or ErrTimeout, ErrTransport or ErrTooLarge.
@@ -204,6 +215,8 @@ func classifyTransport(err error) error {
 		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout),
 		errors.As(err, &ne) && ne.Timeout():
 		return fmt.Errorf("%w: %v", ErrTimeout, err)
+	case errors.Is(err, fasthttp.ErrNoFreeConns):
+		return fmt.Errorf("%w: %v", ErrBusy, err)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		return fmt.Errorf("%w: %v", ErrTooLarge, err)
 	default:

@@ -106,6 +106,9 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
 			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second, cfg.resolver),
+			// Room for every search the pool may have in flight, plus the
+			// /config and autocomplete reads.
+			MaxConns: cfg.MaxInFlight + 4,
 		},
 		Deadline:       cfg.Deadline,
 		MaxAttempts:    cfg.MaxAttempts,
