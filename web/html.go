@@ -6,7 +6,11 @@ import (
 	"encoding/xml"
 	"html/template"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/valyala/fasthttp"
 
@@ -20,16 +24,34 @@ var templateFS embed.FS
 // parseTemplates parses every embedded template; a missing or broken one
 // fails start-up.
 func parseTemplates() (*template.Template, error) {
-	return template.New("").Funcs(template.FuncMap{
-		"safeURL": safeURL,
+	t, err := template.New("").Funcs(template.FuncMap{
+		"safeURL":    safeURL,
+		"categories": func() []string { return Categories },
 	}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"index.html", "results.html", "error.html", "status.html"} {
+		if t.Lookup(name) == nil {
+			return nil, &missingTemplateError{name}
+		}
+	}
+	return t, nil
 }
+
+type missingTemplateError struct{ name string }
+
+func (e *missingTemplateError) Error() string { return "template " + e.name + " is missing" }
 
 // safeURL returns u when it is an http(s) URL, "" otherwise: no upstream
 // link of another scheme (javascript:, data:) is ever rendered.
 func safeURL(u string) string {
-	p, err := url.Parse(strings.TrimSpace(u))
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+	u = strings.TrimSpace(u)
+	if strings.HasPrefix(u, "//") {
+		u = "https:" + u // protocol-relative, as some engines give thumbnails
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || !utf8.ValidString(u) {
 		return ""
 	}
 	return p.String()
@@ -43,30 +65,152 @@ func xmlEscape(s string) string {
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// baseURL is the address the client used, ending in "/".
+// baseURL is the configured public URL, or the address the client used,
+// ending in "/".
 func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL
+	}
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
 	}
-	return scheme + "://" + string(ctx.Host()) + "/"
+	host := string(ctx.Host())
+	if !validHost(host) {
+		host = "localhost"
+	}
+	return scheme + "://" + host + "/"
+}
+
+// validHost accepts what a Host header may hold: a name or address and an
+// optional port; nothing that could break out of a URL.
+func validHost(h string) bool {
+	if h == "" || len(h) > 255 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '.' || c == '-' || c == ':' || c == '[' || c == ']' || c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Limits on what a page shows of one upstream string.
+const (
+	maxTitle   = 300
+	maxContent = 1000
+	maxURLText = 120
+)
+
+// clean makes an upstream string fit for a page: valid UTF-8, no control
+// or bidi-override characters, at most max runes (cut with an ellipsis).
+func clean(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidiControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) > max {
+		n := 0
+		for i := range s {
+			if n == max {
+				return strings.TrimSpace(s[:i]) + "…"
+			}
+			n++
+		}
+	}
+	return s
+}
+
+// isBidiControl reports the embedding, override and isolate controls, which
+// would let an upstream string reorder the text around it.
+func isBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// Categories are the tabs of the results page, as SearXNG names them.
+var Categories = []string{"general", "images", "news", "videos", "science", "it"}
+
+var categoryLabels = map[string]string{
+	"general": "General", "images": "Images", "news": "News", "videos": "Videos", "science": "Science", "it": "IT",
+}
+
+type tab struct {
+	Name, Label, Href string
+	Active            bool
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+type link struct{ Text, Href string }
+
+type resultView struct {
+	Title, URL, Display, Content string
+	Engines                      []string
+	Thumbnail                    string
+	Published                    string
+}
+
+type infoboxView struct {
+	Title, Content, Image string
+	URLs                  []link
+	Attributes            []link // Text = label, Href = value (plain text)
+}
+
+// searchPage is what results.html shows: every upstream string already
+// cleaned and every link checked.
+type searchPage struct {
+	Query       string
+	Tabs        []tab
+	Category    string
+	TimeRanges  []option
+	SafeSearch  []option
+	Language    string
+	Answers     []link
+	Corrections []link
+	Suggestions []link
+	Infoboxes   []infoboxView
+	Results     []resultView
+	Unresponse  []string
+	PageNo      int
+	Prev, Next  string
+	Instance    string
+	Took        string
+	Cache       string
+	Soft        string
 }
 
 type pageData struct {
-	Title    string
-	Query    string
-	Request  proxy.Request
-	Results  *detect.Results
-	Response *proxy.Response
-	Status   int
-	Message  string
+	Title   string
+	Name    string // the gateway's name
+	Query   string
+	Status  int
+	Message string
+	Retry   string // a link that repeats the request
+	Search  *searchPage
+	Stat    *statusView
 }
 
 func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pageData) {
+	d.Name = s.cfg.InstanceName
 	var b bytes.Buffer
 	if err := s.tmpl.ExecuteTemplate(&b, name, d); err != nil {
 		s.log.Error("rendering a page failed", "template", name, "err", err)
-		ctx.Error("Internal Server Error", fasthttp.StatusInternalServerError)
+		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	ctx.SetStatusCode(status)
@@ -79,9 +223,194 @@ func (s *Server) index(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string) {
-	s.render(ctx, status, "error.html", pageData{Title: "Error", Query: req.Query, Request: req, Status: status, Message: msg})
+	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: msg}
+	if req.Query != "" {
+		d.Retry = "/search?" + searchArgs(req, req.PageNo).Encode()
+	}
+	s.render(ctx, status, "error.html", d)
 }
 
 func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, res *proxy.Response) {
-	s.render(ctx, fasthttp.StatusOK, "results.html", pageData{Title: req.Query, Query: req.Query, Request: req, Results: r, Response: res})
+	p := buildSearchPage(req, r, res)
+	s.render(ctx, fasthttp.StatusOK, "results.html", pageData{Title: p.Query, Query: p.Query, Search: p})
+}
+
+// searchArgs are the parameters that repeat req at page pageno, in HTML.
+func searchArgs(req proxy.Request, pageno int) url.Values {
+	v := url.Values{"q": {req.Query}}
+	if len(req.Categories) > 0 {
+		v.Set("categories", strings.Join(req.Categories, ","))
+	}
+	if len(req.Engines) > 0 {
+		v.Set("engines", strings.Join(req.Engines, ","))
+	}
+	if req.Language != "" {
+		v.Set("language", req.Language)
+	}
+	if req.TimeRange != "" {
+		v.Set("time_range", req.TimeRange)
+	}
+	if req.SafeSearch != "" {
+		v.Set("safesearch", req.SafeSearch)
+	}
+	if pageno > 1 {
+		v.Set("pageno", strconv.Itoa(pageno))
+	}
+	return v
+}
+
+// buildSearchPage turns an answer into what the page shows.
+func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response) *searchPage {
+	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
+	if p.PageNo < 1 {
+		p.PageNo = 1
+	}
+	p.Category = "general"
+	if len(req.Categories) == 1 && categoryLabels[req.Categories[0]] != "" {
+		p.Category = req.Categories[0]
+	}
+	for _, c := range Categories {
+		q := req
+		q.Categories = []string{c}
+		if c == "general" {
+			q.Categories = nil
+		}
+		p.Tabs = append(p.Tabs, tab{Name: c, Label: categoryLabels[c], Href: "/search?" + searchArgs(q, 1).Encode(),
+			Active: c == p.Category && (len(req.Categories) <= 1)})
+	}
+	for _, o := range [][2]string{{"", "Any time"}, {"day", "Past day"}, {"week", "Past week"}, {"month", "Past month"}, {"year", "Past year"}} {
+		p.TimeRanges = append(p.TimeRanges, option{o[0], o[1], req.TimeRange == o[0]})
+	}
+	for _, o := range [][2]string{{"", "Safe search: default"}, {"0", "Safe search: off"}, {"1", "Safe search: moderate"}, {"2", "Safe search: strict"}} {
+		p.SafeSearch = append(p.SafeSearch, option{o[0], o[1], req.SafeSearch == o[0]})
+	}
+	if r != nil {
+		for _, a := range r.Answers {
+			p.Answers = append(p.Answers, link{Text: clean(a, maxContent)})
+		}
+		for _, list := range []struct {
+			in  []string
+			out *[]link
+		}{{r.Corrections, &p.Corrections}, {r.Suggestions, &p.Suggestions}} {
+			for _, c := range list.in {
+				c = clean(c, maxTitle)
+				if c == "" {
+					continue
+				}
+				q := req
+				q.Query = c
+				*list.out = append(*list.out, link{Text: c, Href: "/search?" + searchArgs(q, 1).Encode()})
+			}
+		}
+		for i := range r.Infoboxes {
+			p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i]))
+		}
+		for i := range r.Results {
+			p.Results = append(p.Results, resultOf(&r.Results[i]))
+		}
+		for _, e := range r.UnresponsiveEngines {
+			p.Unresponse = append(p.Unresponse, clean(e[0], 60)+" ("+clean(e[1], 60)+")")
+		}
+	}
+	if p.PageNo > 1 {
+		p.Prev = "/search?" + searchArgs(req, p.PageNo-1).Encode()
+	}
+	if len(p.Results) > 0 {
+		p.Next = "/search?" + searchArgs(req, p.PageNo+1).Encode()
+	}
+	if res != nil {
+		p.Instance = hostOf(res.Instance)
+		p.Took = formatMS(float64(res.Elapsed) / float64(time.Millisecond))
+		switch {
+		case res.Stale:
+			p.Cache = "from the cache (stale: no instance answered)"
+		case res.Cached:
+			p.Cache = "from the cache"
+		case res.Coalesced:
+			p.Cache = "shared with an identical search"
+		}
+		p.Soft = res.Soft
+	}
+	return p
+}
+
+func resultOf(x *detect.Result) resultView {
+	v := resultView{URL: safeURL(x.URL), Title: clean(x.Title, maxTitle), Content: clean(x.Content, maxContent)}
+	if v.URL != "" {
+		v.Display = clean(displayURL(v.URL), maxURLText)
+	}
+	if v.Title == "" {
+		v.Title = v.Display
+	}
+	if v.Title == "" {
+		v.Title = "(untitled)"
+	}
+	engines := x.Engines
+	if len(engines) == 0 && x.Engine != "" {
+		engines = []string{x.Engine}
+	}
+	for _, e := range engines {
+		if e = clean(e, 40); e != "" && !slices.Contains(v.Engines, e) && len(v.Engines) < 8 {
+			v.Engines = append(v.Engines, e)
+		}
+	}
+	v.Thumbnail = safeURL(x.Thumbnail)
+	if v.Thumbnail == "" {
+		v.Thumbnail = safeURL(x.ImgSrc)
+	}
+	if t, ok := parseDate(x.PublishedDate); ok {
+		v.Published = t.Format("2 Jan 2006")
+	}
+	return v
+}
+
+func infoboxOf(ib *detect.Infobox) infoboxView {
+	v := infoboxView{Title: clean(ib.Infobox, maxTitle), Content: clean(ib.Content, 4*maxContent), Image: safeURL(ib.ImgSrc)}
+	for _, u := range ib.URLs {
+		if h := safeURL(u.URL); h != "" {
+			t := clean(u.Title, maxTitle)
+			if t == "" {
+				t = clean(displayURL(h), maxURLText)
+			}
+			v.URLs = append(v.URLs, link{Text: t, Href: h})
+		}
+	}
+	for _, a := range ib.Attributes {
+		if l, val := clean(a.Label, maxTitle), clean(a.Value, maxContent); l != "" || val != "" {
+			v.Attributes = append(v.Attributes, link{Text: l, Href: val})
+		}
+	}
+	return v
+}
+
+// displayURL is a link as people read it: host and path, decoded.
+func displayURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	s := p.Host + p.Path
+	if d, err := url.PathUnescape(s); err == nil {
+		s = d
+	}
+	return strings.TrimSuffix(s, "/")
+}
+
+// hostOf is an instance URL without its scheme and final slash.
+func hostOf(u string) string {
+	u = strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
+	return strings.TrimSuffix(u, "/")
+}
+
+// formatMS writes a duration in ms as people read it: "85 ms", "1.2 s".
+func formatMS(ms float64) string {
+	switch {
+	case ms < 0 || ms != ms:
+		return "–"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+	case ms < 60_000:
+		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
+	}
+	return strconv.FormatFloat(ms/60_000, 'f', 1, 64) + " min"
 }

@@ -58,7 +58,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	results, err := res.Results()
 	if err != nil {
 		s.log.Error("cached answer does not decode", "err", err)
-		ctx.Error("Internal Server Error", fasthttp.StatusInternalServerError)
+		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	switch req.Format {
@@ -75,7 +75,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err error) {
 	switch {
 	case errors.Is(err, proxy.ErrFormat):
-		ctx.Error("Forbidden", fasthttp.StatusForbidden)
+		plainError(ctx, fasthttp.StatusForbidden, "Forbidden")
 		return
 	case errors.Is(err, proxy.ErrNoQuery) && req.Format == proxy.FormatHTML:
 		s.index(ctx)
@@ -137,7 +137,7 @@ func explainWhy(why string) string {
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		ctx.Error("Internal Server Error", fasthttp.StatusInternalServerError)
+		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
 	ctx.SetStatusCode(status)

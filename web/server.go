@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -19,32 +20,70 @@ type Searcher interface {
 	Search(ctx context.Context, req proxy.Request) (*proxy.Response, error)
 }
 
+// Autocompleter suggests completions of a prefix; *proxy.Proxy is one.
+type Autocompleter interface {
+	Autocomplete(ctx context.Context, q, language string) ([]string, error)
+}
+
+// Operator applies the operator's changes to the pool and keeps them.
+// Errors of Add that wrap ErrBadInstance are the client's (400); others are
+// the server's (500).
+type Operator interface {
+	// Add adds an instance of the operator's own and returns its
+	// normalised URL.
+	Add(ctx context.Context, rawURL string) (string, error)
+	// Remove reports false when the instance was not in the pool.
+	Remove(rawURL string) (bool, error)
+	// SetDisabled reports false when the instance is not in the pool.
+	SetDisabled(rawURL string, disabled bool) (bool, error)
+	// Reset forgets what the pool learned (not the operator's changes).
+	Reset() error
+}
+
+// ErrBadInstance is what an Operator wraps when the URL it was given is
+// not one it accepts (unparsable, not http(s), a non-public address): the
+// instance API answers it with 400.
+var ErrBadInstance = errors.New("not an acceptable instance URL")
+
 // Config is what the HTTP face needs.
 type Config struct {
-	Proxy   *proxy.Proxy // nil only in tests that give Searcher
-	Search  Searcher     // defaults to Proxy
-	Pool    *pool.Pool   // read only
-	Logger  *slog.Logger
-	Version string
+	Proxy        *proxy.Proxy  // nil only in tests that give Searcher
+	Search       Searcher      // defaults to Proxy
+	Autocomplete Autocompleter // defaults to Proxy; nil answers no suggestions
+	Pool         *pool.Pool    // read only; nil leaves /status and /metrics without instances
+	Operator     Operator      // the instance API's writes; nil = not available
+	Logger       *slog.Logger
+	Version      string
 	// InstanceName is what /config and the pages call this gateway.
 	InstanceName string
-	Now          func() time.Time
+	// AdminToken allows the instance API's writes as "Authorization:
+	// Bearer <token>"; empty refuses every write with 403.
+	AdminToken string
+	// PublicURL is the address people reach searxgate at, for the links
+	// of /opensearch.xml and RSS; empty = the address each request used.
+	PublicURL string
+	Now       func() time.Time
 }
 
 // Server is searxgate's HTTP face.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	tmpl *template.Template
+	cfg     Config
+	log     *slog.Logger
+	tmpl    *template.Template
+	started time.Time
 }
 
-// New returns the server; it fails when an embedded template does not parse.
+// New returns the server; it fails when an embedded template does not
+// parse or the public URL is not an http(s) URL.
 func New(cfg Config) (*Server, error) {
 	if cfg.Search == nil {
 		if cfg.Proxy == nil {
 			return nil, errors.New("web: Config.Proxy or Config.Search is required")
 		}
 		cfg.Search = cfg.Proxy
+	}
+	if cfg.Autocomplete == nil && cfg.Proxy != nil {
+		cfg.Autocomplete = cfg.Proxy
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -55,11 +94,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.InstanceName == "" {
 		cfg.InstanceName = "searxgate"
 	}
+	if cfg.PublicURL != "" {
+		if !strings.HasPrefix(cfg.PublicURL, "http://") && !strings.HasPrefix(cfg.PublicURL, "https://") {
+			return nil, fmt.Errorf("web: public URL %q is not an http(s) URL", cfg.PublicURL)
+		}
+		if !strings.HasSuffix(cfg.PublicURL, "/") {
+			cfg.PublicURL += "/"
+		}
+	}
 	tmpl, err := parseTemplates()
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, started: cfg.Now()}, nil
 }
 
 // Handler routes every request.
@@ -67,7 +114,22 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	return s.route
 }
 
+// contentSecurityPolicy allows nothing but searxgate's own stylesheet and
+// images (upstream thumbnails included); no script at all.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; " +
+	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// securityHeaders are set on every response.
+func securityHeaders(h *fasthttp.ResponseHeader) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Robots-Tag", "noindex, nofollow")
+}
+
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
+	securityHeaders(&ctx.Response.Header)
 	path := string(ctx.Path())
 	switch path {
 	case "/search":
@@ -91,9 +153,64 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.SetBodyString("OK")
+	case "/opensearch.xml":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
+			s.openSearch(ctx)
+		}
+	case "/autocompleter":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
+			s.autocompleter(ctx)
+		}
+	case "/config":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.config(ctx)
+		}
+	case "/status":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.statusPage(ctx)
+		}
+	case "/status.json":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.statusJSON(ctx)
+		}
+	case "/metrics":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.metrics(ctx)
+		}
+	case "/static/style.css", "/static/favicon.svg", "/favicon.ico":
+		if allow(ctx, fasthttp.MethodGet) {
+			serveStatic(ctx, path)
+		}
+	case "/api/pool/reset":
+		if allow(ctx, fasthttp.MethodPost) {
+			s.apiReset(ctx)
+		}
+	case "/api/instances", "/api/instances/":
+		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
+			s.apiInstances(ctx)
+		}
 	default:
-		ctx.Error("Not Found", fasthttp.StatusNotFound)
+		if strings.HasPrefix(path, "/api/instances/") {
+			s.apiInstance(ctx)
+			return
+		}
+		s.notFound(ctx)
 	}
+}
+
+// notFound answers 404: a page for browsers, plain text for others.
+func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
+	if wantsHTML(ctx) {
+		s.render(ctx, fasthttp.StatusNotFound, "error.html", pageData{Title: "Not found", Status: fasthttp.StatusNotFound,
+			Message: "There is no page at this address."})
+		return
+	}
+	plainError(ctx, fasthttp.StatusNotFound, "Not Found")
+}
+
+// wantsHTML reports whether the client asked for a page (a browser).
+func wantsHTML(ctx *fasthttp.RequestCtx) bool {
+	return strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/html")
 }
 
 // allow answers 405 unless the method is one of methods (HEAD counts as GET).
@@ -104,20 +221,9 @@ func allow(ctx *fasthttp.RequestCtx, methods ...string) bool {
 			return true
 		}
 	}
-	ctx.Response.Header.Set("Allow", joinMethods(methods))
-	ctx.Error("Method Not Allowed", fasthttp.StatusMethodNotAllowed)
+	ctx.Response.Header.Set("Allow", strings.Join(methods, ", "))
+	plainError(ctx, fasthttp.StatusMethodNotAllowed, "Method Not Allowed")
 	return false
-}
-
-func joinMethods(m []string) string {
-	out := ""
-	for i, x := range m {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 // param reads a parameter as SearXNG does: the form body first, then the
@@ -142,4 +248,12 @@ func (p params) Get(name string) (string, bool) {
 		return string(p.ctx.QueryArgs().Peek(name)), true
 	}
 	return "", false
+}
+
+// plainError answers status with a plain-text message. Unlike
+// RequestCtx.Error it keeps the headers already set (the security ones).
+func plainError(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("text/plain; charset=utf-8")
+	ctx.SetBodyString(msg)
 }

@@ -1,0 +1,147 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/pool"
+)
+
+// openSearch serves /opensearch.xml in SearXNG's shape, with GET result and
+// suggestion templates built from the public URL or the address used.
+func (s *Server) openSearch(ctx *fasthttp.RequestCtx) {
+	base := s.baseURL(ctx)
+	name := xmlEscape(s.cfg.InstanceName)
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>` + "\n")
+	b.WriteString(`<OpenSearchDescription xmlns="http://a9.com/-/spec/opensearch/1.1/" xmlns:moz="http://www.mozilla.org/2006/browser/search/">` + "\n")
+	b.WriteString("  <ShortName>" + name + "</ShortName>\n")
+	b.WriteString("  <LongName>" + name + " metasearch</LongName>\n")
+	b.WriteString("  <Description>" + name + " answers from a pool of public SearXNG instances.</Description>\n")
+	b.WriteString("  <InputEncoding>UTF-8</InputEncoding>\n")
+	b.WriteString(`  <Image type="image/svg+xml">` + xmlEscape(base+"static/favicon.svg") + "</Image>\n")
+	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(base+"search?q={searchTerms}") + `"/>` + "\n")
+	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(base+"autocompleter?q={searchTerms}") + `"/>` + "\n")
+	b.WriteString(`  <Url rel="self" type="application/opensearchdescription+xml" method="GET" template="` + xmlEscape(base+"opensearch.xml") + `"/>` + "\n")
+	b.WriteString(`  <Query role="example" searchTerms="SearXNG"/>` + "\n")
+	b.WriteString("  <moz:SearchForm>" + xmlEscape(base+"search") + "</moz:SearchForm>\n")
+	b.WriteString("</OpenSearchDescription>\n")
+	ctx.SetContentType("application/opensearchdescription+xml; charset=utf-8")
+	ctx.SetBody(b.Bytes())
+}
+
+// autocompleteLanguage is what /autocompleter passes on as the language.
+var autocompleteLanguage = regexp.MustCompile(`^(auto|all|[a-z]{2,3}(-[a-zA-Z]{2})?)$`)
+
+// autocompleter answers /autocompleter as SearXNG does: a plain JSON list
+// to its own pages (X-Requested-With: XMLHttpRequest), OpenSearch's
+// [prefix, [suggestions]] to a browser's address bar. When no instance
+// can suggest, the list is empty.
+func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
+	q := clean(string(param(ctx, "q")), 256)
+	lang := string(param(ctx, "language"))
+	if !autocompleteLanguage.MatchString(lang) {
+		lang = ""
+	}
+	list := []string{}
+	if q != "" && s.cfg.Autocomplete != nil {
+		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		got, err := s.cfg.Autocomplete.Autocomplete(c, q, lang)
+		cancel()
+		if err != nil {
+			s.log.Debug("no suggestions", "err", err)
+		}
+		for _, x := range got {
+			if x = clean(x, 256); x != "" && len(list) < 20 {
+				list = append(list, x)
+			}
+		}
+	}
+	var v any = []any{q, list}
+	ctype := "application/x-suggestions+json"
+	if string(ctx.Request.Header.Peek("X-Requested-With")) == "XMLHttpRequest" {
+		v, ctype = list, "application/json"
+	}
+	b, _ := json.Marshal(v)
+	ctx.Response.Header.Set("Cache-Control", "private, max-age=300")
+	ctx.SetContentType(ctype)
+	ctx.SetBody(b)
+}
+
+// DefaultCategories are SearXNG's categories, in its order.
+var DefaultCategories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
+
+// config serves /config in SearXNG's shape. Engines are not known per
+// instance, so the list is empty; categories are SearXNG's defaults.
+func (s *Server) config(ctx *fasthttp.RequestCtx) {
+	autocomplete := ""
+	versions := map[string]int{}
+	n := 0
+	if s.cfg.Pool != nil {
+		counts := map[string]int{}
+		for _, st := range s.cfg.Pool.Snapshot() {
+			n++
+			if s.cfg.Proxy == nil {
+				continue
+			}
+			c := s.cfg.Proxy.Caps(st.URL)
+			if c.Autocomplete != "" && st.Circuit != pool.Open && !st.Disabled {
+				counts[c.Autocomplete]++
+			}
+			if c.Version != "" {
+				versions[c.Version]++
+			}
+		}
+		best := 0
+		for _, k := range sortedKeys(counts) {
+			if counts[k] > best {
+				autocomplete, best = k, counts[k]
+			}
+		}
+	}
+	v := map[string]any{
+		"autocomplete": autocomplete,
+		"brand": map[string]any{
+			"CONTACT_URL": false, "DOCS_URL": "https://docs.searxng.org/", "GIT_BRANCH": "master",
+			"GIT_URL": "https://github.com/searxng/searxng", "PRIVACYPOLICY_URL": false,
+		},
+		"categories":           DefaultCategories,
+		"default_doi_resolver": "oadoi.org",
+		"default_locale":       "",
+		"default_theme":        "simple",
+		"doi_resolvers":        []string{"oadoi.org", "doi.org"},
+		"engines":              []any{},
+		"instance_name":        s.cfg.InstanceName,
+		"limiter": map[string]any{
+			"botdetection.ip_limit.link_token":       false,
+			"botdetection.ip_lists.pass_searxng_org": false,
+			"enabled":                                false,
+		},
+		"locales":         map[string]string{"en": "English"},
+		"plugins":         []any{},
+		"public_instance": false,
+		"safe_search":     0,
+		"version":         s.cfg.Version,
+		"searxgate": map[string]any{
+			"instances":         n,
+			"upstream_versions": versions,
+			"formats":           []string{"html", "json", "csv", "rss"},
+		},
+	}
+	writeJSON(ctx, fasthttp.StatusOK, v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

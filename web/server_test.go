@@ -1,0 +1,368 @@
+package web
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"searxgate/detect"
+	"searxgate/proxy"
+)
+
+func TestRoutes(t *testing.T) {
+	fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}
+	_, c := serve(t, Config{Search: fs, Version: "1.2.3"})
+	tests := []struct {
+		method, uri, body string
+		headers           []string
+		status            int
+		ctype             string
+		contains          string
+	}{
+		{"GET", "/", "", nil, 200, "text/html", `rel="search"`},
+		{"GET", "/?q=hello&format=json", "", nil, 200, "application/json", `"hello is a greeting"`},
+		{"GET", "/search?q=hello", "", nil, 200, "text/html", "Hello world"},
+		{"POST", "/search", "q=hello&format=json", nil, 200, "application/json", `"results"`},
+		{"GET", "/search?q=hello&format=csv", "", nil, 200, "application/csv", "Hello world"},
+		{"GET", "/search?q=hello&format=rss", "", nil, 200, "application/rss+xml", "<item>"},
+		{"GET", "/search?q=&format=json", "", nil, 400, "application/json", `"error":"No query"`},
+		{"GET", "/search?q=x&format=json&pageno=0", "", nil, 400, "application/json", `Invalid value \"0\" for parameter pageno`},
+		{"GET", "/search?q=x&pageno=zz", "", nil, 400, "text/html", "Invalid value"},
+		{"GET", "/search?q=x&format=yaml", "", nil, 403, "text/plain", "Forbidden"},
+		{"PUT", "/search?q=x", "", nil, 405, "text/plain", "Method Not Allowed"},
+		{"GET", "/healthz", "", nil, 200, "text/plain", "OK"},
+		{"GET", "/nowhere", "", nil, 404, "text/plain", "Not Found"},
+		{"GET", "/nowhere", "", []string{"Accept", "text/html"}, 404, "text/html", "no page at this address"},
+		{"GET", "/static/style.css", "", nil, 200, "text/css", "prefers-color-scheme:dark"},
+		{"GET", "/static/favicon.svg", "", nil, 200, "image/svg+xml", "<svg"},
+		{"GET", "/config", "", nil, 200, "application/json", `"instance_name":"searxgate"`},
+		{"POST", "/config", "", nil, 405, "text/plain", ""},
+		{"GET", "/opensearch.xml", "", nil, 200, "application/opensearchdescription+xml", "OpenSearchDescription"},
+		{"GET", "/autocompleter?q=hel", "", nil, 200, "application/x-suggestions+json", `["hel",[]]`},
+		{"GET", "/status", "", nil, 200, "text/html", "Searches served"},
+		{"GET", "/status.json", "", nil, 200, "application/json", `"instances":[]`},
+		{"GET", "/metrics", "", nil, 200, "text/plain; version=0.0.4", `searxgate_build_info{version="1.2.3"} 1`},
+		{"GET", "/api/instances", "", nil, 200, "application/json", "[]"},
+		{"POST", "/api/pool/reset", "", nil, 403, "application/json", "--admin-token"},
+		{"GET", "/api/pool/reset", "", nil, 405, "text/plain", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.uri, func(t *testing.T) {
+			r := c.do(tt.method, tt.uri, tt.body, tt.headers...)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			if !strings.HasPrefix(r.header["Content-Type"], tt.ctype) {
+				t.Errorf("Content-Type %q, want %q…", r.header["Content-Type"], tt.ctype)
+			}
+			if !strings.Contains(r.body, tt.contains) {
+				t.Errorf("body does not contain %q:\n%.600s", tt.contains, r.body)
+			}
+			// Security headers on every response, whatever its status.
+			for h, want := range map[string]string{
+				"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+			} {
+				if r.header[h] != want {
+					t.Errorf("%s = %q, want %q", h, r.header[h], want)
+				}
+			}
+			csp := r.header["Content-Security-Policy"]
+			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "style-src 'self'"} {
+				if !strings.Contains(csp, want) {
+					t.Errorf("CSP %q lacks %q", csp, want)
+				}
+			}
+			if strings.Contains(csp, "script-src") || strings.Contains(csp, "unsafe-inline") {
+				t.Errorf("CSP %q allows scripts or inline code", csp)
+			}
+		})
+	}
+}
+
+func TestSearchPassesTheRequestAndTellsWhoAnswered(t *testing.T) {
+	fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}
+	_, c := serve(t, Config{Search: fs})
+	r := c.get("/search?q=hello&categories=news&time_range=week&safesearch=2&pageno=2&language=de")
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	got := fs.last()
+	if got.Query != "hello" || got.PageNo != 2 || got.TimeRange != "week" || got.SafeSearch != "2" || got.Language != "de" ||
+		len(got.Categories) != 1 || got.Categories[0] != "news" {
+		t.Fatalf("request passed as %+v", got)
+	}
+	if r.header[HeaderInstance] != "https://up.example/" || r.header[HeaderCache] != "miss" || r.header[HeaderAttempts] != "1" {
+		t.Errorf("headers %v", r.header)
+	}
+	for _, want := range []string{
+		`Answered by <a href="/status">up.example</a> in 123 ms`,
+		`class="active" aria-current="page">News</a>`,
+		`<option value="week" selected>Past week</option>`,
+		`<option value="2" selected>Safe search: strict</option>`,
+		`<input type="hidden" name="categories" value="news">`,
+		`rel="prev" href="/search?categories=news&amp;language=de&amp;q=hello&amp;safesearch=2&amp;time_range=week"`,
+		`rel="next" href="/search?categories=news&amp;language=de&amp;pageno=3&amp;q=hello&amp;safesearch=2&amp;time_range=week"`,
+		`Did you mean <a href="/search?categories=news&amp;language=de&amp;q=hallo&amp;safesearch=2&amp;time_range=week">hallo</a>`,
+		`<div class="answer">hello is a greeting</div>`,
+		`>hello kitty</a>`,
+		`bing (timeout)`,
+		`duckduckgo · brave`,
+		`<time>1 May 2024</time>`,
+		`<a class="url" href="https://example.org/hello" rel="noreferrer noopener">example.org/hello</a>`,
+		`<link rel="search" type="application/opensearchdescription+xml"`,
+		`<link rel="stylesheet" href="/static/style.css">`,
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(r.body, "<script") || strings.Contains(r.body, " style=") {
+		t.Error("the page has a script or an inline style")
+	}
+}
+
+func TestNoAnswerPages(t *testing.T) {
+	fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) {
+		return nil, &proxy.NoAnswerError{Why: "attempts", Tried: []proxy.Attempt{{Instance: "https://a.example/", Outcome: "refused", Reason: "rate_limited"}}}
+	}}
+	_, c := serve(t, Config{Search: fs})
+	r := c.get("/search?q=nobody&format=json")
+	if r.status != 503 || r.header["Retry-After"] != "5" {
+		t.Fatalf("%d %v", r.status, r.header)
+	}
+	var body struct {
+		Error string          `json:"error"`
+		Tried []proxy.Attempt `json:"tried"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &body); err != nil || len(body.Tried) != 1 || body.Tried[0].Reason != "rate_limited" {
+		t.Fatalf("%v %s", err, r.body)
+	}
+	r = c.get("/search?q=nobody&pageno=2")
+	if r.status != 503 || !strings.Contains(r.body, "No instance answered") ||
+		!strings.Contains(r.body, `href="/search?pageno=2&amp;q=nobody">Try again</a>`) {
+		t.Fatalf("HTML 503 page: %d\n%s", r.status, r.body)
+	}
+	fs.answer = func(proxy.Request) (*proxy.Response, error) { return nil, errors.New("boom") }
+	if r := c.get("/search?q=x&format=json"); r.status != 503 || !strings.Contains(r.body, `"tried":[]`) {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+}
+
+// hostile is an upstream answer that tries every trick on the page.
+const hostile = `{"query":"evil <script>alert(1)</script>","number_of_results":3,"results":[` +
+	`{"url":"javascript:alert(1)","title":"<script>alert('t')</script>","content":"<img src=x onerror=alert(2)>","engine":"<b>e</b>"},` +
+	`{"url":"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==","title":"data link","content":"c","thumbnail":"javascript:alert(3)"},` +
+	`{"url":" JaVaScRiPt:alert(4)","title":"mixed case","content":"c","img_src":"data:image/svg+xml,<svg onload=alert(5)>"},` +
+	`{"url":"https://ok.example/\"><script>alert(6)</script>","title":"\u0000ctrl\u202e\u0007","content":"c"},` +
+	`{"url":"https://long.example/","title":"TITLE_LONG","content":"c"},` +
+	`{"url":"https://utf.example/","title":"bad ` + "\xff\xfe" + ` utf8","content":"` + "\xc3\x28" + `"}],` +
+	`"answers":["<iframe src=javascript:alert(7)>"],"corrections":["\"><script>alert(8)</script>"],` +
+	`"infoboxes":[{"infobox":"<svg/onload=alert(9)>","content":"<b>x</b>","img_src":"javascript:alert(10)","urls":[{"title":"bad","url":"javascript:alert(11)"},{"title":"good","url":"https://wiki.example/"}],"attributes":[{"label":"<i>l</i>","value":"<u>v</u>"}]}],` +
+	`"suggestions":["</a><script>alert(12)</script>"],"unresponsive_engines":[["<x>","</y>"]]}`
+
+func TestHostileResultsAreRenderedSafely(t *testing.T) {
+	body := strings.Replace(hostile, "TITLE_LONG", strings.Repeat("A", 100_000), 1)
+	fs := &fakeSearch{answer: jsonAnswer(body, "https://evil.example/")}
+	_, c := serve(t, Config{Search: fs})
+	r := c.get("/search?q=evil+%3Cscript%3Ealert(1)%3C%2Fscript%3E")
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	assertSafePage(t, r.body)
+	if strings.Contains(r.body, strings.Repeat("A", maxTitle+1)) || !strings.Contains(r.body, strings.Repeat("A", maxTitle)+"…") {
+		t.Error("a huge title is not cut to the limit")
+	}
+	if !strings.Contains(r.body, `href="https://wiki.example/"`) {
+		t.Error("the infobox's good link is missing")
+	}
+	if !strings.Contains(r.body, "https://ok.example/%22%3E%3Cscript%3Ealert%286%29%3C/script%3E") {
+		t.Error("an http link with markup in it is not escaped as a URL")
+	}
+}
+
+// TestHostileResultsBypassingDetect renders results that detect would have
+// cleaned up, so that the page's own defences are the ones tested.
+func TestHostileResultsBypassingDetect(t *testing.T) {
+	s, err := New(Config{Search: &fakeSearch{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &detect.Results{
+		Results: []detect.Result{
+			{URL: "javascript:alert(1)", Title: "<script>alert('t')</script>", Content: "<img src=x onerror=alert(2)>", Engines: []string{"<b>e</b>"}},
+			{URL: "data:text/html,<script>alert(3)</script>", Title: "data", Thumbnail: "javascript:alert(4)", ImgSrc: "data:image/png;base64,AA"},
+			{URL: "  JaVaScRiPt:alert(5)", Title: "\x00ctrl\u202eevil\u2066", Content: "bad \xff utf8"},
+			{URL: "vbscript:msgbox", Title: strings.Repeat("<big>", 50_000)},
+			{URL: "https://fine.example/", Title: "fine", Thumbnail: "//img.example/t.png"},
+		},
+		Answers:     []string{"<iframe src=javascript:alert(6)>"},
+		Corrections: []string{`"><script>alert(7)</script>`},
+		Suggestions: []string{"</a><script>alert(8)</script>"},
+		Infoboxes: []detect.Infobox{{Infobox: "<svg/onload=alert(9)>", ImgSrc: "javascript:alert(10)",
+			URLs:       []detect.InfoboxURL{{Title: "x", URL: "javascript:alert(11)"}, {Title: "y", URL: "data:text/html,x"}},
+			Attributes: []detect.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
+		UnresponsiveEngines: [][2]string{{"<x>", "</y>"}},
+	}
+	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"})
+	var b strings.Builder
+	if err := s.tmpl.ExecuteTemplate(&b, "results.html", pageData{Search: p, Query: p.Query}); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	assertSafePage(t, page)
+	if !strings.Contains(page, "&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt;") {
+		t.Error("a hostile title is not shown as escaped text")
+	}
+	if !strings.Contains(page, `src="https://img.example/t.png"`) {
+		t.Error("a protocol-relative thumbnail is not shown over https")
+	}
+	if len(page) > 100_000 {
+		t.Errorf("the page is %d bytes: a huge upstream string got through", len(page))
+	}
+}
+
+// assertSafePage parses page as HTML and fails on any element a result
+// could have smuggled in, any attribute that runs code, any link or image
+// that is not http(s) or searxgate's own, and any control character.
+func assertSafePage(t *testing.T, page string) {
+	t.Helper()
+	if !isValidUTF8(page) {
+		t.Error("the page is not valid UTF-8")
+	}
+	for _, r := range page {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			t.Errorf("the page holds the control character %U", r)
+			break
+		}
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"html": true, "head": true, "body": true, "meta": true, "title": true, "link": true, "header": true,
+		"form": true, "input": true, "button": true, "div": true, "select": true, "option": true, "nav": true, "a": true, "main": true,
+		"p": true, "article": true, "img": true, "h1": true, "h2": true, "h3": true, "time": true, "aside": true, "section": true,
+		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true}
+	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
+		name := goquery.NodeName(el)
+		if !allowed[name] {
+			t.Errorf("the page has a <%s> element", name)
+		}
+		for _, a := range el.Nodes[0].Attr {
+			key, val := strings.ToLower(a.Key), strings.TrimSpace(strings.ToLower(a.Val))
+			if strings.HasPrefix(key, "on") || key == "style" || key == "srcdoc" || key == "formaction" {
+				t.Errorf("<%s> has the attribute %s=%q", name, a.Key, a.Val)
+			}
+			if key == "href" || key == "src" || key == "action" {
+				if !strings.HasPrefix(val, "https://") && !strings.HasPrefix(val, "http://") && !strings.HasPrefix(val, "/") {
+					t.Errorf("<%s %s=%q>: not an http(s) or local link", name, a.Key, a.Val)
+				}
+				if strings.HasPrefix(val, "//") {
+					t.Errorf("<%s %s=%q>: protocol-relative", name, a.Key, a.Val)
+				}
+			}
+		}
+	})
+}
+
+func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "") == s }
+
+func TestSafeURL(t *testing.T) {
+	tests := map[string]string{
+		"https://a.example/x?y=1":  "https://a.example/x?y=1",
+		"http://a.example":         "http://a.example",
+		"//cdn.example/t.jpg":      "https://cdn.example/t.jpg",
+		"javascript:alert(1)":      "",
+		" JAVASCRIPT:alert(1)":     "",
+		"data:image/png;base64,AA": "",
+		"vbscript:x":               "",
+		"https:///nohost":          "",
+		"ftp://a.example/":         "",
+		"/relative":                "",
+		"https://a.example/\xff":   "",
+		"":                         "",
+	}
+	for in, want := range tests {
+		if got := safeURL(in); got != want {
+			t.Errorf("safeURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", 10, "plain"},
+		{"  spaced\n\tout ", 20, "spaced  out"},
+		{"\x00a\x7fb\u0085c", 10, "abc"},
+		{"bad \xff", 10, "bad \uFFFD"},
+		{"ééééé", 3, "ééé…"},
+		{"abc", 3, "abc"},
+	}
+	for _, tt := range tests {
+		if got := clean(tt.in, tt.max); got != tt.want {
+			t.Errorf("clean(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestOpenSearch(t *testing.T) {
+	type urlEl struct {
+		Rel      string `xml:"rel,attr"`
+		Type     string `xml:"type,attr"`
+		Method   string `xml:"method,attr"`
+		Template string `xml:"template,attr"`
+	}
+	type doc struct {
+		XMLName   xml.Name `xml:"http://a9.com/-/spec/opensearch/1.1/ OpenSearchDescription"`
+		ShortName string   `xml:"ShortName"`
+		Encoding  string   `xml:"InputEncoding"`
+		URLs      []urlEl  `xml:"Url"`
+	}
+	tests := []struct {
+		name, publicURL, host, base string
+	}{
+		{"from the Host header", "", "search.home.arpa:8888", "http://search.home.arpa:8888/"},
+		{"from the public URL", "https://gate.example.org/sx", "ignored.example", "https://gate.example.org/sx/"},
+		{"a hostile Host header", "", `evil"><x`, "http://localhost/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, c := serve(t, Config{Search: &fakeSearch{}, PublicURL: tt.publicURL, InstanceName: "gate <&>"})
+			r := c.get("/opensearch.xml", "Host", tt.host)
+			if r.status != 200 {
+				t.Fatalf("status %d", r.status)
+			}
+			var d doc
+			if err := xml.Unmarshal([]byte(r.body), &d); err != nil {
+				t.Fatalf("not XML: %v\n%s", err, r.body)
+			}
+			if d.ShortName != "gate <&>" || d.Encoding != "UTF-8" {
+				t.Errorf("ShortName %q, InputEncoding %q", d.ShortName, d.Encoding)
+			}
+			want := map[string]urlEl{
+				"results":     {"results", "text/html", "GET", tt.base + "search?q={searchTerms}"},
+				"suggestions": {"suggestions", "application/x-suggestions+json", "GET", tt.base + "autocompleter?q={searchTerms}"},
+				"self":        {"self", "application/opensearchdescription+xml", "GET", tt.base + "opensearch.xml"},
+			}
+			if len(d.URLs) != len(want) {
+				t.Fatalf("%d Url elements, want %d", len(d.URLs), len(want))
+			}
+			for _, u := range d.URLs {
+				if u != want[u.Rel] {
+					t.Errorf("Url %+v, want %+v", u, want[u.Rel])
+				}
+			}
+		})
+	}
+	if _, err := New(Config{Search: &fakeSearch{}, PublicURL: "gate.example"}); err == nil {
+		t.Error("a public URL without a scheme was accepted")
+	}
+}

@@ -1,0 +1,336 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/detect"
+	"searxgate/pool"
+	"searxgate/proxy"
+)
+
+// refusalReasons are detect's reasons for a refusal.
+var refusalReasons = []string{
+	string(detect.RateLimited), string(detect.Blocklisted), string(detect.LimiterRedirect),
+	string(detect.FormatDisabled), string(detect.Forbidden), string(detect.BotChallenge), string(detect.Unavailable),
+}
+
+// Totals are the gateway's counters at the top of the status page.
+type Totals struct {
+	Searches  uint64            `json:"searches"`            // client searches answered or failed
+	ByOutcome map[string]uint64 `json:"searches_by_outcome"` // upstream, cached, coalesced, stale, failed
+	FromCache uint64            `json:"from_cache"`          // cached and stale
+	Upstream  uint64            `json:"upstream_searches"`   // searches sent to instances
+	Refusals  uint64            `json:"refusals"`            // refusals the pool counted
+	Instances int               `json:"instances"`           // in the pool
+	Usable    int               `json:"usable_now"`          // not disabled, circuit not open, within budget
+	Open      int               `json:"circuits_open"`
+}
+
+// InstanceStatus is one instance on /status.json: the pool's stats, with
+// what the proxy knows of it.
+type InstanceStatus struct {
+	pool.Stats
+	Format         string            `json:"format"` // json or html, as searxgate asks it
+	Version        string            `json:"version,omitempty"`
+	Limiter        bool              `json:"limiter"`
+	LinkToken      bool              `json:"link_token"`
+	Usable         bool              `json:"usable_now"`
+	BudgetUsed20s  int               `json:"budget_used_20s"`
+	BudgetUsed10m  int               `json:"budget_used_10m"`
+	OutcomesByKind map[string]uint64 `json:"outcomes_by_kind"`
+	ByReason       map[string]uint64 `json:"outcomes_by_reason"`
+	RecentMS       []float32         `json:"recent_ms"`
+	RecentKinds    []string          `json:"recent_kinds"`
+}
+
+// StatusReport is /status.json.
+type StatusReport struct {
+	Name      string           `json:"instance_name"`
+	Version   string           `json:"version"`
+	Now       time.Time        `json:"now"`
+	Started   time.Time        `json:"started"`
+	Totals    Totals           `json:"totals"`
+	Instances []InstanceStatus `json:"instances"`
+}
+
+// report gathers what /status and /status.json show, reading the clock once.
+func (s *Server) report(now time.Time) StatusReport {
+	r := StatusReport{Name: s.cfg.InstanceName, Version: s.cfg.Version, Now: now.UTC(), Started: s.started.UTC(),
+		Instances: []InstanceStatus{}, Totals: Totals{ByOutcome: map[string]uint64{}}}
+	var m *proxy.Metrics
+	if s.cfg.Proxy != nil {
+		m = s.cfg.Proxy.Metrics()
+		r.Totals.ByOutcome = m.Searches()
+		for _, n := range r.Totals.ByOutcome {
+			r.Totals.Searches += n
+		}
+		r.Totals.FromCache = r.Totals.ByOutcome["cached"] + r.Totals.ByOutcome["stale"]
+		r.Totals.Upstream = m.UpstreamTotal()
+	}
+	if s.cfg.Pool == nil {
+		return r
+	}
+	for _, st := range s.cfg.Pool.Snapshot() {
+		is := InstanceStatus{Stats: st, Format: proxy.FormatHTML, OutcomesByKind: map[string]uint64{}, ByReason: map[string]uint64{},
+			RecentMS: []float32{}, RecentKinds: []string{}}
+		is.Usable = !st.Disabled && st.Circuit != pool.Open
+		if p := s.cfg.Proxy; p != nil {
+			is.Format = p.Format(st.URL)
+			c := p.Caps(st.URL)
+			is.Version, is.Limiter, is.LinkToken = c.Version, c.Limiter, c.LinkToken
+			pol := p.Politeness()
+			is.Usable = is.Usable && pol.Allowed(st.URL, now)
+			is.BudgetUsed20s = pol.Used(st.URL, now, 20*time.Second)
+			is.BudgetUsed10m = pol.Used(st.URL, now, 10*time.Minute)
+			v := m.Instance(st.URL)
+			if v.ByKind != nil {
+				is.OutcomesByKind = v.ByKind
+			}
+			if v.ByReason != nil {
+				is.ByReason = v.ByReason
+			}
+			if v.Recent != nil {
+				is.RecentMS, is.RecentKinds = v.Recent, v.Kinds
+			}
+		}
+		r.Totals.Instances++
+		r.Totals.Refusals += st.Refusals
+		if is.Usable {
+			r.Totals.Usable++
+		}
+		if st.Circuit == pool.Open {
+			r.Totals.Open++
+		}
+		r.Instances = append(r.Instances, is)
+	}
+	return r
+}
+
+func (s *Server) statusJSON(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	writeJSON(ctx, fasthttp.StatusOK, s.report(s.cfg.Now()))
+}
+
+// statusView is what status.html shows.
+type statusView struct {
+	Totals  Totals
+	Version string
+	Uptime  string
+	Now     string
+	Rows    []statusRow
+}
+
+type statusRow struct {
+	URL, Host      string
+	Circuit        string
+	Health         int
+	HealthClass    string
+	Latency        string
+	Measured       bool
+	FailureRate    string
+	Searches       uint64
+	Refusals       uint64
+	Reasons        string
+	Cooldown       string
+	Format         string
+	Tier           string
+	Disabled       bool
+	Usable         bool
+	Last, LastWhen string
+	Budget         string
+	Version        string
+	Spark          sparkline
+	Bar            []barSegment
+	BarTitle       string
+}
+
+type sparkline struct {
+	Points  string // polyline points, "" when there is nothing to draw
+	Max     string // the highest latency drawn
+	W, H    int
+	Markers []sparkMarker // refusals and failures, drawn as dots
+}
+
+type sparkMarker struct {
+	X, Y  string
+	Class string
+}
+
+type barSegment struct {
+	X, W  string
+	Class string
+	Title string
+}
+
+func (s *Server) statusPage(ctx *fasthttp.RequestCtx) {
+	now := s.cfg.Now()
+	r := s.report(now)
+	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC")}
+	for i := range r.Instances {
+		v.Rows = append(v.Rows, rowOf(&r.Instances[i], now))
+	}
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	s.render(ctx, fasthttp.StatusOK, "status.html", pageData{Title: "Status", Stat: v})
+}
+
+func rowOf(is *InstanceStatus, now time.Time) statusRow {
+	st := &is.Stats
+	r := statusRow{URL: safeURL(st.URL), Host: clean(hostOf(st.URL), maxURLText), Circuit: st.Circuit.String(), Health: st.Health,
+		Latency: formatMS(st.LatencyMS), Measured: st.Measured, FailureRate: strconv.FormatFloat(100*st.FailureRate, 'f', 0, 64) + "%",
+		Searches: st.Successes + st.Failures + st.Refusals + st.Softs, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
+		Disabled: st.Disabled, Usable: is.Usable, Version: clean(is.Version, 40),
+		Budget: strconv.Itoa(is.BudgetUsed20s) + " / 20 s · " + strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
+	switch {
+	case st.Health >= 70:
+		r.HealthClass = "good"
+	case st.Health >= 40:
+		r.HealthClass = "fair"
+	default:
+		r.HealthClass = "poor"
+	}
+	if st.Disabled {
+		r.Circuit = "disabled"
+	}
+	if !st.CooldownUntil.IsZero() && st.CooldownUntil.After(now) {
+		r.Cooldown = ago(st.CooldownUntil.Sub(now))
+	}
+	r.Last = st.LastOutcome
+	if st.LastReason != "" {
+		r.Last += " (" + clean(st.LastReason, 40) + ")"
+	}
+	if !st.LastUsedAt.IsZero() {
+		r.LastWhen = ago(now.Sub(st.LastUsedAt)) + " ago"
+	}
+	r.Reasons = reasonList(is.ByReason)
+	r.Spark = sparklineOf(is.RecentMS, is.RecentKinds, 120, 24)
+	r.Bar, r.BarTitle = outcomeBar(is.OutcomesByKind, 120)
+	return r
+}
+
+// reasonList writes counts by reason, most frequent first.
+func reasonList(m map[string]uint64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			if m[a] > m[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, clean(k, 40)+" "+strconv.FormatUint(m[k], 10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sparklineOf draws recent latencies (oldest first) as polyline points in
+// a w×h box, the slowest at the top; refusals and failures get a dot.
+func sparklineOf(ms []float32, kinds []string, w, h int) sparkline {
+	sp := sparkline{W: w, H: h}
+	if len(ms) == 0 {
+		return sp
+	}
+	hi := float32(1)
+	for _, x := range ms {
+		if x > hi && !math.IsInf(float64(x), 0) {
+			hi = x
+		}
+	}
+	step := 0.0
+	if len(ms) > 1 {
+		step = float64(w-2) / float64(len(ms)-1)
+	}
+	var b strings.Builder
+	for i, x := range ms {
+		if x < 0 || x != x || math.IsInf(float64(x), 0) {
+			x = hi
+		}
+		px := 1 + step*float64(i)
+		py := 1 + float64(h-2)*(1-float64(x/hi))
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.1f,%.1f", px, py)
+		if i < len(kinds) && kinds[i] != "ok" && kinds[i] != "cancelled" {
+			sp.Markers = append(sp.Markers, sparkMarker{X: fmt.Sprintf("%.1f", px), Y: fmt.Sprintf("%.1f", py), Class: kindClass(kinds[i])})
+		}
+	}
+	if len(ms) == 1 {
+		fmt.Fprintf(&b, " %.1f,%.1f", float64(w-1), 1+float64(h-2)*(1-float64(ms[0]/hi)))
+	}
+	sp.Points = b.String()
+	sp.Max = formatMS(float64(hi))
+	return sp
+}
+
+func kindClass(k string) string {
+	switch k {
+	case "ok", "soft", "refused", "failed", "cancelled":
+		return k
+	}
+	return "failed"
+}
+
+// outcomeBar splits a w-wide bar by outcome kind.
+func outcomeBar(byKind map[string]uint64, w int) ([]barSegment, string) {
+	var total uint64
+	for _, n := range byKind {
+		total += n
+	}
+	if total == 0 {
+		return nil, "no searches yet"
+	}
+	var segs []barSegment
+	var title []string
+	x := 0.0
+	for _, k := range []string{"ok", "soft", "refused", "failed", "cancelled"} {
+		n := byKind[k]
+		if n == 0 {
+			continue
+		}
+		width := float64(w) * float64(n) / float64(total)
+		t := fmt.Sprintf("%s %d", k, n)
+		segs = append(segs, barSegment{X: fmt.Sprintf("%.2f", x), W: fmt.Sprintf("%.2f", width), Class: k, Title: t})
+		title = append(title, t)
+		x += width
+	}
+	return segs, strings.Join(title, ", ")
+}
+
+// ago writes a duration as people read it: "12 s", "5 min", "3 h", "2 d".
+func ago(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + " s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + " min"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + " h"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + " d"
+}
+
+// marshalStats is GET /api/instances: the pool's stats as they are.
+func marshalStats(list []pool.Stats) ([]byte, error) {
+	if list == nil {
+		list = []pool.Stats{}
+	}
+	return json.Marshal(list)
+}
