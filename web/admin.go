@@ -115,7 +115,7 @@ func bodyURL(ctx *fasthttp.RequestCtx) (string, bool) {
 // "enable"). An unencoded URL works too, when it is unambiguous.
 func instancePath(rawPath []byte) (inst, action string, ok bool) {
 	rest, found := strings.CutPrefix(string(rawPath), "/api/instances/")
-	if !found || rest == "" {
+	if !found || rest == "" || rest[0] == '/' {
 		return "", "", false
 	}
 	for _, a := range []string{"disable", "enable"} {

@@ -72,7 +72,7 @@ func serve(t testing.TB, cfg Config) (*Server, *client) {
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { _ = ln.Close(); <-done })
-	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }}
+	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }, DisablePathNormalizing: true}
 	return s, &client{t: t, c: c, ln: ln}
 }
 
@@ -91,6 +91,7 @@ func (c *client) do(method, uri, body string, headers ...string) reply {
 	defer fasthttp.ReleaseResponse(resp)
 	req.Header.SetMethod(method)
 	req.SetRequestURI("http://gateway.test" + uri)
+	req.URI().DisablePathNormalizing = true // send percent-encoded instance URLs as they are
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 		if strings.EqualFold(headers[i], "Host") {

@@ -246,7 +246,9 @@ func assertSafePage(t *testing.T, page string) {
 	allowed := map[string]bool{"html": true, "head": true, "body": true, "meta": true, "title": true, "link": true, "header": true,
 		"form": true, "input": true, "button": true, "div": true, "select": true, "option": true, "nav": true, "a": true, "main": true,
 		"p": true, "article": true, "img": true, "h1": true, "h2": true, "h3": true, "time": true, "aside": true, "section": true,
-		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true}
+		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true,
+		"table": true, "caption": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true, "small": true, "br": true,
+		"svg": true, "polyline": true, "circle": true, "rect": true}
 	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
 		name := goquery.NodeName(el)
 		if !allowed[name] {

@@ -1,0 +1,89 @@
+package web
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/pool"
+	"searxgate/proxy"
+)
+
+// tenResults is an answer of ten ordinary results.
+func tenResults() string {
+	var b strings.Builder
+	b.WriteString(`{"query":"bench","number_of_results":10,"results":[`)
+	for i := range 10 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"url":"https://site%d.example/a/page","title":"Bench result %d about bench","content":"%s","engine":"duckduckgo","engines":["duckduckgo","brave"],"score":1,"category":"general","thumbnail":"https://img.example/%d.jpg"}`,
+			i, i, strings.Repeat("bench words ", 20), i)
+	}
+	b.WriteString(`],"answers":[],"corrections":[],"infoboxes":[],"suggestions":["bench press"],"unresponsive_engines":[]}`)
+	return b.String()
+}
+
+func benchRequest(b *testing.B, h fasthttp.RequestHandler, uri string) {
+	b.Helper()
+	var req fasthttp.Request
+	req.SetRequestURI(uri)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var ctx fasthttp.RequestCtx
+		ctx.Init(&req, nil, nil)
+		h(&ctx)
+		if ctx.Response.StatusCode() != 200 {
+			b.Fatalf("status %d", ctx.Response.StatusCode())
+		}
+	}
+}
+
+func BenchmarkResultsPage(b *testing.B) {
+	body := tenResults()
+	fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) {
+		return &proxy.Response{JSON: []byte(body), Instance: "https://up.example/"}, nil
+	}}
+	s, err := New(Config{Search: fs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRequest(b, s.Handler(), "http://gateway.test/search?q=bench")
+}
+
+func BenchmarkMetrics100Instances(b *testing.B) {
+	p := pool.New(pool.Config{})
+	for i := range 100 {
+		p.Add(fmt.Sprintf("https://i%03d.example/", i), pool.Public)
+	}
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer px.Close()
+	s, err := New(Config{Proxy: px, Pool: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRequest(b, s.Handler(), "http://gateway.test/metrics")
+}
+
+func BenchmarkStatusPage100Instances(b *testing.B) {
+	p := pool.New(pool.Config{})
+	for i := range 100 {
+		p.Add(fmt.Sprintf("https://i%03d.example/", i), pool.Public)
+	}
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer px.Close()
+	s, err := New(Config{Proxy: px, Pool: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRequest(b, s.Handler(), "http://gateway.test/status")
+}

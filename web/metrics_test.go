@@ -1,0 +1,359 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"searxgate/pool"
+	"searxgate/proxy"
+	"searxgate/sim"
+)
+
+var (
+	metricName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+	labelName  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+)
+
+type promSample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+type promFamily struct {
+	name, typ string
+	samples   []promSample
+}
+
+// parseProm checks text against the Prometheus text format's rules line by
+// line and returns its families.
+func parseProm(t *testing.T, text string) map[string]*promFamily {
+	t.Helper()
+	fams := map[string]*promFamily{}
+	var cur *promFamily
+	seen := map[string]bool{}
+	if !strings.HasSuffix(text, "\n") {
+		t.Error("the exposition does not end with a newline")
+	}
+	for n, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		n++
+		switch {
+		case line == "":
+			t.Errorf("line %d is empty", n)
+		case strings.HasPrefix(line, "# HELP "):
+			name, help, _ := strings.Cut(strings.TrimPrefix(line, "# HELP "), " ")
+			if !metricName.MatchString(name) || help == "" {
+				t.Errorf("line %d: bad HELP %q", n, line)
+			}
+			if fams[name] != nil {
+				t.Errorf("line %d: family %s described twice", n, name)
+			}
+			cur = &promFamily{name: name}
+			fams[name] = cur
+		case strings.HasPrefix(line, "# TYPE "):
+			f := strings.Fields(strings.TrimPrefix(line, "# TYPE "))
+			if len(f) != 2 || cur == nil || f[0] != cur.name || cur.typ != "" {
+				t.Errorf("line %d: TYPE %q does not follow its HELP", n, line)
+				continue
+			}
+			switch f[1] {
+			case "counter", "gauge", "histogram", "summary", "untyped":
+			default:
+				t.Errorf("line %d: unknown type %q", n, f[1])
+			}
+			cur.typ = f[1]
+		case strings.HasPrefix(line, "#"):
+			t.Errorf("line %d: a comment that is neither HELP nor TYPE: %q", n, line)
+		default:
+			s, key, err := parseSample(line)
+			if err != nil {
+				t.Errorf("line %d: %v: %q", n, err, line)
+				continue
+			}
+			if seen[key] {
+				t.Errorf("line %d: series %s repeated", n, key)
+			}
+			seen[key] = true
+			if cur == nil || cur.typ == "" {
+				t.Errorf("line %d: sample before its family's HELP and TYPE", n)
+				continue
+			}
+			base := s.name
+			if cur.typ == "histogram" {
+				base = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(base, "_bucket"), "_sum"), "_count")
+			}
+			if base != cur.name {
+				t.Errorf("line %d: sample %s outside its family (in %s)", n, s.name, cur.name)
+			}
+			cur.samples = append(cur.samples, s)
+		}
+	}
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "searxgate_") {
+			t.Errorf("family %s is not prefixed searxgate_", name)
+		}
+		if f.typ == "counter" && !strings.HasSuffix(name, "_total") {
+			t.Errorf("counter %s does not end in _total", name)
+		}
+		if f.typ == "histogram" {
+			checkHistogram(t, f)
+		}
+	}
+	return fams
+}
+
+// parseSample reads `name{l="v",...} value`, unescaping label values.
+func parseSample(line string) (promSample, string, error) {
+	s := promSample{labels: map[string]string{}}
+	i := strings.IndexAny(line, "{ ")
+	if i < 0 {
+		return s, "", fmt.Errorf("no value")
+	}
+	s.name = line[:i]
+	if !metricName.MatchString(s.name) {
+		return s, "", fmt.Errorf("bad name %q", s.name)
+	}
+	rest := line[i:]
+	key := s.name
+	if rest[0] == '{' {
+		rest = rest[1:]
+		var keyParts []string
+		for {
+			if rest == "" {
+				return s, "", fmt.Errorf("unterminated labels")
+			}
+			if rest[0] == '}' {
+				rest = rest[1:]
+				break
+			}
+			eq := strings.Index(rest, `="`)
+			if eq < 0 {
+				return s, "", fmt.Errorf("bad label")
+			}
+			ln := rest[:eq]
+			if !labelName.MatchString(ln) || strings.HasPrefix(ln, "__") {
+				return s, "", fmt.Errorf("bad label name %q", ln)
+			}
+			rest = rest[eq+2:]
+			var v strings.Builder
+			closed := false
+			for !closed {
+				if rest == "" {
+					return s, "", fmt.Errorf("unterminated label value")
+				}
+				c := rest[0]
+				rest = rest[1:]
+				switch c {
+				case '"':
+					closed = true
+				case '\n':
+					return s, "", fmt.Errorf("raw newline in a label value")
+				case '\\':
+					if rest == "" {
+						return s, "", fmt.Errorf("dangling escape")
+					}
+					switch rest[0] {
+					case '\\':
+						v.WriteByte('\\')
+					case '"':
+						v.WriteByte('"')
+					case 'n':
+						v.WriteByte('\n')
+					default:
+						return s, "", fmt.Errorf("bad escape \\%c", rest[0])
+					}
+					rest = rest[1:]
+				default:
+					v.WriteByte(c)
+				}
+			}
+			if _, dup := s.labels[ln]; dup {
+				return s, "", fmt.Errorf("label %s twice", ln)
+			}
+			s.labels[ln] = v.String()
+			keyParts = append(keyParts, ln+"="+strconv.Quote(v.String()))
+			if rest != "" && rest[0] == ',' {
+				rest = rest[1:]
+			}
+		}
+		key += "{" + strings.Join(keyParts, ",") + "}"
+	}
+	if rest == "" || rest[0] != ' ' {
+		return s, "", fmt.Errorf("no space before the value")
+	}
+	f := strings.Fields(rest)
+	if len(f) < 1 || len(f) > 2 {
+		return s, "", fmt.Errorf("bad value part %q", rest)
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return s, "", fmt.Errorf("bad value %q", f[0])
+	}
+	s.value = v
+	return s, key, nil
+}
+
+// checkHistogram: buckets in ascending le, cumulative, +Inf last and equal
+// to _count, and a _sum.
+func checkHistogram(t *testing.T, f *promFamily) {
+	t.Helper()
+	prevLE, prevCount := math.Inf(-1), -1.0
+	var inf, count float64 = -1, -2
+	hasSum := false
+	for _, s := range f.samples {
+		switch s.name {
+		case f.name + "_bucket":
+			le, err := strconv.ParseFloat(s.labels["le"], 64)
+			if err != nil {
+				t.Errorf("%s: bucket le %q", f.name, s.labels["le"])
+				continue
+			}
+			if le <= prevLE {
+				t.Errorf("%s: buckets not in ascending order at le=%v", f.name, le)
+			}
+			if s.value < prevCount {
+				t.Errorf("%s: bucket le=%v holds %v, less than the one before (%v): not cumulative", f.name, le, s.value, prevCount)
+			}
+			prevLE, prevCount = le, s.value
+			if math.IsInf(le, 1) {
+				inf = s.value
+			}
+		case f.name + "_sum":
+			hasSum = true
+		case f.name + "_count":
+			count = s.value
+		}
+	}
+	if !math.IsInf(prevLE, 1) {
+		t.Errorf("%s: the last bucket is not +Inf", f.name)
+	}
+	if inf != count {
+		t.Errorf("%s: +Inf bucket %v != _count %v", f.name, inf, count)
+	}
+	if !hasSum {
+		t.Errorf("%s: no _sum", f.name)
+	}
+}
+
+func value(f *promFamily, labels ...string) (float64, bool) {
+	for _, s := range f.samples {
+		ok := true
+		for i := 0; i+1 < len(labels); i += 2 {
+			if s.labels[labels[i]] != labels[i+1] {
+				ok = false
+			}
+		}
+		if ok {
+			return s.value, true
+		}
+	}
+	return 0, false
+}
+
+func TestMetricsAfterRealSearches(t *testing.T) {
+	lf := startLive(t, []sim.InstanceConfig{
+		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: 5 * time.Millisecond},
+		{ID: "refuser", Behaviour: sim.RateLimitBare, RateBurst: 1, Latency: -1, JSON: true},
+	})
+	// A hostile instance URL: the label must be escaped.
+	const weird = "https://we\"ird\\name\n.example/"
+	lf.pool.Add(weird, pool.Public)
+	lf.pool.Disable(weird)
+	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool, Version: "v\"1"})
+	const searches = 6
+	for i := range searches {
+		r := c.get(fmt.Sprintf("/search?q=metrics+%d&format=json", i))
+		if r.status != 200 {
+			t.Fatalf("search %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := c.get("/search?q=metrics+0&format=json"); r.header[HeaderCache] != "hit" {
+		t.Fatalf("the repeated search was not a cache hit: %v", r.header)
+	}
+	r := c.get("/metrics")
+	if r.status != 200 || r.header["Content-Type"] != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Fatalf("%d %q", r.status, r.header["Content-Type"])
+	}
+	fams := parseProm(t, r.body)
+	for _, name := range []string{"searxgate_searches_total", "searxgate_search_duration_seconds", "searxgate_upstream_duration_seconds",
+		"searxgate_upstream_searches_total", "searxgate_cache_hits_total", "searxgate_circuits_open", "searxgate_instance_health",
+		"searxgate_instances_usable", "searxgate_build_info"} {
+		if fams[name] == nil {
+			t.Errorf("no family %s", name)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	var total float64
+	for _, s := range fams["searxgate_searches_total"].samples {
+		total += s.value
+	}
+	if total != searches+1 {
+		t.Errorf("searches_total sums to %v, want %d", total, searches+1)
+	}
+	if v, _ := value(fams["searxgate_cache_hits_total"]); v != 1 {
+		t.Errorf("cache hits %v, want 1", v)
+	}
+	if v, _ := value(fams["searxgate_search_duration_seconds"]); v == 0 {
+		t.Error("the search histogram is empty")
+	}
+	good := lf.fleet.Instance("good").URL()
+	if v, ok := value(fams["searxgate_upstream_searches_total"], "instance", good, "verdict", "ok"); !ok || v < 1 {
+		t.Errorf("upstream ok searches of %s: %v %v", good, v, ok)
+	}
+	var upstream float64
+	for _, s := range fams["searxgate_upstream_searches_total"].samples {
+		upstream += s.value
+	}
+	if want := float64(lf.proxy.Metrics().UpstreamTotal()); upstream != want {
+		t.Errorf("upstream searches by instance sum to %v, the proxy counted %v", upstream, want)
+	}
+	if v, ok := value(fams["searxgate_instance_health"], "instance", weird); !ok || v != 0 {
+		t.Errorf("the disabled, oddly named instance: health %v, found %v", v, ok)
+	}
+	if _, ok := value(fams["searxgate_build_info"], "version", `v"1`); !ok {
+		t.Error("build_info's version label does not round-trip")
+	}
+	if v, _ := value(fams["searxgate_instances"]); v != 3 {
+		t.Errorf("instances %v, want 3", v)
+	}
+}
+
+func TestInstanceLabelsAreBounded(t *testing.T) {
+	urls := make([]string, MaxInstanceLabels+50)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("https://i%04d.example/", i)
+	}
+	labels := instanceLabels(urls)
+	distinct := map[string]bool{}
+	for _, l := range labels {
+		distinct[l] = true
+	}
+	if len(distinct) != MaxInstanceLabels+1 || !distinct["other"] {
+		t.Fatalf("%d distinct labels, want %d named and other", len(distinct), MaxInstanceLabels)
+	}
+	if labels[urls[0]] != urls[0] || labels[urls[len(urls)-1]] != "other" {
+		t.Fatalf("the first in URL order must be named, the last summed: %q %q", labels[urls[0]], labels[urls[len(urls)-1]])
+	}
+
+	p := pool.New(pool.Config{})
+	for _, u := range urls {
+		p.Add(u, pool.Public)
+	}
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	_, c := serve(t, Config{Proxy: px, Pool: p})
+	fams := parseProm(t, c.get("/metrics").body)
+	if n := len(fams["searxgate_instance_health"].samples); n != MaxInstanceLabels {
+		t.Errorf("%d health series for %d instances, want at most %d", n, len(urls), MaxInstanceLabels)
+	}
+}

@@ -1,0 +1,212 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"searxgate/pool"
+	"searxgate/sim"
+)
+
+func TestStatusPageAndJSON(t *testing.T) {
+	lf := startLive(t, []sim.InstanceConfig{
+		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: 5 * time.Millisecond},
+		{ID: "challenge", Behaviour: sim.CloudflareChallenge403, Latency: -1},
+	})
+	lf.pool.Add("https://own.example/", pool.Own)
+	lf.pool.Disable("https://own.example/")
+	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool, Version: "9.9"})
+	for i := range 4 {
+		if r := c.get(fmt.Sprintf("/search?q=status+%d&format=json", i)); r.status != 200 {
+			t.Fatalf("search %d: %d %s", i, r.status, r.body)
+		}
+	}
+
+	r := c.get("/status.json")
+	var rep StatusReport
+	if err := json.Unmarshal([]byte(r.body), &rep); err != nil {
+		t.Fatalf("%v: %s", err, r.body)
+	}
+	if rep.Totals.Searches != 4 || rep.Totals.Instances != 3 || rep.Totals.Upstream == 0 || rep.Version != "9.9" {
+		t.Errorf("totals %+v", rep.Totals)
+	}
+	byURL := map[string]InstanceStatus{}
+	for _, is := range rep.Instances {
+		byURL[is.URL] = is
+	}
+	good := byURL[lf.fleet.Instance("good").URL()]
+	if good.Successes == 0 || good.OutcomesByKind["ok"] == 0 || len(good.RecentMS) == 0 || good.Format == "" || good.BudgetUsed10m == 0 {
+		t.Errorf("the good instance: %+v", good)
+	}
+	if own := byURL["https://own.example/"]; !own.Disabled || own.Usable || own.Tier != pool.Own {
+		t.Errorf("the disabled own instance: %+v", own)
+	}
+	var raw map[string][]map[string]any
+	_ = json.Unmarshal([]byte(r.body), &raw)
+	for _, k := range []string{"url", "circuit", "health", "latency_ms", "failure_rate", "refusals", "last_outcome", "format", "outcomes_by_kind"} {
+		if _, ok := raw["instances"][0][k]; !ok {
+			t.Errorf("status.json instance lacks %q", k)
+		}
+	}
+
+	r = c.get("/status")
+	if r.status != 200 {
+		t.Fatalf("status %d", r.status)
+	}
+	assertSafePage(t, r.body)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := doc.Find("table#instances tbody tr")
+	if rows.Length() != 3 {
+		t.Fatalf("%d rows in the instance table, want 3", rows.Length())
+	}
+	// Best first: the order of the pool's Snapshot.
+	for i, st := range lf.pool.Snapshot() {
+		if got := strings.TrimSpace(rows.Eq(i).Find("th").First().Find("a").Text()); got != hostOf(st.URL) {
+			t.Errorf("row %d is %q, want %q", i, got, hostOf(st.URL))
+		}
+	}
+	goodRow := rows.FilterFunction(func(_ int, s *goquery.Selection) bool {
+		return strings.Contains(s.Find("th").Text(), hostOf(lf.fleet.Instance("good").URL()))
+	})
+	if goodRow.Find("svg.spark polyline").Length() != 1 || goodRow.Find("svg.bar rect.ok").Length() != 1 {
+		t.Errorf("the good instance has no sparkline or outcome bar: %s", must(goodRow.Html()))
+	}
+	if txt := doc.Find("dl.totals").Text(); !strings.Contains(txt, "Searches served4") && !strings.Contains(txt, "Searches served\n4") {
+		if !strings.Contains(strings.Join(strings.Fields(txt), " "), "Searches served 4") {
+			t.Errorf("totals: %q", strings.Join(strings.Fields(txt), " "))
+		}
+	}
+	if !strings.Contains(r.body, `<span class="pill disabled">disabled</span>`) {
+		t.Error("the disabled instance is not shown as disabled")
+	}
+}
+
+func must(s string, _ error) string { return s }
+
+func TestSparkline(t *testing.T) {
+	if sp := sparklineOf(nil, nil, 120, 24); sp.Points != "" {
+		t.Fatalf("empty: %+v", sp)
+	}
+	sp := sparklineOf([]float32{100, 200, 50, 200}, []string{"ok", "refused", "ok", "failed"}, 120, 24)
+	pts := strings.Fields(sp.Points)
+	if len(pts) != 4 {
+		t.Fatalf("points %q", sp.Points)
+	}
+	var xs, ys []float64
+	for _, p := range pts {
+		var x, y float64
+		if _, err := fmt.Sscanf(p, "%g,%g", &x, &y); err != nil {
+			t.Fatal(err)
+		}
+		if x < 0 || x > 120 || y < 0 || y > 24 {
+			t.Errorf("point %s outside the box", p)
+		}
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	if !(xs[0] < xs[1] && xs[1] < xs[2] && xs[2] < xs[3]) {
+		t.Errorf("x not increasing: %v", xs)
+	}
+	// The slowest is at the top (smallest y), the fastest lowest.
+	if !(ys[1] < ys[0] && ys[0] < ys[2]) || ys[1] != ys[3] {
+		t.Errorf("y does not follow latency: %v", ys)
+	}
+	if len(sp.Markers) != 2 || sp.Markers[0].Class != "refused" || sp.Markers[1].Class != "failed" || sp.Max != "200 ms" {
+		t.Errorf("markers %+v, max %q", sp.Markers, sp.Max)
+	}
+	if one := sparklineOf([]float32{5}, []string{"ok"}, 120, 24); len(strings.Fields(one.Points)) != 2 {
+		t.Errorf("one latency draws %q, want a flat line", one.Points)
+	}
+}
+
+func TestOutcomeBar(t *testing.T) {
+	segs, title := outcomeBar(map[string]uint64{"ok": 3, "refused": 1}, 120)
+	if len(segs) != 2 || segs[0].Class != "ok" || segs[0].W != "90.00" || segs[1].X != "90.00" || segs[1].W != "30.00" {
+		t.Fatalf("%+v", segs)
+	}
+	if title != "ok 3, refused 1" {
+		t.Errorf("title %q", title)
+	}
+	if segs, _ := outcomeBar(nil, 120); segs != nil {
+		t.Errorf("no outcomes drew %+v", segs)
+	}
+}
+
+// fakeAutocomplete suggests "<q> one", "<q> two", or fails.
+type fakeAutocomplete struct {
+	err      error
+	lastLang string
+}
+
+func (f *fakeAutocomplete) Autocomplete(_ context.Context, q, lang string) ([]string, error) {
+	f.lastLang = lang
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []string{q + " one", "", q + " two\x00"}, nil
+}
+
+func TestAutocompleter(t *testing.T) {
+	ac := &fakeAutocomplete{}
+	_, c := serve(t, Config{Search: &fakeSearch{}, Autocomplete: ac})
+	tests := []struct {
+		uri     string
+		headers []string
+		ctype   string
+		body    string
+	}{
+		{"/autocompleter?q=go", nil, "application/x-suggestions+json", `["go",["go one","go two"]]`},
+		{"/autocompleter?q=go", []string{"X-Requested-With", "XMLHttpRequest"}, "application/json", `["go one","go two"]`},
+		{"/autocompleter?q=", nil, "application/x-suggestions+json", `["",[]]`},
+		{"/autocompleter", []string{"X-Requested-With", "XMLHttpRequest"}, "application/json", `[]`},
+	}
+	for _, tt := range tests {
+		r := c.get(tt.uri, tt.headers...)
+		if r.status != 200 || r.header["Content-Type"] != tt.ctype || r.body != tt.body {
+			t.Errorf("%s %v: %d %q %s; want %q %s", tt.uri, tt.headers, r.status, r.header["Content-Type"], r.body, tt.ctype, tt.body)
+		}
+	}
+	if r := c.do("POST", "/autocompleter", "q=po&language=de-CH"); r.body != `["po",["po one","po two"]]` || ac.lastLang != "de-CH" {
+		t.Errorf("POST: %s, language %q", r.body, ac.lastLang)
+	}
+	c.get("/autocompleter?q=x&language=../../etc")
+	if ac.lastLang != "" {
+		t.Errorf("a bad language was passed on: %q", ac.lastLang)
+	}
+	ac.err = errors.New("no instance offers autocompletion now")
+	if r := c.get("/autocompleter?q=go"); r.status != 200 || r.body != `["go",[]]` {
+		t.Errorf("when no instance suggests: %d %s", r.status, r.body)
+	}
+}
+
+func TestConfigShape(t *testing.T) {
+	p := pool.New(pool.Config{})
+	p.Add("https://a.example/", pool.Public)
+	_, c := serve(t, Config{Search: &fakeSearch{}, Pool: p, Version: "1.0", InstanceName: "home"})
+	r := c.get("/config")
+	var v map[string]any
+	if err := json.Unmarshal([]byte(r.body), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"autocomplete", "categories", "engines", "instance_name", "limiter", "locales", "plugins", "public_instance", "safe_search", "version", "default_locale", "brand"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("/config lacks %q", k)
+		}
+	}
+	cats, _ := v["categories"].([]any)
+	if v["instance_name"] != "home" || v["version"] != "1.0" || len(cats) != len(DefaultCategories) || cats[0] != "general" {
+		t.Errorf("/config: %s", r.body)
+	}
+	if _, ok := v["engines"].([]any); !ok {
+		t.Errorf("engines is not a list: %v", v["engines"])
+	}
+}
