@@ -27,18 +27,35 @@ type Politeness struct {
 	ring map[string]*timeRing
 }
 
+// timeRing holds an instance's most recent search times. It grows as the
+// instance is used, up to the ring size, so an instance searched rarely
+// costs little.
 type timeRing struct {
-	times []int64 // unix nanos, times[(next-1) mod size] is the newest
+	times []int64 // unix nanos; once full, times[(next-1) mod size] is the newest
 	next  int
 	count int
 }
 
+// at returns the k-th most recent time (k = 1 is the newest).
+func (r *timeRing) at(k, size int) int64 {
+	if len(r.times) < size { // still growing: in order, newest last
+		return r.times[len(r.times)-k]
+	}
+	return r.times[(r.next-k+size)%size]
+}
+
+// MaxWindow is the largest Max a Window may have: each instance keeps up to
+// that many search times.
+const MaxWindow = 10_000
+
 // NewPoliteness returns a budget for the given windows; windows with a
-// non-positive Max or Per are ignored (no limit).
+// non-positive Max or Per are ignored (no limit), and Max is capped at
+// MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
 	p := &Politeness{ring: make(map[string]*timeRing)}
 	for _, w := range windows {
 		if w.Max > 0 && w.Per > 0 {
+			w.Max = min(w.Max, MaxWindow)
 			p.windows = append(p.windows, w)
 			p.size = max(p.size, w.Max)
 		}
@@ -71,14 +88,16 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 		return false
 	}
 	if r == nil {
-		r = &timeRing{times: make([]int64, p.size)}
+		r = &timeRing{}
 		p.ring[instance] = r
 	}
-	r.times[r.next] = t
-	r.next = (r.next + 1) % p.size
-	if r.count < p.size {
-		r.count++
+	if len(r.times) < p.size {
+		r.times = append(r.times, t)
+	} else {
+		r.times[r.next] = t
 	}
+	r.next = (r.next + 1) % p.size
+	r.count = min(r.count+1, p.size)
 	return true
 }
 
@@ -91,8 +110,7 @@ func (p *Politeness) allowedLocked(r *timeRing, now int64) bool {
 			continue
 		}
 		// The w.Max-th most recent search.
-		i := (r.next - w.Max + p.size) % p.size
-		if now-r.times[i] < int64(w.Per) {
+		if now-r.at(w.Max, p.size) < int64(w.Per) {
 			return false
 		}
 	}
@@ -113,7 +131,7 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	}
 	n := 0
 	for k := 1; k <= r.count; k++ {
-		if now.UnixNano()-r.times[(r.next-k+p.size)%p.size] >= int64(per) {
+		if now.UnixNano()-r.at(k, p.size) >= int64(per) {
 			break
 		}
 		n++

@@ -104,3 +104,33 @@ func BenchmarkPolitenessTake(b *testing.B) {
 		p.Take(insts[i%len(insts)], t0.Add(time.Duration(i)*time.Second))
 	}
 }
+
+func TestPolitenessRingWraps(t *testing.T) {
+	// A small ring that wraps many times keeps counting right.
+	p := NewPoliteness(Window{Max: 3, Per: 10 * time.Second})
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range 30 {
+		now := t0.Add(time.Duration(i) * 4 * time.Second)
+		// One search every 4 s: never more than three in any 10 s.
+		if !p.Take("x", now) {
+			t.Fatalf("search %d at +%ds refused", i, i*4)
+		}
+	}
+	if got := p.Used("x", t0.Add(29*4*time.Second), 10*time.Second); got != 3 {
+		t.Fatalf("Used = %d, want 3", got)
+	}
+	if p.Take("x", t0.Add(29*4*time.Second+time.Second)) {
+		t.Fatal("a 4th search within 10 s was allowed after wrapping")
+	}
+}
+
+func TestPolitenessCapsWindow(t *testing.T) {
+	p := NewPoliteness(Window{Max: 1 << 30, Per: time.Second})
+	if p.size != MaxWindow {
+		t.Fatalf("ring size %d, want the cap %d", p.size, MaxWindow)
+	}
+	p.Take("x", time.Unix(0, 0))
+	if n := len(p.ring["x"].times); n != 1 {
+		t.Fatalf("a ring of one search holds %d times", n)
+	}
+}

@@ -85,8 +85,9 @@ type Config struct {
 	Upstream UpstreamConfig
 	Logger   *slog.Logger
 	Now      func() time.Time
-	// After makes timers (hedges); nil = time.After-like real timers.
-	After func(time.Duration) <-chan time.Time
+	// Timer makes the deadline and hedge timers: a channel that fires after
+	// d and a func that stops it. nil = real timers.
+	Timer func(d time.Duration) (<-chan time.Time, func())
 
 	Deadline    time.Duration // one search, all attempts included (default 4 s)
 	MaxAttempts int           // default 4
@@ -121,8 +122,11 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.After == nil {
-		c.After = time.After
+	if c.Timer == nil {
+		c.Timer = func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTimer(d)
+			return t.C, func() { t.Stop() }
+		}
 	}
 	if c.Deadline <= 0 {
 		c.Deadline = 4 * time.Second
@@ -319,6 +323,8 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	var best *attemptResult // the best soft answer so far, served when nothing better comes
 	inflight, started := 0, 0
 	var hedge <-chan time.Time
+	stopHedge := func() {}
+	defer func() { stopHedge() }()
 	why := ""
 
 	free := false // the next retry costs no extra: the last attempt was cut short by our own choice
@@ -349,14 +355,16 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		log = append(log, Attempt{Instance: inst, Outcome: "running"})
 		p.bgWG.Add(1)
 		go p.attempt(s, lease, release, inst, req, deadline, results)
-		hedge = p.hedgeTimer(inst, now, deadline)
+		stopHedge()
+		hedge, stopHedge = p.hedgeTimer(inst, now, deadline)
 		return true
 	}
 
 	if !launch(false) {
 		return nil, &NoAnswerError{Why: why, Tried: log}
 	}
-	timeout := p.cfg.After(time.Until(deadline))
+	timeout, stopTimeout := p.cfg.Timer(deadline.Sub(p.cfg.Now()))
+	defer stopTimeout()
 	for {
 		select {
 		case r := <-results:
@@ -450,16 +458,16 @@ func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Ti
 // HedgeFloor, but never later than a third of the time left, so that a
 // hanging instance cannot eat the whole deadline. An instance not measured
 // yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
-func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) <-chan time.Time {
+func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Time, func()) {
 	d := p.cfg.HedgeFloor * 3 / 2
 	if st := p.pool.Stats(inst); st.Measured && st.LatencyMS > 0 {
 		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
 	if d <= 0 {
-		return nil
+		return nil, func() {}
 	}
-	return p.cfg.After(d)
+	return p.cfg.Timer(d)
 }
 
 // attempt runs one upstream search, records its outcome in the pool and

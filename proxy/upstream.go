@@ -224,6 +224,9 @@ func classifyTransport(err error) error {
 	}
 }
 
+// gzipReaders keeps gzip readers for reuse.
+var gzipReaders sync.Pool
+
 // decodeBody undoes gzip (the only encoding searxgate asks for), reading at most max decoded bytes, so
 // that a small compressed bomb cannot grow past the cap. The result is a
 // fresh slice the caller owns.
@@ -233,11 +236,23 @@ func decodeBody(encoding, body []byte, max int) ([]byte, error) {
 	case len(encoding) == 0 || bytes.EqualFold(encoding, []byte("identity")):
 		return bytes.Clone(body), nil
 	case bytes.EqualFold(encoding, []byte("gzip")):
-		zr, err := gzip.NewReader(bytes.NewReader(body))
+		zr, _ := gzipReaders.Get().(*gzip.Reader)
+		var err error
+		if zr == nil {
+			zr, err = gzip.NewReader(bytes.NewReader(body))
+		} else {
+			err = zr.Reset(bytes.NewReader(body))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
 		}
-		defer zr.Close()
+		// A reader is reused (its 32 KiB window is most of a miss's
+		// allocations) unless it failed midway.
+		defer func() {
+			if zr.Close() == nil {
+				gzipReaders.Put(zr)
+			}
+		}()
 		rd = zr
 	default:
 		return nil, fmt.Errorf("%w: unsupported Content-Encoding %q", ErrTransport, encoding)

@@ -99,6 +99,9 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 
+	if cfg.Budget20s == 0 || cfg.Budget10m == 0 {
+		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
+	}
 	a.cache = &cacheQueue{st: st, log: log}
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
@@ -147,7 +150,8 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.seed(list)
 
-	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version})
+	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
+		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"searxgate/proxy"
 )
 
 // DefaultDirectory is where the public instance list comes from.
@@ -125,8 +127,8 @@ func (c *Config) options() []option {
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
 		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
 		{"cache-ttl", "how long an answer is served from the cache", durationVar(&c.CacheTTL)},
-		{"budget-20s", "searches one instance may get in any 20 s", intVar(&c.Budget20s)},
-		{"budget-10m", "searches one instance may get in any 10 min", intVar(&c.Budget10m)},
+		{"budget-20s", "searches one instance may get in any 20 s (0: no limit, for your own instances only)", intVar(&c.Budget20s)},
+		{"budget-10m", "searches one instance may get in any 10 min (0: no limit, for your own instances only)", intVar(&c.Budget10m)},
 		{"max-in-flight", "searches in flight to one instance at once", intVar(&c.MaxInFlight)},
 		{"max-attempts", "upstream searches one client search may make", intVar(&c.MaxAttempts)},
 		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
@@ -282,11 +284,13 @@ func (c *Config) Validate() error {
 	if c.CacheTTL < 0 {
 		bad("cache-ttl", "must not be negative")
 	}
-	if c.Budget20s < 1 {
-		bad("budget-20s", "must be at least 1")
+	// 0 lifts a window (for load tests on one's own instances); the upper
+	// bound is what the budget can count.
+	if c.Budget20s < 0 || c.Budget20s > proxy.MaxWindow {
+		bad("budget-20s", "%d is outside 0 (no limit) to %d", c.Budget20s, proxy.MaxWindow)
 	}
-	if c.Budget10m < 1 {
-		bad("budget-10m", "must be at least 1")
+	if c.Budget10m < 0 || c.Budget10m > proxy.MaxWindow {
+		bad("budget-10m", "%d is outside 0 (no limit) to %d", c.Budget10m, proxy.MaxWindow)
 	}
 	if c.MaxInFlight < 1 {
 		bad("max-in-flight", "must be at least 1")

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Load test of searxgate against nginx on the same machine, on loopback only:
+#   (a) cache hits: searxgate's cached answer vs nginx serving the same bytes
+#       as a static file;
+#   (b) cache misses on instant upstreams: searxgate vs nginx proxy_pass to
+#       one sim instance, every request a new query.
+# Needs wrk and nginx (Debian: apt-get install wrk nginx-light).
+# Usage: sim/load/load.sh [seconds per run] [connections]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DUR=${1:-15}
+CONNS=${2:-64}
+OUT=${OUT:-$PWD/out/load}
+SIMPORT=19500
+GATE=127.0.0.1:18900
+NGINX=127.0.0.1:18901
+for tool in wrk nginx curl; do
+  command -v "$tool" >/dev/null || { echo "load.sh: $tool is not installed (apt-get install wrk nginx-light curl)" >&2; exit 2; }
+done
+rm -rf "$OUT" && mkdir -p "$OUT/www" "$OUT/data"
+go build -o "$OUT/searxgate" ./cmd/searxgate
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+
+# Four healthy instances answering at once (latency scaled to microseconds).
+"$OUT/searxgate" sim --n 4 --mix healthy --seed 1 --port $SIMPORT --latency-scale 0.0001 \
+  --write-directory "$OUT/instances.json" >"$OUT/sim.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$OUT/instances.json" ] && break; sleep 0.05; done
+
+# searxgate with its politeness and client limits lifted: this measures the
+# gateway, not the budgets.
+"$OUT/searxgate" serve --listen $GATE --directory "$OUT/instances.json" --allow-private \
+  --data "$OUT/data" --budget-20s 0 --budget-10m 0 --client-rate 0 \
+  --max-in-flight 256 --log-level warn >"$OUT/gate.log" 2>&1 &
+gate=$!
+pids+=($gate)
+for _ in $(seq 100); do curl -sf "http://$GATE/healthz" >/dev/null && break; sleep 0.05; done
+
+# Warm up: let searxgate read every instance's /config and results page, so
+# that it asks them for JSON as it would in steady state.
+for i in $(seq 40); do curl -s -o /dev/null "http://$GATE/search?format=json&q=warm+$i"; done
+sleep 1
+for i in $(seq 40); do curl -s -o /dev/null "http://$GATE/search?format=json&q=warm+again+$i"; done
+curl -s "http://$GATE/search?format=json&q=hello+world" >"$OUT/www/static.json"
+
+cat >"$OUT/nginx.conf" <<NGINX
+worker_processes auto;
+daemon off;
+pid $OUT/nginx.pid;
+error_log $OUT/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream sim { server 127.0.0.1:$SIMPORT; keepalive 128; }
+  server {
+    listen $NGINX;
+    location = /static.json { root $OUT/www; default_type application/json; }
+    # Ask the instance for gzip as searxgate does, so that both make it
+    # do the same work; nginx passes the compressed body through.
+    location /search { proxy_pass http://sim; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Accept-Encoding gzip; }
+  }
+}
+NGINX
+nginx -c "$OUT/nginx.conf" -p "$OUT" &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "http://$NGINX/static.json" >/dev/null && break; sleep 0.05; done
+
+run() { # name url [script]
+  local name=$1 url=$2 script=${3:-}
+  echo "== $name: wrk -t2 -c$CONNS -d${DUR}s --latency ${script:+-s $script }$url" >&2
+  wrk -t2 -c"$CONNS" -d"${DUR}s" --latency ${script:+-s "$script"} "$url" | tee "$OUT/$name.txt" >&2
+  awk -v n="$name" '
+    /Requests\/sec/ {rps=$2}
+    /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
+    /Non-2xx/ {non2xx=$NF}
+    END {printf "| %s | %s | %s | %s | %s |\n", n, rps, p50, p99, (non2xx==""?0:non2xx)}' "$OUT/$name.txt"
+}
+rss() { awk '/VmRSS/ {print $2" "$3}' "/proc/$1/status"; }
+
+echo "searxgate RSS before: $(rss $gate)" >&2
+{
+  echo "| run | requests/s | p50 | p99 | non-2xx |"
+  echo "|---|---|---|---|---|"
+  run hit-searxgate "http://$GATE/search?format=json&q=hello+world"
+  run hit-nginx-static "http://$NGINX/static.json"
+  run miss-searxgate "http://$GATE" sim/load/miss.lua
+  run miss-nginx-proxy "http://$NGINX" sim/load/miss.lua
+} >"$OUT/results.md"
+echo "searxgate RSS after: $(rss $gate)" | tee -a "$OUT/results.md" >&2
+cat "$OUT/results.md"
