@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"searxgate/directory"
+	"searxgate/web"
+)
+
+// adminOps is the operator as the instance API sees it: a URL that the
+// parser or the address guard refuses is the client's error
+// (web.ErrBadInstance, answered 400), anything else is the server's.
+type adminOps struct{ op *operator }
+
+func (a adminOps) Add(ctx context.Context, raw string) (string, error) {
+	u, err := a.op.Add(ctx, raw)
+	return u, clientError(err)
+}
+
+func (a adminOps) Remove(raw string) (bool, error) {
+	ok, err := a.op.Remove(raw)
+	return ok, clientError(err)
+}
+
+func (a adminOps) SetDisabled(raw string, disabled bool) (bool, error) {
+	ok, err := a.op.SetDisabled(raw, disabled)
+	return ok, clientError(err)
+}
+
+func (a adminOps) Reset() error { return a.op.Reset() }
+
+func clientError(err error) error {
+	if err != nil && (errors.Is(err, directory.ErrBadURL) || errors.Is(err, directory.ErrScheme) || errors.Is(err, directory.ErrPrivateAddress)) {
+		return fmt.Errorf("%w: %w", web.ErrBadInstance, err)
+	}
+	return err
+}
