@@ -507,8 +507,11 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 	case err != nil && errors.Is(err, ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}
-	case v.Kind == detect.Failed && v.Reason == detect.Timeout && (s.done.Load() || elapsed < p.cfg.HedgeFloor):
-		// Cut short by the end of its search, not slow by itself.
+	case v.Kind == detect.Failed && s.done.Load(),
+		v.Kind == detect.Failed && v.Reason == detect.Timeout && elapsed < p.cfg.HedgeFloor:
+		// A hedge loser whose search is over, or an attempt cut short by
+		// its search's deadline: cancelled, not the instance's failure. (A
+		// late refusal is still the instance's word, and is recorded.)
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
 	}
 	switch {

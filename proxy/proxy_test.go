@@ -1,0 +1,335 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"searxgate/detect"
+	"searxgate/pool"
+	"searxgate/sim"
+)
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// manualTimers hands out timers that fire only when the test says.
+type manualTimers struct {
+	armed chan chan time.Time // each hedge timer as it is made
+}
+
+func newManualTimers() *manualTimers { return &manualTimers{armed: make(chan chan time.Time, 16)} }
+
+func (m *manualTimers) timer(d time.Duration) (<-chan time.Time, func()) {
+	ch := make(chan time.Time, 1)
+	if d < time.Minute { // hedges; the deadline timer never fires
+		select {
+		case m.armed <- ch:
+		default: // nobody will fire it: it never fires
+		}
+	}
+	return ch, func() {}
+}
+
+// fireHedge fires the next hedge timer once the search has made it.
+func (m *manualTimers) fireHedge() {
+	(<-m.armed) <- time.Now()
+}
+
+type testEnv struct {
+	fleet  *sim.Fleet
+	pool   *pool.Pool
+	proxy  *Proxy
+	clock  *fakeClock
+	timers *manualTimers
+	urls   []string
+}
+
+// newEnv starts an in-memory fleet and a proxy over it. Instances are
+// ranked in order (the first is tried first) through their priors, and
+// their terms are known: JSON where the instance config enables it.
+func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv {
+	t.Helper()
+	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fleet.Close() })
+	pl := pool.New(pool.Config{Clock: clock})
+	urls := fleet.URLs()
+	var priors []pool.Prior
+	for i, u := range urls {
+		priors = append(priors, pool.Prior{URL: u, Prior: time.Duration(i+1) * 100 * time.Millisecond})
+	}
+	pl.Seed(priors)
+	timers := newManualTimers()
+	cfg.Pool = pl
+	cfg.Upstream = UpstreamConfig{UserAgent: "searxgate-test/1", Dial: fleet.Dial}
+	cfg.Now = clock.Now
+	if cfg.Timer == nil {
+		cfg.Timer = timers.timer
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	for i, u := range urls {
+		json := No
+		if instances[i].JSON {
+			json = Yes
+		}
+		p.caps.update(u, func(c *Caps) { *c = Caps{ConfigAt: clock.Now(), ConfigOK: true, JSON: json, JSONAt: clock.Now()} })
+	}
+	return &testEnv{fleet: fleet, pool: pl, proxy: p, clock: clock, timers: timers, urls: urls}
+}
+
+func (e *testEnv) search(t *testing.T, q string) (*Response, error) {
+	t.Helper()
+	return e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON})
+}
+
+func (e *testEnv) searches(i int) uint64 { return e.fleet.Instances()[i].Truth().Searches }
+
+func TestSearchAnswersFromTheBestInstance(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	res, err := e.search(t, "hello world")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instance != e.urls[0] || res.Attempts != 1 || res.Cached {
+		t.Fatalf("answered by %s in %d attempts (cached %v); want the first instance in 1", res.Instance, res.Attempts, res.Cached)
+	}
+	r, err := res.Results()
+	if err != nil || len(r.Results) == 0 || r.Query != "hello world" {
+		t.Fatalf("results %+v, %v", r, err)
+	}
+	if got := e.fleet.Instances()[0].Truth().Formats["json"]; got != 1 {
+		t.Fatalf("the instance got %d JSON searches, want 1", got)
+	}
+}
+
+func TestRefusalMovesOnAndOpensTheCircuit(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.RateLimitSeconds, RateBurst: 1, RetryAfter: 10 * time.Minute, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	if _, err := e.search(t, "one"); err != nil { // the limiter's one free search
+		t.Fatal(err)
+	}
+	res, err := e.search(t, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instance != e.urls[1] || res.Attempts != 2 {
+		t.Fatalf("answered by %s in %d attempts; want the second in 2", res.Instance, res.Attempts)
+	}
+	st := e.pool.Stats(e.urls[0])
+	if st.Circuit != pool.Open || st.LastReason != string(detect.RateLimited) {
+		t.Fatalf("refusing instance: circuit %v, reason %q", st.Circuit, st.LastReason)
+	}
+	// Inside its Retry-After nothing goes to it...
+	before := e.searches(0)
+	for _, q := range []string{"three", "four", "five"} {
+		if _, err := e.search(t, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.searches(0) != before {
+		t.Fatal("a search went to an instance inside its Retry-After")
+	}
+	// ...and after it, the instance is half-open: with the other one
+	// disabled, its trial answers and closes the circuit.
+	e.clock.Add(11 * time.Minute)
+	if c := e.pool.Stats(e.urls[0]).Circuit; c != pool.HalfOpen {
+		t.Fatalf("after the cooldown the circuit is %v, want half-open", c)
+	}
+	e.pool.Disable(e.urls[1])
+	if res, err := e.search(t, "six"); err != nil || res.Instance != e.urls[0] {
+		t.Fatalf("trial: %v, %v", res, err)
+	}
+	if e.searches(0) != before+1 || e.pool.Stats(e.urls[0]).Circuit != pool.Closed {
+		t.Fatalf("after the trial: %d searches, circuit %v; want 1 and closed", e.searches(0)-before, e.pool.Stats(e.urls[0]).Circuit)
+	}
+	for _, tr := range e.fleet.Truth() {
+		if tr.InsideRetryAfter != 0 {
+			t.Fatalf("%d searches inside an announced Retry-After", tr.InsideRetryAfter)
+		}
+	}
+}
+
+func TestNoAnswerSaysWhatWasTried(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.CloudflareChallenge403, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Unavailable503, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Dead})
+	_, err := e.search(t, "nobody")
+	var na *NoAnswerError
+	if !errors.As(err, &na) || !errors.Is(err, ErrNoAnswer) {
+		t.Fatalf("err = %v, want a *NoAnswerError", err)
+	}
+	if len(na.Tried) != 3 {
+		t.Fatalf("tried %d instances, want all 3: %+v", len(na.Tried), na.Tried)
+	}
+	reasons := map[string]string{}
+	for _, a := range na.Tried {
+		reasons[a.Instance] = a.Outcome + "/" + a.Reason
+	}
+	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/transport"}
+	for u, w := range want {
+		if reasons[u] != w {
+			t.Errorf("%s: %q, want %q", u, reasons[u], w)
+		}
+	}
+	// Everything is open now: the next search fails at once, naming why.
+	_, err = e.search(t, "nobody again")
+	if !errors.As(err, &na) || na.Why != "no_instance" {
+		t.Fatalf("err = %v, want no_instance", err)
+	}
+}
+
+func TestStaleAnswerWhenNothingAnswers(t *testing.T) {
+	e := newEnv(t, Config{CacheTTL: time.Minute},
+		sim.InstanceConfig{Behaviour: sim.Flapping, FlapPeriod: time.Hour, Latency: -1, JSON: true})
+	res, err := e.search(t, "keep me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := e.search(t, "keep me"); err != nil || !again.Cached || again.Stale {
+		t.Fatalf("repeat: cached %v stale %v err %v; want a fresh cache hit", again.Cached, again.Stale, err)
+	}
+	// An hour later the instance is down and the answer expired.
+	e.clock.Add(time.Hour + time.Second)
+	stale, err := e.search(t, "keep me")
+	if err != nil {
+		t.Fatalf("no stale answer: %v", err)
+	}
+	if !stale.Stale || !stale.Cached || string(stale.JSON) != string(res.JSON) {
+		t.Fatalf("stale %v cached %v; want the old answer marked stale", stale.Stale, stale.Cached)
+	}
+}
+
+func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 3 * time.Second, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	done := make(chan struct{})
+	var res *Response
+	var err error
+	go func() { res, err = e.search(t, "hedged"); close(done) }()
+	e.timers.fireHedge()
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instance != e.urls[1] || res.Attempts != 2 {
+		t.Fatalf("answered by %s in %d attempts; want the hedge", res.Instance, res.Attempts)
+	}
+	// The hanging attempt ends with the fleet; it must be recorded as
+	// cancelled (its search was over), not as the instance's failure.
+	_ = e.fleet.Close()
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := e.pool.Stats(e.urls[0])
+	if st.InFlight != 0 {
+		t.Fatalf("the hedge loser still holds its lease: in flight %d", st.InFlight)
+	}
+	if st.Failures != 0 || st.Circuit != pool.Closed {
+		t.Fatalf("the hedge loser was blamed: failures %d, circuit %v, last %s/%s", st.Failures, st.Circuit, st.LastOutcome, st.LastReason)
+	}
+}
+
+func TestPolitenessSkipsAnInstanceOutOfBudget(t *testing.T) {
+	e := newEnv(t, Config{Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, q := range []string{"a", "b", "c", "d"} {
+		if _, err := e.search(t, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.searches(0) != 2 || e.searches(1) != 2 {
+		t.Fatalf("searches %d and %d; want 2 each (budget 2 per 20 s)", e.searches(0), e.searches(1))
+	}
+	_, err := e.search(t, "e")
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Why != "no_instance" {
+		t.Fatalf("a 5th search: %v; want no_instance, not a wait", err)
+	}
+	e.clock.Add(21 * time.Second)
+	if _, err := e.search(t, "f"); err != nil {
+		t.Fatalf("after the window: %v", err)
+	}
+}
+
+func TestTermsDecideFormatAndLinkToken(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.LinkToken, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	// Terms unknown: read /config in the background while searching HTML.
+	for _, u := range e.urls {
+		e.proxy.caps.update(u, func(c *Caps) { *c = Caps{} })
+	}
+	if _, err := e.search(t, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.proxy.Caps(e.urls[0]).LinkToken {
+		t.Fatalf("the link-token instance's /config was not read: %+v", e.proxy.Caps(e.urls[0]))
+	}
+	before := e.searches(0)
+	for _, q := range []string{"second", "third", "fourth"} {
+		if _, err := e.search(t, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.searches(0) != before {
+		t.Fatal("searches went to an instance with the link-token check on")
+	}
+	// The healthy instance was searched through HTML until its page listed
+	// JSON and its /config said the limiter is off; then JSON.
+	if got := e.proxy.Format(e.urls[1]); got != FormatJSON {
+		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Caps(e.urls[1]))
+	}
+	if e.fleet.Instances()[1].Truth().Formats["json"] == 0 {
+		t.Fatal("the JSON instance was never asked for JSON")
+	}
+}
+
+func TestSoftAnswerIsServedWhenNothingBetter(t *testing.T) {
+	e := newEnv(t, Config{MaxAttempts: 2},
+		sim.InstanceConfig{Behaviour: sim.EmptyEnginesDown, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.EmptyEnginesDown, Latency: -1, JSON: true})
+	res, err := e.search(t, "nothing out there")
+	if err != nil {
+		t.Fatalf("a search every instance answers empty: %v; want the empty answer", err)
+	}
+	if res.Soft == "" || res.Attempts != 2 {
+		t.Fatalf("soft %q after %d attempts; want the soft reason after trying both", res.Soft, res.Attempts)
+	}
+	if strings.Contains(string(res.JSON), `"results":null`) {
+		t.Fatal("results written as null")
+	}
+	// A soft answer is not cached.
+	if again, _ := e.search(t, "nothing out there"); again != nil && again.Cached {
+		t.Fatal("a soft answer was cached")
+	}
+}
