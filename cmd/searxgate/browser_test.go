@@ -1,0 +1,454 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"searxgate/sim"
+)
+
+// TestBrowser drives a real headless Chromium against searxgate on a sim
+// fleet: it opens /, types a query, submits the form, checks the results,
+// then loads /status and checks the instance table. Screenshots go to
+// $SEARXGATE_E2E_OUT (or a temporary folder), named in the log.
+//
+// Chromium can reach nothing but 127.0.0.1: every other name resolves to
+// nothing and every other address goes to a proxy that does not exist.
+func TestBrowser(t *testing.T) {
+	bin := findChromium()
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed, and CI=true requires the browser test (.ci/run installs Debian's chromium)")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium): skipping the browser test")
+	}
+	out := os.Getenv("SEARXGATE_E2E_OUT")
+	if out == "" {
+		out = t.TempDir()
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	instances := []sim.InstanceConfig{
+		{ID: "fast-json", Behaviour: sim.Fast, JSON: true, Latency: 30 * time.Millisecond},
+		{ID: "medium-html", Behaviour: sim.Medium, Latency: 80 * time.Millisecond},
+		{ID: "limited", Behaviour: sim.Limiter, Latency: 50 * time.Millisecond},
+		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
+		{ID: "refuser", Behaviour: sim.RateLimitSeconds, RateBurst: 1, Latency: -1},
+	}
+	_, dir := startFleet(t, 11, instances)
+	g := startGateway(t, dir, "")
+	base := "http://" + g.addr + "/"
+	// A few searches first, so that the status page has something to say.
+	for i := range 6 {
+		g.get(t, fmt.Sprintf("/search?q=warm+up+%d&format=json", i), nil)
+	}
+
+	b := startBrowser(t, bin)
+	page := b.page(t)
+	page.call(t, "Page.enable", nil)
+	page.call(t, "Runtime.enable", nil)
+	page.call(t, "Log.enable", nil)
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+
+	page.navigate(t, base)
+	if n := page.evalInt(t, `document.querySelectorAll('link[rel="search"][href="/opensearch.xml"]').length`); n != 1 {
+		t.Errorf("the home page has %d OpenSearch links", n)
+	}
+	page.screenshot(t, filepath.Join(out, "home.png"))
+
+	const query = "browser privacy"
+	page.eval(t, `document.querySelector('input[name="q"]').focus()`)
+	page.call(t, "Input.insertText", map[string]any{"text": query})
+	page.call(t, "Input.dispatchKeyEvent", map[string]any{"type": "keyDown", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13, "text": "\r"})
+	page.call(t, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13})
+	page.waitFor(t, `location.pathname === "/search" && document.readyState === "complete"`)
+	if got := page.evalString(t, `new URLSearchParams(location.search).get("q")`); got != query {
+		t.Fatalf("the form sent q=%q, want %q", got, query)
+	}
+	n := page.evalInt(t, `document.querySelectorAll('article.result h3 a').length`)
+	if n == 0 {
+		page.screenshot(t, filepath.Join(out, "results.png"))
+		t.Fatalf("no results on the page: %s", page.evalString(t, `document.body.innerText`))
+	}
+	titles := page.evalString(t, `Array.from(document.querySelectorAll('article.result h3')).map(e => e.innerText).join("\n")`)
+	if !strings.Contains(strings.ToLower(titles), "privacy") {
+		t.Errorf("the result titles do not mention the query:\n%s", titles)
+	}
+	if footer := page.evalString(t, `document.querySelector('.answeredby').innerText`); !strings.Contains(footer, "Answered by 127.0.0.1:") {
+		t.Errorf("the footer does not say who answered: %q", footer)
+	}
+	if css := page.evalString(t, `getComputedStyle(document.querySelector('.searchform input[type=search]')).borderRadius`); css == "0px" {
+		t.Error("the stylesheet did not load")
+	}
+	page.screenshot(t, filepath.Join(out, "results.png"))
+
+	// The same page on a phone, in dark mode.
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": true})
+	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}})
+	page.navigate(t, page.evalString(t, `location.href`))
+	if w := page.evalInt(t, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("on a 390 px phone the results page is %d px wide", w)
+	}
+	page.screenshot(t, filepath.Join(out, "results-phone-dark.png"))
+	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "light"}}})
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+
+	page.navigate(t, base+"status")
+	rows := page.evalInt(t, `document.querySelectorAll('table#instances tbody tr').length`)
+	if rows != len(instances) {
+		t.Errorf("the instance table has %d rows, want %d", rows, len(instances))
+	}
+	if n := page.evalInt(t, `document.querySelectorAll('table#instances svg.spark polyline').length`); n == 0 {
+		t.Error("no latency sparkline on the status page")
+	}
+	table := page.evalString(t, `document.querySelector('table#instances').innerText`)
+	for _, want := range []string{"closed", "Health", "Latency"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the instance table does not show %q:\n%s", want, table)
+		}
+	}
+	page.screenshot(t, filepath.Join(out, "status.png"))
+
+	for _, e := range page.events() {
+		if strings.Contains(e, "Content Security Policy") || strings.Contains(e, "Refused to") {
+			t.Errorf("the browser reported: %s", e)
+		}
+	}
+	t.Logf("screenshots in %s", out)
+}
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+type browser struct {
+	devtools string // http://127.0.0.1:port
+}
+
+var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://127\.0\.0\.1:(\d+)/\S+)`)
+
+func startBrowser(t *testing.T, bin string) *browser {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin,
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--no-default-browser-check",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+		"--disable-extensions", "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
+		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=127.0.0.1:9",
+		"--hide-scrollbars", "--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "about:blank")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := devtoolsLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[2]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case port := <-found:
+		return &browser{devtools: "http://127.0.0.1:" + port}
+	case <-time.After(30 * time.Second):
+		t.Fatal("chromium did not print its DevTools address within 30 s")
+	}
+	return nil
+}
+
+// page returns a connection to the browser's first page.
+func (b *browser) page(t *testing.T) *cdp {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(b.devtools + "/json/list")
+		if err == nil {
+			var targets []struct{ Type, WebSocketDebuggerURL string }
+			err = json.NewDecoder(resp.Body).Decode(&targets)
+			resp.Body.Close()
+			for _, tg := range targets {
+				if tg.Type == "page" && tg.WebSocketDebuggerURL != "" {
+					return dialCDP(t, tg.WebSocketDebuggerURL)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no page target: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// cdp is a minimal Chrome DevTools Protocol client over a websocket.
+type cdp struct {
+	conn net.Conn
+	r    *bufio.Reader
+	next int
+
+	mu  sync.Mutex // guards log
+	log []string   // console and log messages seen
+}
+
+func dialCDP(t *testing.T, wsURL string) *cdp {
+	t.Helper()
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key))
+	r := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("websocket handshake: %s", resp.Status)
+	}
+	return &cdp{conn: conn, r: r}
+}
+
+// writeText sends one masked text frame, as a client must.
+func (c *cdp) writeText(p []byte) error {
+	var h []byte
+	h = append(h, 0x81)
+	switch n := len(p); {
+	case n < 126:
+		h = append(h, 0x80|byte(n))
+	case n < 1<<16:
+		h = append(h, 0x80|126, byte(n>>8), byte(n))
+	default:
+		h = append(h, 0x80|127)
+		h = binary.BigEndian.AppendUint64(h, uint64(n))
+	}
+	mask := make([]byte, 4)
+	_, _ = rand.Read(mask)
+	h = append(h, mask...)
+	masked := make([]byte, len(p))
+	for i := range p {
+		masked[i] = p[i] ^ mask[i%4]
+	}
+	_, err := c.conn.Write(append(h, masked...))
+	return err
+}
+
+// readMessage reads one whole message, joining fragments and skipping
+// control frames.
+func (c *cdp) readMessage() ([]byte, error) {
+	var msg []byte
+	for {
+		var h [2]byte
+		if _, err := io.ReadFull(c.r, h[:]); err != nil {
+			return nil, err
+		}
+		fin, op := h[0]&0x80 != 0, h[0]&0x0f
+		n := uint64(h[1] & 0x7f)
+		switch n {
+		case 126:
+			var b [2]byte
+			if _, err := io.ReadFull(c.r, b[:]); err != nil {
+				return nil, err
+			}
+			n = uint64(binary.BigEndian.Uint16(b[:]))
+		case 127:
+			var b [8]byte
+			if _, err := io.ReadFull(c.r, b[:]); err != nil {
+				return nil, err
+			}
+			n = binary.BigEndian.Uint64(b[:])
+		}
+		if h[1]&0x80 != 0 {
+			return nil, errors.New("the server masked a frame")
+		}
+		if n > 256<<20 {
+			return nil, fmt.Errorf("frame of %d bytes", n)
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(c.r, p); err != nil {
+			return nil, err
+		}
+		switch op {
+		case 0x8:
+			return nil, errors.New("the browser closed the connection")
+		case 0x9, 0xA:
+			continue
+		}
+		msg = append(msg, p...)
+		if fin {
+			return msg, nil
+		}
+	}
+}
+
+// call sends one command and waits for its answer, keeping the console
+// and log events that arrive meanwhile.
+func (c *cdp) call(t *testing.T, method string, params any) json.RawMessage {
+	t.Helper()
+	c.next++
+	id := c.next
+	req, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	_ = c.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := c.writeText(req); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	for {
+		raw, err := c.readMessage()
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var m struct {
+			ID     int             `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		switch {
+		case m.ID == id && m.Error != nil:
+			t.Fatalf("%s: %s", method, m.Error.Message)
+		case m.ID == id:
+			return m.Result
+		case m.Method == "Log.entryAdded" || m.Method == "Runtime.consoleAPICalled" || m.Method == "Runtime.exceptionThrown":
+			c.mu.Lock()
+			c.log = append(c.log, m.Method+": "+string(m.Params))
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *cdp) events() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.log...)
+}
+
+func (c *cdp) eval(t *testing.T, expr string) json.RawMessage {
+	t.Helper()
+	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text string `json:"text"`
+		} `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.ExceptionDetails != nil {
+		t.Fatalf("%s: %s", expr, r.ExceptionDetails.Text)
+	}
+	return r.Result.Value
+}
+
+func (c *cdp) evalString(t *testing.T, expr string) string {
+	t.Helper()
+	var s string
+	if err := json.Unmarshal(c.eval(t, expr), &s); err != nil {
+		t.Fatalf("%s: not a string: %v", expr, err)
+	}
+	return s
+}
+
+func (c *cdp) evalInt(t *testing.T, expr string) int {
+	t.Helper()
+	var n int
+	if err := json.Unmarshal(c.eval(t, expr), &n); err != nil {
+		t.Fatalf("%s: not a number: %v", expr, err)
+	}
+	return n
+}
+
+// waitFor polls a condition (the browser has its own clock; this is an
+// end-to-end test, not a unit test).
+func (c *cdp) waitFor(t *testing.T, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for string(c.eval(t, "Boolean("+cond+")")) != "true" {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (at %s)", cond, c.evalString(t, "location.href"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (c *cdp) navigate(t *testing.T, u string) {
+	t.Helper()
+	c.call(t, "Page.navigate", map[string]any{"url": u})
+	c.waitFor(t, fmt.Sprintf(`location.href === %q && document.readyState === "complete"`, u))
+}
+
+// screenshot saves the whole page as a PNG.
+func (c *cdp) screenshot(t *testing.T, path string) {
+	t.Helper()
+	var m struct {
+		CSSContentSize struct{ Width, Height float64 } `json:"cssContentSize"`
+	}
+	_ = json.Unmarshal(c.call(t, "Page.getLayoutMetrics", nil), &m)
+	params := map[string]any{"format": "png", "captureBeyondViewport": true}
+	if m.CSSContentSize.Width > 0 && m.CSSContentSize.Height > 0 {
+		params["clip"] = map[string]any{"x": 0, "y": 0, "width": m.CSSContentSize.Width, "height": min(m.CSSContentSize.Height, 4000), "scale": 1}
+	}
+	var shot struct{ Data string }
+	if err := json.Unmarshal(c.call(t, "Page.captureScreenshot", params), &shot); err != nil {
+		t.Fatal(err)
+	}
+	png, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
