@@ -217,7 +217,7 @@ func (a *App) Run(ctx context.Context) error {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(10 * time.Minute)
+		t := time.NewTicker(a.pool.Config().SweepEvery)
 		defer t.Stop()
 		a.pool.Run(bg, t.C)
 	}()
@@ -230,6 +230,8 @@ func (a *App) Run(ctx context.Context) error {
 		defer wg.Done()
 		t := time.NewTicker(a.cfg.Flush)
 		defer t.Stop()
+		prune := time.NewTicker(10 * time.Minute)
+		defer prune.Stop()
 		for {
 			select {
 			case <-bg.Done():
@@ -237,6 +239,13 @@ func (a *App) Run(ctx context.Context) error {
 			case <-t.C:
 				if err := a.flush(); err != nil {
 					a.log.Error("writing learned state failed", "err", err)
+				}
+			case now := <-prune.C:
+				// Answers too old even to be served stale.
+				if n, err := a.store.CachePrune(now, staleFor); err != nil {
+					a.log.Error("pruning the stored cache failed", "err", err)
+				} else if n > 0 {
+					a.log.Debug("pruned the stored cache", "entries", n)
 				}
 			}
 		}
@@ -370,6 +379,10 @@ type cacheQueue struct {
 	mu      sync.Mutex // guards pending
 	pending []store.CacheEntry
 }
+
+// staleFor is how long past its expiry a cached answer may still be served
+// when nothing answers (the proxy's default); older ones are pruned.
+const staleFor = 24 * time.Hour
 
 // maxPendingCache bounds the cache writes waiting for a flush; past it the
 // oldest are dropped (they are still in the memory cache).
