@@ -6,7 +6,7 @@ BENCHTIME ?= 1s
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit bench bench-routing run demo clean
+.PHONY: help build test vet fmt-check unit e2e bench bench-routing run demo clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -14,7 +14,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit ## vet, gofmt check and every test under -race (what CI runs)
+test: vet fmt-check unit e2e ## vet, gofmt check, every test under -race and the browser test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -25,6 +25,12 @@ fmt-check: ## fail when gofmt would change a file
 
 unit: ## go test -race over every package
 	$(GO) test -race -count=1 $(PKGS)
+
+E2E_OUT ?= $(CURDIR)/out/e2e
+e2e: ## the browser test: headless Chromium on searxgate and a sim fleet; screenshots in out/e2e
+	@mkdir -p $(E2E_OUT)
+	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) test -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
+	@echo "browser test screenshots: $(E2E_OUT)"
 
 bench: ## every micro-benchmark with allocations, then the routing benchmark on a sim fleet
 	$(GO) test -run='^$$' -bench=. -skip='Routing' -benchmem -benchtime=$(BENCHTIME) $(PKGS)
