@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// dirEntry is one instance of a directory file a test writes: its URL and
+// the median search time searx.space would claim for it, which becomes its
+// prior and so decides which instance the pool tries first.
+type dirEntry struct {
+	url    string
+	median float64 // seconds
+}
+
+// writeDirectory writes a minimal searx.space-shaped instances.json that
+// keeps every entry (normal network, probed with status 200, a version, full
+// success and uptime) and returns its path.
+func writeDirectory(t *testing.T, entries ...dirEntry) string {
+	t.Helper()
+	instances := make(map[string]any, len(entries))
+	for _, e := range entries {
+		instances[e.url] = map[string]any{
+			"main":            true,
+			"network_type":    "normal",
+			"alternativeUrls": map[string]string{},
+			"http":            map[string]any{"status_code": 200, "error": nil},
+			"version":         "2024.10.5",
+			"timing": map[string]any{
+				"search": map[string]any{
+					"success_percentage": 100,
+					"all":                map[string]any{"median": e.median, "stdev": 0.01, "mean": e.median},
+				},
+			},
+			"uptime": map[string]any{"uptimeDay": 100, "uptimeWeek": 100, "uptimeMonth": 100, "uptimeYear": 100},
+		}
+	}
+	b, err := json.Marshal(map[string]any{
+		"metadata":  map[string]any{"timestamp": 1700000000, "ips": map[string]any{}, "ipv6": false},
+		"instances": instances,
+		"hashes":    []any{},
+		"engines":   map[string]any{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "instances.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// failResolver answers every lookup with "no such host" and counts them.
+// Gateways in these tests use it, so that no name is ever looked up on the
+// network: nothing a test does leaves the machine.
+type failResolver struct {
+	lookups atomic.Int64
+	mu      sync.Mutex // guards hosts
+	hosts   []string
+}
+
+func (r *failResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.lookups.Add(1)
+	r.mu.Lock()
+	r.hosts = append(r.hosts, host)
+	r.mu.Unlock()
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (r *failResolver) looked() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.hosts...)
+}
+
+// startGatewayWith is startGateway with a resolver of the test's own in
+// the upstream dialer: names are never resolved by the system.
+func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string, flags ...string) *gateway {
+	t.Helper()
+	if data == "" {
+		data = t.TempDir()
+	}
+	args := append([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", directory, "--data", data}, flags...)
+	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.resolver = resolver
+	ctx, cancel := context.WithCancel(context.Background())
+	app, err := NewApp(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("gateway stopped with %v", err)
+		}
+	})
+	return &gateway{addr: app.Addr(), app: app, stop: stop}
+}
