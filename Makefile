@@ -23,8 +23,8 @@ fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-unit: ## go test -race over every package
-	$(GO) test -race -count=1 $(PKGS)
+unit: ## go test -race over every package (the browser test is e2e's)
+	$(GO) test -race -count=1 -skip='^TestBrowser$$' $(PKGS)
 
 E2E_OUT ?= $(CURDIR)/out/e2e
 e2e: ## the browser test: headless Chromium on searxgate and a sim fleet; screenshots in out/e2e
