@@ -3,6 +3,8 @@ package web
 import (
 	"bytes"
 	"math"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,6 +111,16 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	var w promWriter
 	w.family("searxgate_build_info", "gauge", "searxgate's version; always 1.")
 	w.sample("searxgate_build_info", 1, "version", s.cfg.Version)
+	w.family("searxgate_goroutines", "gauge", "Goroutines running now.")
+	w.sample("searxgate_goroutines", float64(runtime.NumGoroutine()))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w.family("searxgate_heap_bytes", "gauge", "Bytes of allocated heap objects.")
+	w.sample("searxgate_heap_bytes", float64(ms.HeapAlloc))
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		w.family("searxgate_open_fds", "gauge", "Open file descriptors (files and connections).")
+		w.sample("searxgate_open_fds", float64(len(fds)))
+	}
 
 	var stats []pool.Stats
 	if s.cfg.Pool != nil {
