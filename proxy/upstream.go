@@ -105,18 +105,21 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 	life := u.cfg.MaxConnLifetime
 	life += time.Duration((u.cfg.Rand.Float64()*0.4 - 0.2) * float64(life))
 	hc := &fasthttp.HostClient{
-		Addr:                          addr,
-		Name:                          u.cfg.UserAgent,
-		IsTLS:                         pu.Scheme == "https",
-		TLSConfig:                     u.cfg.TLS,
-		Dial:                          u.cfg.Dial,
-		MaxConns:                      u.cfg.MaxConns,
-		MaxConnWaitTimeout:            time.Second,
-		MaxConnDuration:               life,
-		MaxIdleConnDuration:           90 * time.Second,
+		Addr:               addr,
+		Name:               u.cfg.UserAgent,
+		IsTLS:              pu.Scheme == "https",
+		TLSConfig:          u.cfg.TLS,
+		Dial:               u.cfg.Dial,
+		MaxConns:           u.cfg.MaxConns,
+		MaxConnWaitTimeout: time.Second,
+		MaxConnDuration:    life,
+		// Shorter than the idle timeouts servers commonly use (nginx 75 s,
+		// many 15 to 60 s), so that an idle connection is mostly dropped by
+		// us before the server closes it under a request.
+		MaxIdleConnDuration:           10 * time.Second,
 		MaxResponseBodySize:           u.cfg.MaxBody,
-		MaxIdemponentCallAttempts:     1,
-		RetryIfErr:                    func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		MaxIdemponentCallAttempts:     2,
+		RetryIfErr:                    retryStaleConn,
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: false,
 		ReadBufferSize:                16 << 10,
@@ -124,6 +127,15 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 	h := &hostClient{hc: hc, prefix: prefix, host: pu.Host}
 	u.hosts[instance] = h
 	return h, nil
+}
+
+// retryStaleConn retries a search once, on a fresh connection, when a
+// kept-alive one turned out closed by the server before it answered: the
+// instance never read the request, so this is no second search and no
+// failure of the instance. Nothing else is retried here; a search's own
+// attempts go to other instances.
+func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
+	return false, attempts < 2 && (errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF))
 }
 
 // forget closes the idle connections to instance and drops its client.

@@ -1,10 +1,16 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func gz(t testing.TB, b []byte) []byte {
@@ -69,5 +75,49 @@ func TestParseSuggestions(t *testing.T) {
 		if _, err := parseSuggestions([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// TestStaleKeepAliveIsRetried: a server that closes every connection after
+// one answer, without saying so, leaves the client a dead kept-alive
+// connection; the next search must not fail for it.
+func TestStaleKeepAliveIsRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var served atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				if _, err := http.ReadRequest(br); err != nil {
+					return
+				}
+				served.Add(1)
+				body := `{"query":"x","results":[]}`
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			}()
+		}
+	}()
+	up := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1"})
+	inst := "http://" + ln.Addr().String() + "/"
+	for i := range 3 {
+		rep, err := up.get(inst, "search", nil, "en", time.Now().Add(5*time.Second))
+		if err != nil {
+			t.Fatalf("search %d: %v", i+1, err)
+		}
+		if rep.Status != 200 {
+			t.Fatalf("search %d: status %d", i+1, rep.Status)
+		}
+	}
+	if n := served.Load(); n != 3 {
+		t.Fatalf("the server answered %d searches, want 3 (one each, no duplicate)", n)
 	}
 }
