@@ -37,25 +37,14 @@ const (
 
 var circuitNames = [...]string{Closed: "closed", Open: "open", HalfOpen: "half_open"}
 
-func (c Circuit) String() string {
-	if int(c) < len(circuitNames) {
-		return circuitNames[c]
-	}
-	return fmt.Sprintf("circuit(%d)", uint8(c))
-}
+func (c Circuit) String() string { return enumName(circuitNames[:], c, "circuit") }
 
 // MarshalText writes the circuit's name ("closed", "open", "half_open").
 func (c Circuit) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // UnmarshalText reads a name written by MarshalText.
 func (c *Circuit) UnmarshalText(b []byte) error {
-	for i, n := range circuitNames {
-		if string(b) == n {
-			*c = Circuit(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: circuit %q", ErrUnknownValue, b)
+	return parseEnum(circuitNames[:], string(b), "circuit", c)
 }
 
 // Tier says where an instance came from.
@@ -72,26 +61,13 @@ const (
 
 var tierNames = [...]string{Public: "public", Own: "own"}
 
-func (t Tier) String() string {
-	if int(t) < len(tierNames) {
-		return tierNames[t]
-	}
-	return fmt.Sprintf("tier(%d)", uint8(t))
-}
+func (t Tier) String() string { return enumName(tierNames[:], t, "tier") }
 
 // MarshalText writes the tier's name ("public", "own").
 func (t Tier) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
 // UnmarshalText reads a name written by MarshalText.
-func (t *Tier) UnmarshalText(b []byte) error {
-	for i, n := range tierNames {
-		if string(b) == n {
-			*t = Tier(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: tier %q", ErrUnknownValue, b)
-}
+func (t *Tier) UnmarshalText(b []byte) error { return parseEnum(tierNames[:], string(b), "tier", t) }
 
 // Strategy chooses how Checkout orders the candidates.
 type Strategy uint8
@@ -107,12 +83,7 @@ const (
 
 var strategyNames = [...]string{EWMA: "ewma", PrimaryBackup: "primary_backup"}
 
-func (s Strategy) String() string {
-	if int(s) < len(strategyNames) {
-		return strategyNames[s]
-	}
-	return fmt.Sprintf("strategy(%d)", uint8(s))
-}
+func (s Strategy) String() string { return enumName(strategyNames[:], s, "strategy") }
 
 // MarshalText writes the strategy's name ("ewma", "primary_backup").
 func (s Strategy) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
@@ -129,12 +100,11 @@ func (s *Strategy) UnmarshalText(b []byte) error {
 
 // ParseStrategy reads "ewma" or "primary_backup".
 func ParseStrategy(name string) (Strategy, error) {
-	for i, n := range strategyNames {
-		if name == n {
-			return Strategy(i), nil
-		}
+	var st Strategy
+	if err := parseEnum(strategyNames[:], name, "strategy", &st); err != nil {
+		return 0, fmt.Errorf("%w (want ewma or primary_backup)", err)
 	}
-	return 0, fmt.Errorf("%w: strategy %q (want ewma or primary_backup)", ErrUnknownValue, name)
+	return st, nil
 }
 
 // Kind is what became of one upstream search.
@@ -158,25 +128,31 @@ const (
 
 var kindNames = [...]string{OK: "ok", Soft: "soft", Refused: "refused", Failed: "failed", Cancelled: "cancelled"}
 
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
+func (k Kind) String() string { return enumName(kindNames[:], k, "kind") }
 
 // MarshalText writes the kind's name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText reads a name written by MarshalText.
-func (k *Kind) UnmarshalText(b []byte) error {
-	for i, n := range kindNames {
-		if string(b) == n {
-			*k = Kind(i)
+func (k *Kind) UnmarshalText(b []byte) error { return parseEnum(kindNames[:], string(b), "kind", k) }
+
+// enumName is the name of v in names, or "what(v)" for a value with none.
+func enumName[T ~uint8](names []string, v T, what string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", what, uint8(v))
+}
+
+// parseEnum sets *v to the value whose name is name.
+func parseEnum[T ~uint8](names []string, name, what string, v *T) error {
+	for i, n := range names {
+		if name == n {
+			*v = T(i)
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: kind %q", ErrUnknownValue, b)
+	return fmt.Errorf("%w: %s %q", ErrUnknownValue, what, name)
 }
 
 // Outcome is what one lease's search came to, as Record learns it.

@@ -320,6 +320,7 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	results := make(chan attemptResult, p.cfg.MaxAttempts)
 	tried := make(map[string]bool, p.cfg.MaxAttempts)
 	var log []Attempt
+	var starts []time.Time  // when each attempt of log started
 	var best *attemptResult // the best soft answer so far, served when nothing better comes
 	inflight, started := 0, 0
 	var hedge <-chan time.Time
@@ -353,6 +354,7 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		inflight++
 		tried[inst] = true
 		log = append(log, Attempt{Instance: inst, Outcome: "running"})
+		starts = append(starts, now)
 		p.bgWG.Add(1)
 		go p.attempt(s, lease, release, inst, req, deadline, results)
 		stopHedge()
@@ -410,6 +412,13 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		case <-timeout:
 			if best != nil {
 				return p.answer(req, key, *best, started, string(best.verdict.Reason))
+			}
+			now := p.cfg.Now()
+			for i := range log {
+				if log[i].Outcome == "running" {
+					log[i].Outcome, log[i].Reason = pool.Failed.String(), string(detect.Timeout)
+					log[i].ElapsedMS = now.Sub(starts[i]).Milliseconds()
+				}
 			}
 			return nil, &NoAnswerError{Why: "deadline", Tried: log}
 		case <-ctx.Done():
@@ -507,11 +516,12 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 	case err != nil && errors.Is(err, ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}
-	case v.Kind == detect.Failed && s.done.Load(),
-		v.Kind == detect.Failed && v.Reason == detect.Timeout && elapsed < p.cfg.HedgeFloor:
-		// A hedge loser whose search is over, or an attempt cut short by
-		// its search's deadline: cancelled, not the instance's failure. (A
-		// late refusal is still the instance's word, and is recorded.)
+	case v.Kind == detect.Failed && (s.done.Load() || v.Reason == detect.Timeout) && elapsed < p.cfg.HedgeFloor:
+		// An attempt that failed quickly after its search was over (a hedge
+		// loser torn down), or that a deadline cut short before the instance
+		// had a fair chance: cancelled, not the instance's failure. An
+		// instance that hung for longer is blamed, hedge loser or not; a
+		// late refusal is the instance's word, and is recorded.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
 	}
 	switch {

@@ -50,18 +50,7 @@ type faultCase struct {
 	memory bool
 	// names: the instance URL is a name, resolved by the test's resolver.
 	names bool
-	// bug, when set, describes a known bug in searxgate that makes this
-	// case record the fault as cancelled; the case is skipped with it while
-	// the bug shows, and passes on its own once the bug is fixed.
-	bug string
 }
-
-// bugHedgeLoserCancelled is the known bug of the faults that run into the
-// deadline (see proxy.attempt: a timeout is recorded as cancelled when its
-// search has already returned).
-const bugHedgeLoserCancelled = "proxy.attempt records a timeout as cancelled once its search has returned " +
-	"(s.done), so an instance that hangs until the deadline while a hedge answers is never penalised: " +
-	"it keeps its 10 ms prior and every later search tries it first and waits for the hedge"
 
 // heapLimit is how far the heap may grow over its baseline while a search
 // meets a body too large to hold: well under the 40 MiB and 64 MiB bodies
@@ -72,12 +61,9 @@ func TestUpstreamFaults(t *testing.T) {
 	cases := []faultCase{
 		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "transport"},
 		{name: "dns", setup: dnsFailure, outcome: "failed", reason: "transport", names: true},
-		{name: "hang", fault: sim.InstanceConfig{Behaviour: sim.Hang, JSON: true}, outcome: "failed", reason: "timeout",
-			bug: bugHedgeLoserCancelled},
-		{name: "stall-body", fault: sim.InstanceConfig{Behaviour: sim.StallBody, JSON: true}, outcome: "failed", reason: "timeout",
-			bug: bugHedgeLoserCancelled},
-		{name: "slow-loris", fault: sim.InstanceConfig{Behaviour: sim.SlowLoris, JSON: true}, outcome: "failed", reason: "timeout",
-			bug: bugHedgeLoserCancelled},
+		{name: "hang", fault: sim.InstanceConfig{Behaviour: sim.Hang, JSON: true}, outcome: "failed", reason: "timeout"},
+		{name: "stall-body", fault: sim.InstanceConfig{Behaviour: sim.StallBody, JSON: true}, outcome: "failed", reason: "timeout"},
+		{name: "slow-loris", fault: sim.InstanceConfig{Behaviour: sim.SlowLoris, JSON: true}, outcome: "failed", reason: "timeout"},
 		{name: "reset-mid-body", fault: sim.InstanceConfig{Behaviour: sim.ResetMidBody, JSON: true}, outcome: "failed", reason: "transport"},
 		{name: "huge-body", fault: sim.InstanceConfig{Behaviour: sim.HugeBody, BodySize: 40 << 20, Latency: -1, JSON: true},
 			outcome: "failed", reason: "too_large", memory: true},
@@ -210,15 +196,10 @@ func runFault(t *testing.T, c faultCase) {
 	}
 
 	st := g.app.pool.Stats(faultyURL)
-	bugShown := false
 	if st.LastOutcome != c.outcome || st.LastReason != c.reason {
-		if c.bug != "" && st.LastOutcome == "" && st.Cancelled > 0 {
-			bugShown = true
-		} else {
-			t.Errorf("the faulty instance was recorded %q/%q, want %q/%q (ok %d, soft %d, refused %d, failed %d, cancelled %d)",
-				st.LastOutcome, st.LastReason, c.outcome, c.reason,
-				st.Successes, st.Softs, st.Refusals, st.Failures, st.Cancelled)
-		}
+		t.Errorf("the faulty instance was recorded %q/%q, want %q/%q (ok %d, soft %d, refused %d, failed %d, cancelled %d)",
+			st.LastOutcome, st.LastReason, c.outcome, c.reason,
+			st.Successes, st.Softs, st.Refusals, st.Failures, st.Cancelled)
 	}
 
 	// What was learned is used: the next search goes straight to the good
@@ -235,17 +216,12 @@ func runFault(t *testing.T, c faultCase) {
 		switch {
 		case a2.status != 200 || !onTopic(a2.body, q2):
 			t.Errorf("second search: %d %s", a2.status, a2.body)
-		case after != before && !bugShown:
+		case after != before:
 			t.Errorf("the second search was sent to the faulty instance again (circuit %v)", st.Circuit)
 		case a2.header.Get("X-Searxgate-Instance") != goodURL || a2.header.Get("X-Searxgate-Attempts") != "1":
-			if !bugShown {
-				t.Errorf("second search answered by %q in %s attempts, want the good instance in 1",
-					a2.header.Get("X-Searxgate-Instance"), a2.header.Get("X-Searxgate-Attempts"))
-			}
+			t.Errorf("second search answered by %q in %s attempts, want the good instance in 1",
+				a2.header.Get("X-Searxgate-Instance"), a2.header.Get("X-Searxgate-Attempts"))
 		}
-	}
-	if bugShown {
-		t.Skipf("BUG: %s (recorded %q/%q, cancelled %d)", c.bug, st.LastOutcome, st.LastReason, st.Cancelled)
 	}
 }
 
@@ -357,12 +333,11 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 	cases := []struct {
 		b      sim.Behaviour
 		reason string
-		bug    string
 	}{
-		{sim.Dead, "transport", ""},
-		{sim.ResetMidBody, "transport", ""},
-		{sim.Hang, "timeout", bugRunningAtDeadline},
-		{sim.StallBody, "timeout", bugRunningAtDeadline},
+		{sim.Dead, "transport"},
+		{sim.ResetMidBody, "transport"},
+		{sim.Hang, "timeout"},
+		{sim.StallBody, "timeout"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.b), func(t *testing.T) {
@@ -392,13 +367,8 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 			if body.Error == "" || len(body.Tried) != 1 || body.Tried[0].Instance != faultyURL {
 				t.Fatalf("the 503 body does not say the faulty instance was tried: %s", a.body)
 			}
-			var bugs []string
 			if tr := body.Tried[0]; tr.Outcome != "failed" || tr.Reason != c.reason {
-				if c.bug != "" && tr.Outcome == "running" {
-					bugs = append(bugs, fmt.Sprintf("%s (the 503 body says %q/%q)", c.bug, tr.Outcome, tr.Reason))
-				} else {
-					t.Errorf("the 503 body says the attempt ended %q/%q, want failed/%s: %s", tr.Outcome, tr.Reason, c.reason, a.body)
-				}
+				t.Errorf("the 503 body says the attempt ended %q/%q, want failed/%s: %s", tr.Outcome, tr.Reason, c.reason, a.body)
 			}
 			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -406,29 +376,14 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			if st := g.app.pool.Stats(faultyURL); st.LastOutcome != "failed" || st.LastReason != c.reason {
-				// At the deadline the search and its attempt end together:
-				// which one notices first decides whether the timeout is
-				// recorded or dropped as cancelled.
-				if c.bug != "" && st.LastOutcome == "" && st.Cancelled > 0 {
-					bugs = append(bugs, bugHedgeLoserCancelled+" (the pool recorded it as cancelled)")
-				} else {
-					t.Errorf("the pool recorded %q/%q, want failed/%s", st.LastOutcome, st.LastReason, c.reason)
-				}
+				t.Errorf("the pool recorded %q/%q, want failed/%s", st.LastOutcome, st.LastReason, c.reason)
 			}
 			if h := g.get(t, "/healthz", nil); h.status != 200 {
 				t.Errorf("/healthz after the fault: %d", h.status)
 			}
-			if len(bugs) > 0 {
-				t.Skipf("BUG: %s", strings.Join(bugs, "; "))
-			}
 		})
 	}
 }
-
-// bugRunningAtDeadline: when the deadline passes with an attempt still
-// waiting, the 503 body lists it as "running", with no reason and 0 ms.
-const bugRunningAtDeadline = "proxy.fetch answers the deadline with the attempts still waiting listed as " +
-	"outcome \"running\", no reason and elapsed_ms 0, instead of failed/timeout with the time they were given"
 
 // TestRedirectToAnotherHostIsNotFollowed listens where the redirect points
 // (127.0.0.2, the same port): nothing may connect there.
