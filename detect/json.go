@@ -336,46 +336,22 @@ func readInfobox(v gjson.Result) Infobox {
 }
 
 func readInfoboxURLs(v gjson.Result) ([]InfoboxURL, bool) {
-	if v.Type == gjson.Null {
-		return nil, true
-	}
-	if !v.IsArray() {
-		return nil, false
-	}
-	ok := true
-	var out []InfoboxURL
-	v.ForEach(func(_, e gjson.Result) bool {
-		if !e.IsObject() {
-			ok = false
-			return false
-		}
-		var u InfoboxURL
-		e.ForEach(func(k, f gjson.Result) bool {
-			switch {
-			case k.Str == "title" && isStringOrNull(f):
-				u.Title = f.Str
-			case k.Str == "url" && isStringOrNull(f):
-				u.URL = f.Str
-			default:
-				if u.Extra == nil {
-					u.Extra = make(map[string]json.RawMessage, 2)
-				}
-				u.Extra[k.Str] = json.RawMessage(f.Raw)
-			}
-			return true
-		})
-		if httpURL(u.URL) {
-			out = append(out, u)
-		}
-		return true
-	})
-	if !ok {
-		return nil, false
-	}
-	return out, true
+	return readPairs(v, "title", "url", func(u *InfoboxURL) (*string, *string, *map[string]json.RawMessage) {
+		return &u.Title, &u.URL, &u.Extra
+	}, func(u *InfoboxURL) bool { return httpURL(u.URL) })
 }
 
 func readInfoboxAttributes(v gjson.Result) ([]InfoboxAttribute, bool) {
+	return readPairs(v, "label", "value", func(a *InfoboxAttribute) (*string, *string, *map[string]json.RawMessage) {
+		return &a.Label, &a.Value, &a.Extra
+	}, nil)
+}
+
+// readPairs reads an array of objects with two string fields (keys a and b)
+// into Ts, whatever else each object holds going to its Extra. fields
+// points into a T; keep, when not nil, drops the Ts it refuses. It reports
+// false when v is neither null nor an array of objects.
+func readPairs[T any](v gjson.Result, a, b string, fields func(*T) (*string, *string, *map[string]json.RawMessage), keep func(*T) bool) ([]T, bool) {
 	if v.Type == gjson.Null {
 		return nil, true
 	}
@@ -383,28 +359,31 @@ func readInfoboxAttributes(v gjson.Result) ([]InfoboxAttribute, bool) {
 		return nil, false
 	}
 	ok := true
-	var out []InfoboxAttribute
+	var out []T
 	v.ForEach(func(_, e gjson.Result) bool {
 		if !e.IsObject() {
 			ok = false
 			return false
 		}
-		var a InfoboxAttribute
+		var t T
+		fa, fb, extra := fields(&t)
 		e.ForEach(func(k, f gjson.Result) bool {
 			switch {
-			case k.Str == "label" && isStringOrNull(f):
-				a.Label = f.Str
-			case k.Str == "value" && isStringOrNull(f):
-				a.Value = f.Str
+			case k.Str == a && isStringOrNull(f):
+				*fa = f.Str
+			case k.Str == b && isStringOrNull(f):
+				*fb = f.Str
 			default:
-				if a.Extra == nil {
-					a.Extra = make(map[string]json.RawMessage, 2)
+				if *extra == nil {
+					*extra = make(map[string]json.RawMessage, 2)
 				}
-				a.Extra[k.Str] = json.RawMessage(f.Raw)
+				(*extra)[k.Str] = json.RawMessage(f.Raw)
 			}
 			return true
 		})
-		out = append(out, a)
+		if keep == nil || keep(&t) {
+			out = append(out, t)
+		}
 		return true
 	})
 	if !ok {
