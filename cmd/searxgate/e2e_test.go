@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,34 +42,7 @@ type gateway struct {
 // port, --allow-private, a temp data folder unless given) until stop.
 func startGateway(t *testing.T, directory, data string, flags ...string) *gateway {
 	t.Helper()
-	if data == "" {
-		data = t.TempDir()
-	}
-	args := append([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", directory, "--data", data}, flags...)
-	cfg, err := parseConfig(args, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	app, err := NewApp(ctx, cfg, log)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() { cancel(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
-	return &gateway{addr: app.Addr(), app: app, stop: stop}
+	return startGatewayWith(t, nil, directory, data, flags...)
 }
 
 type answer struct {

@@ -84,8 +84,10 @@ func (r *failResolver) looked() []string {
 	return append([]string(nil), r.hosts...)
 }
 
-// startGatewayWith is startGateway with a resolver of the test's own in
-// the upstream dialer: names are never resolved by the system.
+// startGatewayWith runs searxgate in-process with the given flags (and
+// --listen on a free port, --allow-private, a temp data folder unless
+// given) until stop. resolver, when not nil, replaces the system's in the
+// upstream dialer, so that names are never resolved on the network.
 func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string, flags ...string) *gateway {
 	t.Helper()
 	if data == "" {
@@ -98,7 +100,11 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 	}
 	cfg.resolver = resolver
 	ctx, cancel := context.WithCancel(context.Background())
-	app, err := NewApp(ctx, cfg, slog.New(slog.DiscardHandler))
+	log := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	app, err := NewApp(ctx, cfg, log)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
