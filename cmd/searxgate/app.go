@@ -170,6 +170,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Concurrency:        cfg.MaxConns,
 		CloseOnShutdown:    true,
 		Logger:             slogPrinter{log},
+		ErrorHandler:       requestError,
 	}
 	ok = true
 	return a, nil
@@ -427,6 +428,24 @@ func splitCacheValue(v []byte) (string, []byte, bool) {
 		}
 	}
 	return "", nil, false
+}
+
+// requestError answers a request the server could not read, with the
+// status that says why (fasthttp's own handler says 400 for a body over
+// the limit).
+func requestError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ctx.Error("Request Entity Too Large", fasthttp.StatusRequestEntityTooLarge)
+	case errors.As(err, &small):
+		ctx.Error("Request Header Fields Too Large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.As(err, &ne) && ne.Timeout():
+		ctx.Error("Request Timeout", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("Bad Request", fasthttp.StatusBadRequest)
+	}
 }
 
 // slogPrinter lets fasthttp log through slog.
