@@ -9,6 +9,7 @@ import (
 
 	"searxgate/pool"
 	"searxgate/proxy"
+	"searxgate/sim"
 )
 
 // tenResults is an answer of ten ordinary results.
@@ -86,4 +87,25 @@ func BenchmarkStatusPage100Instances(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchRequest(b, s.Handler(), "http://gateway.test/status")
+}
+
+// BenchmarkCachedJSON is the hot path of an agent repeating a search: a
+// JSON answer from the proxy's cache, through the whole handler.
+func BenchmarkCachedJSON(b *testing.B) {
+	live := startLive(b, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	s, err := New(Config{Proxy: live.proxy, Pool: live.pool})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const uri = "/search?q=hello+world&format=json"
+	// The first search fills the cache.
+	var warm fasthttp.Request
+	warm.SetRequestURI(uri)
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&warm, nil, nil)
+	s.Handler()(&ctx)
+	if ctx.Response.StatusCode() != 200 {
+		b.Fatalf("warm-up: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	benchRequest(b, s.Handler(), uri)
 }
