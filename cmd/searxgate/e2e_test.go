@@ -213,18 +213,7 @@ func TestEverythingRefuses(t *testing.T) {
 	start := time.Now()
 	a := g.get(t, "/search?q=nobody+answers&format=json", nil)
 	took := time.Since(start)
-	if a.status != 503 {
-		t.Fatalf("status %d, want 503: %s", a.status, a.body)
-	}
-	var body struct {
-		Error string `json:"error"`
-		Tried []struct {
-			Instance, Outcome, Reason string
-		} `json:"tried"`
-	}
-	if err := json.Unmarshal(a.body, &body); err != nil {
-		t.Fatalf("503 body is not JSON: %v: %s", err, a.body)
-	}
+	body := decodeNoAnswer(t, a)
 	if body.Error == "" || len(body.Tried) == 0 {
 		t.Fatalf("503 body does not say what was tried: %s", a.body)
 	}

@@ -352,18 +352,7 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 			if took > faultDeadline+faultSlack {
 				t.Errorf("the 503 took %v, deadline %v", took, faultDeadline)
 			}
-			if a.status != 503 {
-				t.Fatalf("status %d, want 503: %s", a.status, a.body)
-			}
-			var body struct {
-				Error string `json:"error"`
-				Tried []struct {
-					Instance, Outcome, Reason string
-				} `json:"tried"`
-			}
-			if err := json.Unmarshal(a.body, &body); err != nil {
-				t.Fatalf("503 body is not JSON: %v: %s", err, a.body)
-			}
+			body := decodeNoAnswer(t, a)
 			if body.Error == "" || len(body.Tried) != 1 || body.Tried[0].Instance != faultyURL {
 				t.Fatalf("the 503 body does not say the faulty instance was tried: %s", a.body)
 			}

@@ -124,3 +124,25 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 	})
 	return &gateway{addr: app.Addr(), app: app, stop: stop}
 }
+
+// noAnswerBody is the 503 body: what searxgate tried and why each failed.
+type noAnswerBody struct {
+	Error string `json:"error"`
+	Tried []struct {
+		Instance, Outcome, Reason string
+	} `json:"tried"`
+}
+
+// decodeNoAnswer asserts a is a 503 with SearXNG-style JSON error body and
+// returns the body.
+func decodeNoAnswer(t *testing.T, a answer) noAnswerBody {
+	t.Helper()
+	if a.status != 503 {
+		t.Fatalf("status %d, want 503: %s", a.status, a.body)
+	}
+	var body noAnswerBody
+	if err := json.Unmarshal(a.body, &body); err != nil {
+		t.Fatalf("503 body is not JSON: %v: %s", err, a.body)
+	}
+	return body
+}
