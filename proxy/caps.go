@@ -36,6 +36,15 @@ type Caps struct {
 	Autocomplete string    `json:"autocomplete,omitempty"`
 	JSON         Tri       `json:"json"` // does format=json answer?
 	JSONAt       time.Time `json:"json_at,omitzero"`
+	// Engines are the engines the instance has enabled, from its /config.
+	Engines []Engine `json:"engines,omitempty"`
+}
+
+// Engine is one search engine an instance runs.
+type Engine struct {
+	Name       string   `json:"name"`
+	Categories []string `json:"categories,omitempty"`
+	Shortcut   string   `json:"shortcut,omitempty"`
 }
 
 // format is the upstream format searxgate uses for this instance: JSON

@@ -52,6 +52,15 @@ func (p *Proxy) readConfig(inst string) {
 		c.ConfigAt, c.ConfigOK = now, true
 		c.Version, c.Limiter, c.LinkToken, c.Public = terms.Version, terms.Limiter, terms.LinkToken, terms.PublicInstance
 		c.Autocomplete = terms.Autocomplete
+		// A fresh slice: copies of the old Caps handed out may still read
+		// the old one.
+		var engines []Engine
+		for _, e := range terms.Engines {
+			if e.Enabled {
+				engines = append(engines, Engine{Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut})
+			}
+		}
+		c.Engines = engines
 	})
 	if terms.LinkToken {
 		p.log.Info("instance has the link-token check on: no searches go to it", "instance", inst)

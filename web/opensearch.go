@@ -77,12 +77,14 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 // DefaultCategories are SearXNG's categories, in its order.
 var DefaultCategories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
 
-// config serves /config in SearXNG's shape. Engines are not known per
-// instance, so the list is empty; categories are SearXNG's defaults.
+// config serves /config in SearXNG's shape. The engines are those the
+// pool's instances said they run in their own /config (with how many run
+// each); the categories are SearXNG's defaults and any other they name.
 func (s *Server) config(ctx *fasthttp.RequestCtx) {
 	autocomplete := ""
 	versions := map[string]int{}
 	n := 0
+	engines := map[string]*configEngine{}
 	if s.cfg.Pool != nil {
 		counts := map[string]int{}
 		for _, st := range s.cfg.Pool.Snapshot() {
@@ -91,6 +93,14 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 				continue
 			}
 			c := s.cfg.Proxy.Caps(st.URL)
+			for _, e := range c.Engines {
+				ce := engines[e.Name]
+				if ce == nil {
+					ce = &configEngine{Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut, Enabled: true}
+					engines[e.Name] = ce
+				}
+				ce.Instances++
+			}
 			if c.Autocomplete != "" && st.Circuit != pool.Open && !st.Disabled {
 				counts[c.Autocomplete]++
 			}
@@ -111,12 +121,12 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 			"CONTACT_URL": false, "DOCS_URL": "https://docs.searxng.org/", "GIT_BRANCH": "master",
 			"GIT_URL": "https://github.com/searxng/searxng", "PRIVACYPOLICY_URL": false,
 		},
-		"categories":           DefaultCategories,
 		"default_doi_resolver": "oadoi.org",
 		"default_locale":       "",
 		"default_theme":        "simple",
 		"doi_resolvers":        []string{"oadoi.org", "doi.org"},
-		"engines":              []any{},
+		"categories":           configCategories(engines),
+		"engines":              configEngines(engines),
 		"instance_name":        s.cfg.InstanceName,
 		"limiter": map[string]any{
 			"botdetection.ip_limit.link_token":       false,
@@ -135,6 +145,44 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 		},
 	}
 	writeJSON(ctx, fasthttp.StatusOK, v)
+}
+
+// configEngine is one engine of /config: an engine that at least one
+// instance of the pool runs, as its /config said.
+type configEngine struct {
+	Name       string   `json:"name"`
+	Categories []string `json:"categories"`
+	Shortcut   string   `json:"shortcut"`
+	Enabled    bool     `json:"enabled"`
+	Instances  int      `json:"instances"` // how many instances run it
+}
+
+// configEngines lists the pool's engines by name.
+func configEngines(m map[string]*configEngine) []*configEngine {
+	out := make([]*configEngine, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		if m[k].Categories == nil {
+			m[k].Categories = []string{}
+		}
+		out = append(out, m[k])
+	}
+	return out
+}
+
+// configCategories is SearXNG's default categories, then any other the
+// pool's engines name, in name order.
+func configCategories(m map[string]*configEngine) []string {
+	out := slices.Clone(DefaultCategories)
+	var more []string
+	for _, e := range m {
+		for _, c := range e.Categories {
+			if !slices.Contains(out, c) && !slices.Contains(more, c) {
+				more = append(more, c)
+			}
+		}
+	}
+	slices.Sort(more)
+	return append(out, more...)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

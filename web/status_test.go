@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"searxgate/proxy"
 	"strings"
 	"testing"
 	"time"
@@ -208,5 +209,43 @@ func TestConfigShape(t *testing.T) {
 	}
 	if _, ok := v["engines"].([]any); !ok {
 		t.Errorf("engines is not a list: %v", v["engines"])
+	}
+}
+
+// TestConfigListsThePoolsEngines: once searxgate has read its instances'
+// /config, its own /config lists the engines they run.
+func TestConfigListsThePoolsEngines(t *testing.T) {
+	live := startLive(t, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	// A search makes the proxy read the instance's /config in the background.
+	if _, err := live.proxy.Search(context.Background(), proxy.Request{Query: "engines", PageNo: 1, Format: proxy.FormatJSON}); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, c := serve(t, Config{Proxy: live.proxy, Pool: live.pool})
+	var v struct {
+		Categories []string `json:"categories"`
+		Engines    []struct {
+			Name       string   `json:"name"`
+			Categories []string `json:"categories"`
+			Enabled    bool     `json:"enabled"`
+			Instances  int      `json:"instances"`
+		} `json:"engines"`
+	}
+	r := c.get("/config")
+	if err := json.Unmarshal([]byte(r.body), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Engines) == 0 {
+		t.Fatalf("/config lists no engines after the instance's /config was read: %s", r.body)
+	}
+	for _, e := range v.Engines {
+		if e.Name == "" || !e.Enabled || e.Instances != 1 || len(e.Categories) == 0 {
+			t.Errorf("engine %+v: want a name, enabled, 1 instance, its categories", e)
+		}
+	}
+	if len(v.Categories) == 0 || v.Categories[0] != "general" {
+		t.Errorf("categories %v", v.Categories)
 	}
 }
