@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"searxgate/pool"
 	"strings"
 	"sync"
 	"testing"
@@ -315,5 +317,45 @@ func TestClientLimit(t *testing.T) {
 	// Pages that cause no upstream search are not limited.
 	if a := g.get(t, "/healthz", nil); a.status != 200 {
 		t.Fatalf("/healthz limited: %d", a.status)
+	}
+}
+
+// TestRestartRestoresThePool: what the pool learned (circuits, averages,
+// counters) is the same after a restart on the same data folder.
+func TestRestartRestoresThePool(t *testing.T) {
+	fleet, dir := startFleet(t, 11, []sim.InstanceConfig{
+		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
+		{ID: "fast", Behaviour: sim.Fast, JSON: true, Latency: 10 * time.Millisecond},
+		{ID: "medium", Behaviour: sim.Medium, JSON: true, Latency: 60 * time.Millisecond},
+	})
+	data := t.TempDir()
+	g := startGateway(t, dir, data)
+	for i := range 6 {
+		if a := g.get(t, fmt.Sprintf("/search?q=restore+%d&format=json", i), nil); a.status != 200 {
+			t.Fatalf("search %d: %d %s", i, a.status, a.body)
+		}
+	}
+	before := map[string]pool.Stats{}
+	for _, st := range g.app.pool.Snapshot() {
+		before[st.URL] = st
+	}
+	if before[fleet.Instance("challenged").URL()].Circuit != pool.Open {
+		t.Fatal("the challenged instance's circuit did not open: the test proves nothing")
+	}
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	g = startGateway(t, dir, data)
+	after := g.app.pool.Snapshot()
+	if len(after) != len(before) {
+		t.Fatalf("%d instances after the restart, %d before", len(after), len(before))
+	}
+	for _, st := range after {
+		b := before[st.URL]
+		if st.Circuit != b.Circuit || st.Successes != b.Successes || st.Refusals != b.Refusals ||
+			st.Measured != b.Measured || math.Abs(st.LatencyMS-b.LatencyMS) > 1e-9 || math.Abs(st.FailureRate-b.FailureRate) > 1e-9 {
+			t.Errorf("%s after the restart:\n%+v\nbefore:\n%+v", st.URL, st, b)
+		}
 	}
 }
