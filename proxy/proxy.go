@@ -322,7 +322,7 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	var log []Attempt
 	var starts []time.Time  // when each attempt of log started
 	var best *attemptResult // the best soft answer so far, served when nothing better comes
-	inflight, started := 0, 0
+	inflight, started, empties := 0, 0, 0
 	var hedge <-chan time.Time
 	stopHedge := func() {}
 	defer func() { stopHedge() }()
@@ -383,10 +383,20 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 			case detect.OK:
 				return p.answer(req, key, r, started, "")
 			case detect.Soft:
-				if r.verdict.Results != nil && (best == nil || len(r.verdict.Results.Results) > len(best.verdict.Results.Results)) {
+				// An off-topic answer belongs to another query: never served.
+				if r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil &&
+					(best == nil || len(r.verdict.Results.Results) > len(best.verdict.Results.Results)) {
 					rr := r
 					best = &rr
 				}
+				if r.verdict.Reason == detect.Empty {
+					empties++
+				}
+			}
+			// Two instances that found nothing: the query has no results,
+			// and asking more would only add load.
+			if empties >= 2 && best != nil && inflight == 0 {
+				return p.answer(req, key, *best, started, string(best.verdict.Reason))
 			}
 			if started >= p.cfg.MaxAttempts {
 				if inflight == 0 {

@@ -332,3 +332,19 @@ func TestSoftAnswerIsServedWhenNothingBetter(t *testing.T) {
 		t.Fatal("a soft answer was cached")
 	}
 }
+
+func TestOffTopicAnswerIsNeverServed(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.OffTopic, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.OffTopic, Latency: -1, JSON: true})
+	res, err := e.search(t, "my own question")
+	var na *NoAnswerError
+	if !errors.As(err, &na) {
+		t.Fatalf("got an answer from %v (soft %q); want no answer rather than another query's", res.Instance, res.Soft)
+	}
+	for _, a := range na.Tried {
+		if a.Reason != string(detect.OffTopic) {
+			t.Errorf("attempt %+v, want off_topic", a)
+		}
+	}
+}
