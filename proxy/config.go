@@ -30,6 +30,35 @@ func (p *Proxy) maybeReadConfig(inst string, now time.Time) {
 	}()
 }
 
+// ReadTerms reads, in the background and a few at a time, the /config of
+// each of instances whose terms are due (unknown, or older than a day), so
+// that searxgate knows an instance's limiter, link-token check and formats
+// before it searches it. Call it with the pool's candidates, best first.
+func (p *Proxy) ReadTerms(instances []string) {
+	p.bgWG.Add(1)
+	go func() {
+		defer p.bgWG.Done()
+		for _, inst := range instances {
+			if !p.caps.claimFetch(inst, p.cfg.Now()) {
+				continue
+			}
+			select {
+			case p.cfgSem <- struct{}{}:
+			case <-p.bg.Done():
+				p.caps.doneFetch(inst)
+				return
+			}
+			p.bgWG.Add(1)
+			go func() {
+				defer p.bgWG.Done()
+				defer func() { <-p.cfgSem }()
+				defer p.caps.doneFetch(inst)
+				p.readConfig(inst)
+			}()
+		}
+	}()
+}
+
 // readConfig reads inst's /config and stores what it says.
 func (p *Proxy) readConfig(inst string) {
 	if p.bg.Err() != nil {

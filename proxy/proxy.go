@@ -214,8 +214,16 @@ func (p *Proxy) Close() {
 	p.bgWG.Wait()
 }
 
+// Shutdown stops starting background work (reading terms) and waits, up to
+// ctx, for the searches and reads still running.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.bgCancel()
+	return p.Wait(ctx)
+}
+
 // Wait blocks until every attempt still running in the background (hedge
-// losers finishing after their search returned) has ended, or ctx ends.
+// losers finishing after their search returned, /config reads) has ended,
+// or ctx ends.
 func (p *Proxy) Wait(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { p.bgWG.Wait(); close(done) }()

@@ -348,3 +348,38 @@ func TestOffTopicAnswerIsNeverServed(t *testing.T) {
 		}
 	}
 }
+
+func TestReadTermsBeforeSearching(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.LinkToken, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.caps.update(u, func(c *Caps) { *c = Caps{} })
+	}
+	e.proxy.ReadTerms(e.urls)
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !e.proxy.Caps(e.urls[0]).LinkToken || !e.proxy.Caps(e.urls[1]).ConfigOK {
+		t.Fatalf("terms not read: %+v / %+v", e.proxy.Caps(e.urls[0]), e.proxy.Caps(e.urls[1]))
+	}
+	// The link-token instance ranks first, yet never gets a search.
+	for _, q := range []string{"a", "b", "c"} {
+		if _, err := e.search(t, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.searches(0); n != 0 {
+		t.Fatalf("the link-token instance got %d searches", n)
+	}
+	// Read once: a second call within the day reads nothing.
+	e.proxy.ReadTerms(e.urls)
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range e.fleet.Instances() {
+		if n := in.Truth().ConfigReads; n != 1 {
+			t.Fatalf("%s: %d /config reads, want 1", in.ID(), n)
+		}
+	}
+}

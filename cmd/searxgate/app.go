@@ -207,6 +207,10 @@ func (a *App) seed(list directory.List) {
 		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
 	}
 	a.pool.Seed(priors)
+	// Learn the instances' terms before searching them: /config is cheap
+	// and not rate limited, and an instance with the link-token check on
+	// must get no search at all.
+	a.proxy.ReadTerms(a.pool.Rank(0, nil))
 	a.log.Info("instance list loaded", "from", list.From, "instances", len(priors), "fetched_at", list.FetchedAt)
 }
 
@@ -270,7 +274,7 @@ func (a *App) Run(ctx context.Context) error {
 	if e := a.server.ShutdownWithContext(sctx); e != nil && !errors.Is(e, context.DeadlineExceeded) {
 		a.log.Warn("server shutdown", "err", e)
 	}
-	if e := a.proxy.Wait(sctx); e != nil {
+	if e := a.proxy.Shutdown(sctx); e != nil {
 		a.log.Warn("some upstream searches were still running at shutdown", "err", e)
 	}
 	stopBG()
