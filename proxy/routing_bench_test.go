@@ -148,6 +148,8 @@ func newRoutingProxy(b *testing.B, fleet *sim.Fleet, ua string) *Proxy {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// As the gateway does when its list is loaded.
+	p.ReadTerms(fleet.URLs())
 	return p
 }
 
