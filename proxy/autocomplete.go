@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"searxgate/pool"
+
+	"searxgate/detect"
 )
 
 // ErrNoAutocomplete: no instance known to offer autocompletion could be
@@ -36,7 +41,6 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			return out, nil
 		}
 	}
-	skip := func(inst string) bool { return p.caps.get(inst).Autocomplete == "" }
 	req := Request{Language: language}
 	deadline := now.Add(min(p.cfg.Deadline, 2*time.Second))
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
@@ -45,28 +49,35 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	args.Set("q", q)
+	asked := map[string]bool{}
+	skip := func(inst string) bool {
+		return asked[inst] || p.caps.get(inst).Autocomplete == "" || !p.polite.Allowed(inst, now)
+	}
 	var lastErr error = ErrNoAutocomplete
-	asked := 0
-	for _, inst := range p.pool.Rank(8, skip) {
-		if asked == 2 || ctx.Err() != nil {
+	for len(asked) < 2 && ctx.Err() == nil {
+		// A lease, like a search's: the instance's circuit, its trial and
+		// its in-flight limit apply, and a refusal here cools it down.
+		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(time.Second))
+		leases, err := p.pool.Checkout(lctx, 1, skip)
+		if err != nil || len(leases) == 0 {
+			cancel()
 			break
 		}
+		l := leases[0]
+		inst := l.Instance()
+		asked[inst] = true
 		if !p.polite.Take(inst, now) {
+			p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
+			cancel()
 			continue
 		}
-		asked++
+		start := p.cfg.Now()
 		rep, err := p.up.get(inst, "autocompleter", args, req.acceptLanguage(), deadline)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		if rep.Status != fasthttp.StatusOK {
-			lastErr = &statusError{rep.Status}
-			continue
-		}
-		out, err := parseSuggestions(rep.Body)
-		if err != nil {
-			lastErr = err
+		out, o := p.judgeSuggestions(q, rep, err)
+		p.pool.Record(l, o, p.cfg.Now().Sub(start))
+		cancel()
+		if out == nil {
+			lastErr = fmt.Errorf("%s: %s %s", inst, o.Kind, o.Reason)
 			continue
 		}
 		if js, err := json.Marshal(out); err == nil {
@@ -75,6 +86,29 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		return out, nil
 	}
 	return nil, lastErr
+}
+
+// judgeSuggestions reads an /autocompleter answer and says what the pool
+// should learn from it. A refusal (429, a challenge, the limiter's
+// redirect) is the instance's word about searxgate and cools it down like
+// a search's; anything else, good or not, says nothing about its searches
+// (autocompletion has its own backends) and is recorded as cancelled.
+func (p *Proxy) judgeSuggestions(q string, rep *reply, err error) ([]string, pool.Outcome) {
+	neutral := pool.Outcome{Kind: pool.Cancelled, Reason: "autocomplete"}
+	if err != nil {
+		return nil, neutral
+	}
+	if rep.Status == fasthttp.StatusOK {
+		if out, err := parseSuggestions(rep.Body); err == nil {
+			return out, neutral
+		}
+	}
+	v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
+		Format: FormatJSON, Query: q, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody})
+	if v.Kind == detect.Refused {
+		return nil, pool.Outcome{Kind: pool.Refused, Reason: string(v.Reason), RetryAfter: v.RetryAfter}
+	}
+	return nil, neutral
 }
 
 // parseSuggestions reads SearXNG's /autocompleter answer in either shape:

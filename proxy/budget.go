@@ -20,6 +20,7 @@ type Window struct {
 // the largest Max: a window allows one more search when the Max-th most
 // recent one is older than its span. Checking and taking are O(windows).
 type Politeness struct {
+	base    time.Time // times are kept as offsets from it: monotonic when the clock is time.Now
 	windows []Window
 	size    int // ring size: the largest Max
 
@@ -31,7 +32,7 @@ type Politeness struct {
 // instance is used, up to the ring size, so an instance searched rarely
 // costs little.
 type timeRing struct {
-	times []int64 // unix nanos; once full, times[(next-1) mod size] is the newest
+	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
 	count int
 }
@@ -52,7 +53,7 @@ const MaxWindow = 10_000
 // non-positive Max or Per are ignored (no limit), and Max is capped at
 // MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
-	p := &Politeness{ring: make(map[string]*timeRing)}
+	p := &Politeness{base: time.Now(), ring: make(map[string]*timeRing)}
 	for _, w := range windows {
 		if w.Max > 0 && w.Per > 0 {
 			w.Max = min(w.Max, MaxWindow)
@@ -63,6 +64,13 @@ func NewPoliteness(windows ...Window) *Politeness {
 	return p
 }
 
+// nanos is now as an offset from p.base. With a clock reading time.Now,
+// Sub uses the monotonic clock: a wall-clock step (NTP, a resumed VM)
+// neither frees nor blocks a window.
+func (p *Politeness) nanos(now time.Time) int64 { return int64(now.Sub(p.base)) }
+
+func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base)) }
+
 // Allowed reports whether one more search to instance at now stays within
 // every window. It reserves nothing; Take does.
 func (p *Politeness) Allowed(instance string, now time.Time) bool {
@@ -71,7 +79,7 @@ func (p *Politeness) Allowed(instance string, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.allowedLocked(p.ring[instance], now.UnixNano())
+	return p.allowedLocked(p.ring[instance], p.nanos(now))
 }
 
 // Take records one search to instance at now if it is allowed, and reports
@@ -80,7 +88,7 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 	if p == nil || p.size == 0 {
 		return true
 	}
-	t := now.UnixNano()
+	t := p.nanos(now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.ring[instance]
@@ -131,7 +139,7 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	}
 	n := 0
 	for k := 1; k <= r.count; k++ {
-		if now.UnixNano()-r.at(k, p.size) >= int64(per) {
+		if p.nanos(now)-r.at(k, p.size) >= int64(per) {
 			break
 		}
 		n++
@@ -158,6 +166,7 @@ func (p *Politeness) Forget(instance string) {
 // The window is kept as buckets (a tenth of the window each); the oldest
 // bucket is dropped as time moves on.
 type ExtraBudget struct {
+	base   time.Time // as Politeness.base
 	Ratio  float64
 	Floor  int
 	window time.Duration
@@ -167,7 +176,7 @@ type ExtraBudget struct {
 }
 
 type budgetBucket struct {
-	start         int64 // unix nanos at which this bucket began
+	start         int64 // nanoseconds since ExtraBudget.base at which this bucket began
 	firsts, extra int
 }
 
@@ -177,14 +186,18 @@ func NewExtraBudget(ratio float64, floor int, window time.Duration) *ExtraBudget
 	if window <= 0 {
 		window = time.Minute
 	}
-	return &ExtraBudget{Ratio: ratio, Floor: floor, window: window}
+	return &ExtraBudget{base: time.Now(), Ratio: ratio, Floor: floor, window: window}
 }
 
 func (b *ExtraBudget) bucket(now int64) *budgetBucket {
 	width := int64(b.window) / int64(len(b.buckets))
-	start := now - now%width
-	i := (now / width) % int64(len(b.buckets))
-	bk := &b.buckets[i]
+	q := now / width // floored: a clock before base gives negative offsets
+	if now%width < 0 {
+		q--
+	}
+	n := int64(len(b.buckets))
+	bk := &b.buckets[(q%n+n)%n]
+	start := q * width
 	if bk.start != start {
 		*bk = budgetBucket{start: start}
 	}
@@ -205,7 +218,7 @@ func (b *ExtraBudget) sums(now int64) (firsts, extra int) {
 // First records a client search's first upstream attempt.
 func (b *ExtraBudget) First(now time.Time) {
 	b.mu.Lock()
-	b.bucket(now.UnixNano()).firsts++
+	b.bucket(b.nanos(now)).firsts++
 	b.mu.Unlock()
 }
 
@@ -214,7 +227,7 @@ func (b *ExtraBudget) First(now time.Time) {
 // budget, so that retries, which a search needs to be answered at all,
 // still find room when hedges are many.
 func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
-	t := now.UnixNano()
+	t := b.nanos(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	firsts, extra := b.sums(t)
@@ -233,5 +246,5 @@ func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
 func (b *ExtraBudget) Counts(now time.Time) (firsts, extra int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.sums(now.UnixNano())
+	return b.sums(b.nanos(now))
 }

@@ -169,6 +169,16 @@ func (t *capsTable) load(m map[string]Caps) {
 // store) and the instances whose capabilities were dropped.
 func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.caps.takeDirty() }
 
+// RequeueCaps marks instances' capabilities as changed again, after a
+// write of what DirtyCaps returned failed.
+func (p *Proxy) RequeueCaps(instances []string) {
+	p.caps.mu.Lock()
+	for _, u := range instances {
+		p.caps.dirty[u] = true
+	}
+	p.caps.mu.Unlock()
+}
+
 // ImportCaps restores capabilities read from the store.
 func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
 

@@ -21,13 +21,21 @@ func (p *Proxy) maybeReadConfig(inst string, now time.Time) {
 		p.caps.doneFetch(inst) // all readers busy: try again on a later search
 		return
 	}
-	p.bgWG.Add(1)
-	go func() {
-		defer p.bgWG.Done()
+	p.spawnRead(inst)
+}
+
+// spawnRead reads inst's /config in the background; the caller holds a
+// reader's place (cfgSem) and inst's claim, which the read gives back.
+func (p *Proxy) spawnRead(inst string) {
+	ok := p.spawn(func() {
 		defer func() { <-p.cfgSem }()
 		defer p.caps.doneFetch(inst)
 		p.readConfig(inst)
-	}()
+	})
+	if !ok { // shutting down
+		<-p.cfgSem
+		p.caps.doneFetch(inst)
+	}
 }
 
 // ReadTerms reads, in the background and a few at a time, the /config of
@@ -35,9 +43,7 @@ func (p *Proxy) maybeReadConfig(inst string, now time.Time) {
 // that searxgate knows an instance's limiter, link-token check and formats
 // before it searches it. Call it with the pool's candidates, best first.
 func (p *Proxy) ReadTerms(instances []string) {
-	p.bgWG.Add(1)
-	go func() {
-		defer p.bgWG.Done()
+	p.spawn(func() {
 		for _, inst := range instances {
 			if !p.caps.claimFetch(inst, p.cfg.Now()) {
 				continue
@@ -48,15 +54,9 @@ func (p *Proxy) ReadTerms(instances []string) {
 				p.caps.doneFetch(inst)
 				return
 			}
-			p.bgWG.Add(1)
-			go func() {
-				defer p.bgWG.Done()
-				defer func() { <-p.cfgSem }()
-				defer p.caps.doneFetch(inst)
-				p.readConfig(inst)
-			}()
+			p.spawnRead(inst)
 		}
-	}()
+	})
 }
 
 // readConfig reads inst's /config and stores what it says.

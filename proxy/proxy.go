@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -181,7 +180,9 @@ type Proxy struct {
 	cfgSem   chan struct{} // bounds concurrent /config reads
 	bg       context.Context
 	bgCancel context.CancelFunc
-	bgWG     sync.WaitGroup
+	bgWG     sync.WaitGroup // attempts and /config reads; Add only through spawn
+	bgMu     sync.Mutex     // guards closing, and orders bgWG.Add before Wait
+	closing  bool
 }
 
 // New returns a Proxy. Close stops its background work.
@@ -192,9 +193,9 @@ func New(cfg Config) (*Proxy, error) {
 	cfg.defaults()
 	bg, cancel := context.WithCancel(context.Background())
 	p := &Proxy{
-		cfg:      cfg,
-		pool:     cfg.Pool,
-		up:       newUpstream(cfg.Upstream),
+		cfg:  cfg,
+		pool: cfg.Pool,
+
 		polite:   NewPoliteness(cfg.Budget...),
 		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
@@ -205,19 +206,51 @@ func New(cfg Config) (*Proxy, error) {
 		bg:       bg,
 		bgCancel: cancel,
 	}
+	up := cfg.Upstream
+	if up.AllowRetry == nil {
+		up.AllowRetry = func(inst string) bool { return p.polite.Take(inst, p.cfg.Now()) }
+	}
+	p.up = newUpstream(up)
 	return p, nil
 }
 
-// Close stops background /config reads and waits for them.
-func (p *Proxy) Close() {
+// spawn runs f in the background, counted by Wait, unless the proxy is
+// shutting down; it reports whether f was started. The closing flag is
+// read under the same lock Shutdown sets it with, so no goroutine is added
+// once Shutdown waits.
+func (p *Proxy) spawn(f func()) bool {
+	p.bgMu.Lock()
+	defer p.bgMu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.bgWG.Add(1)
+	go func() {
+		defer p.bgWG.Done()
+		f()
+	}()
+	return true
+}
+
+// stopSpawning refuses new background work and cancels /config reads.
+func (p *Proxy) stopSpawning() {
+	p.bgMu.Lock()
+	p.closing = true
+	p.bgMu.Unlock()
 	p.bgCancel()
+}
+
+// Close stops background work and waits for it: searches from then on
+// fail with Why "shutdown".
+func (p *Proxy) Close() {
+	p.stopSpawning()
 	p.bgWG.Wait()
 }
 
-// Shutdown stops starting background work (reading terms) and waits, up to
-// ctx, for the searches and reads still running.
+// Shutdown stops starting background work (reading terms, new attempts)
+// and waits, up to ctx, for the searches and reads still running.
 func (p *Proxy) Shutdown(ctx context.Context) error {
-	p.bgCancel()
+	p.stopSpawning()
 	return p.Wait(ctx)
 }
 
@@ -311,19 +344,12 @@ type attemptResult struct {
 	elapsed  time.Duration
 }
 
-// search is the state of one client search's attempts.
-type search struct {
-	done atomic.Bool // the search has returned: late timeouts are not the instance's fault
-}
-
 // fetch runs the attempts of one search.
 func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.Time) (*Response, error) {
 	deadline := start.Add(p.cfg.Deadline)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	s := &search{}
-	defer s.done.Store(true)
 
 	results := make(chan attemptResult, p.cfg.MaxAttempts)
 	tried := make(map[string]bool, p.cfg.MaxAttempts)
@@ -363,8 +389,17 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		tried[inst] = true
 		log = append(log, Attempt{Instance: inst, Outcome: "running"})
 		starts = append(starts, now)
-		p.bgWG.Add(1)
-		go p.attempt(s, lease, release, inst, req, deadline, results)
+		if !p.spawn(func() { p.attempt(lease, release, inst, req, deadline, results) }) {
+			// Shutting down: the attempt is never sent.
+			p.pool.Record(lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
+			release()
+			inflight--
+			log[len(log)-1].Outcome, log[len(log)-1].Reason = pool.Cancelled.String(), "shutdown"
+			if inflight == 0 {
+				why = "shutdown"
+			}
+			return false
+		}
 		stopHedge()
 		hedge, stopHedge = p.hedgeTimer(inst, now, deadline)
 		return true
@@ -499,8 +534,7 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 
 // attempt runs one upstream search, records its outcome in the pool and
 // sends it to its search (the channel has room for every attempt).
-func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc, inst string, req Request, deadline time.Time, out chan<- attemptResult) {
-	defer p.bgWG.Done()
+func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst string, req Request, deadline time.Time, out chan<- attemptResult) {
 	defer release()
 	now := p.cfg.Now()
 	p.maybeReadConfig(inst, now)
@@ -534,12 +568,11 @@ func (p *Proxy) attempt(s *search, lease *pool.Lease, release context.CancelFunc
 	case err != nil && errors.Is(err, ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}
-	case v.Kind == detect.Failed && (s.done.Load() || v.Reason == detect.Timeout) && elapsed < p.cfg.HedgeFloor:
-		// An attempt that failed quickly after its search was over (a hedge
-		// loser torn down), or that a deadline cut short before the instance
-		// had a fair chance: cancelled, not the instance's failure. An
-		// instance that hung for longer is blamed, hedge loser or not; a
-		// late refusal is the instance's word, and is recorded.
+	case v.Kind == detect.Failed && v.Reason == detect.Timeout && elapsed < min(p.cfg.HedgeFloor, p.cfg.Deadline/2):
+		// Cut short by its search's deadline before the instance had a fair
+		// chance (a hedge started late): not the instance's failure. Every
+		// other outcome, late or not, is the instance's own and recorded:
+		// nothing tears a hedge loser down, it runs to its answer.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
 	}
 	switch {

@@ -240,8 +240,9 @@ func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
 	if res.Instance != e.urls[1] || res.Attempts != 2 {
 		t.Fatalf("answered by %s in %d attempts; want the hedge", res.Instance, res.Attempts)
 	}
-	// The hanging instance drops the connection after a while; by then the
-	// search was over, so it is recorded as cancelled, not as a failure.
+	// The loser runs on to its own end: the hanging instance drops the
+	// connection. That is its failure, recorded although the search was
+	// over, and its lease is given back.
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -249,8 +250,8 @@ func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
 	if st.InFlight != 0 {
 		t.Fatalf("the hedge loser still holds its lease: in flight %d", st.InFlight)
 	}
-	if st.Failures != 0 || st.Circuit != pool.Closed {
-		t.Fatalf("the hedge loser was blamed: failures %d, circuit %v, last %s/%s", st.Failures, st.Circuit, st.LastOutcome, st.LastReason)
+	if st.LastOutcome != "failed" || st.LastReason != string(detect.Transport) {
+		t.Fatalf("the hedge loser was recorded %s/%s, want failed/transport", st.LastOutcome, st.LastReason)
 	}
 }
 
@@ -381,5 +382,34 @@ func TestReadTermsBeforeSearching(t *testing.T) {
 		if n := in.Truth().ConfigReads; n != 1 {
 			t.Fatalf("%s: %d /config reads, want 1", in.ID(), n)
 		}
+	}
+}
+
+func TestAutocompleteRespectsRefusals(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.CloudflareChallenge403, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.caps.update(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	out, err := e.proxy.Autocomplete(context.Background(), "hel", "en")
+	if err != nil || len(out) == 0 {
+		t.Fatalf("suggestions %q, %v; want the second instance's", out, err)
+	}
+	st := e.pool.Stats(e.urls[0])
+	if st.Circuit != pool.Open || st.LastReason != string(detect.BotChallenge) {
+		t.Fatalf("the challenging instance: circuit %v, reason %q; want open, bot_challenge", st.Circuit, st.LastReason)
+	}
+	// A good autocompletion teaches nothing about searches.
+	if good := e.pool.Stats(e.urls[1]); good.Successes != 0 || good.Failures != 0 || good.InFlight != 0 {
+		t.Fatalf("the answering instance: %+v", good)
+	}
+	// The refusing one is not asked again while cooling down.
+	before := e.fleet.Instances()[0].Truth().Requests
+	if _, err := e.proxy.Autocomplete(context.Background(), "help", "en"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fleet.Instances()[0].Truth().Requests; n != before {
+		t.Fatalf("the cooling instance got %d more requests", n-before)
 	}
 }

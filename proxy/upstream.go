@@ -44,6 +44,11 @@ type UpstreamConfig struct {
 	// search waits up to a second for one, then gives up without blaming
 	// the instance (ErrBusy).
 	MaxConns int
+	// AllowRetry is asked before a search is sent again on a fresh
+	// connection because the kept-alive one was closed under it (see
+	// retryStaleConn); the proxy counts it against the instance's budget.
+	// nil allows it.
+	AllowRetry func(instance string) bool
 	// TLS is the client TLS configuration; nil = the system's roots.
 	TLS  *tls.Config
 	Rand *rand.Rand // for the lifetime jitter; nil = a random seed
@@ -116,10 +121,15 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 		// Shorter than the idle timeouts servers commonly use (nginx 75 s,
 		// many 15 to 60 s), so that an idle connection is mostly dropped by
 		// us before the server closes it under a request.
-		MaxIdleConnDuration:           10 * time.Second,
-		MaxResponseBodySize:           u.cfg.MaxBody,
-		MaxIdemponentCallAttempts:     2,
-		RetryIfErr:                    retryStaleConn,
+		MaxIdleConnDuration:       10 * time.Second,
+		MaxResponseBodySize:       u.cfg.MaxBody,
+		MaxIdemponentCallAttempts: 2,
+		RetryIfErr: func(req *fasthttp.Request, attempts int, err error) (bool, bool) {
+			if _, retry := retryStaleConn(req, attempts, err); !retry {
+				return false, false
+			}
+			return false, u.cfg.AllowRetry == nil || u.cfg.AllowRetry(instance)
+		},
 		NoDefaultUserAgentHeader:      true,
 		DisableHeaderNamesNormalizing: false,
 		ReadBufferSize:                16 << 10,
@@ -129,11 +139,12 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 	return h, nil
 }
 
-// retryStaleConn retries a search once, on a fresh connection, when a
-// kept-alive one turned out closed by the server before it answered: the
-// instance never read the request, so this is no second search and no
-// failure of the instance. Nothing else is retried here; a search's own
-// attempts go to other instances.
+// retryStaleConn retries a search once, on a fresh connection, when the
+// connection was closed before the first byte of an answer: mostly a
+// kept-alive connection the server had closed, which never read the
+// request. (fasthttp cannot tell that from a server that read the request
+// and hung up, so the retry also asks the politeness budget.) Nothing else
+// is retried here; a search's own attempts go to other instances.
 func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout, retry bool) {
 	return false, attempts < 2 && (errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF))
 }

@@ -130,6 +130,8 @@ func explainWhy(why string) string {
 		return "every attempt failed"
 	case "budget":
 		return "the retry budget is spent"
+	case "shutdown":
+		return "searxgate is shutting down"
 	}
 	return why
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -274,12 +276,13 @@ func (a *App) Run(ctx context.Context) error {
 	if e := a.server.ShutdownWithContext(sctx); e != nil && !errors.Is(e, context.DeadlineExceeded) {
 		a.log.Warn("server shutdown", "err", e)
 	}
+	// The loops first (a directory refresh starts /config reads), then the
+	// proxy's own background work, bounded by the grace period.
+	stopBG()
+	wg.Wait()
 	if e := a.proxy.Shutdown(sctx); e != nil {
 		a.log.Warn("some upstream searches were still running at shutdown", "err", e)
 	}
-	stopBG()
-	wg.Wait()
-	a.proxy.Close()
 	return errors.Join(err, a.Close())
 }
 
@@ -295,14 +298,14 @@ func (a *App) Close() error {
 // flush writes the pool's learned state, the capabilities that changed and
 // the queued cache entries in one transaction.
 func (a *App) flush() error {
+	a.mu.Lock() // one flush at a time; guards saved
+	defer a.mu.Unlock()
 	b := store.Batch{Pool: map[string][]byte{}, Caps: map[string][]byte{}}
 	states := a.pool.Export()
-	a.mu.Lock()
 	seen := make(map[string]bool, len(states))
 	for _, s := range states {
 		js, err := json.Marshal(s)
 		if err != nil {
-			a.mu.Unlock()
 			return err
 		}
 		b.Pool[s.URL] = js
@@ -313,19 +316,22 @@ func (a *App) flush() error {
 			b.PoolDelete = append(b.PoolDelete, u)
 		}
 	}
-	a.saved = seen
-	a.mu.Unlock()
 	changed, deleted := a.proxy.DirtyCaps()
 	for u, c := range changed {
-		js, err := json.Marshal(c)
-		if err != nil {
-			return err
+		if js, err := json.Marshal(c); err == nil {
+			b.Caps[u] = js
 		}
-		b.Caps[u] = js
 	}
 	b.CapsDelete = deleted
 	b.Cache = a.cache.take()
-	return a.store.WriteBatch(b)
+	if err := a.store.WriteBatch(b); err != nil {
+		// Nothing is lost: what was taken for this batch waits for the next.
+		a.proxy.RequeueCaps(append(slices.Collect(maps.Keys(changed)), deleted...))
+		a.cache.requeue(b.Cache)
+		return err
+	}
+	a.saved = seen
+	return nil
 }
 
 func (a *App) restorePool() error {
@@ -414,6 +420,21 @@ func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
 	}
 	q.pending = append(q.pending, store.CacheEntry{Key: key, Value: v, StoredAt: c.StoredAt, Expires: c.Expires})
 	q.mu.Unlock()
+}
+
+// requeue puts back entries a failed flush took, ahead of newer ones,
+// within the bound.
+func (q *cacheQueue) requeue(entries []store.CacheEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	all := append(entries, q.pending...)
+	if len(all) > maxPendingCache {
+		all = all[len(all)-maxPendingCache:]
+	}
+	q.pending = all
 }
 
 func (q *cacheQueue) take() []store.CacheEntry {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"searxgate/pool"
+	"searxgate/proxy"
 	"strings"
 	"sync"
 	"testing"
@@ -357,5 +359,36 @@ func TestRestartRestoresThePool(t *testing.T) {
 			st.Measured != b.Measured || math.Abs(st.LatencyMS-b.LatencyMS) > 1e-9 || math.Abs(st.FailureRate-b.FailureRate) > 1e-9 {
 			t.Errorf("%s after the restart:\n%+v\nbefore:\n%+v", st.URL, st, b)
 		}
+	}
+}
+
+// TestFailedFlushLosesNothing: when the store refuses a batch, what the
+// batch took (cached answers, changed terms) waits for the next one.
+func TestFailedFlushLosesNothing(t *testing.T) {
+	_, dir := startFleet(t, 12, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1}})
+	cfg, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", dir, "--data", t.TempDir()},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := NewApp(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.ln.Close()
+	app.cache.CachePut("k", proxy.Cached{JSON: []byte(`{}`), Instance: "i", Expires: time.Now().Add(time.Hour)})
+	inst := app.pool.Rank(1, nil)[0]
+	app.proxy.RequeueCaps([]string{inst})
+	if err := app.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.flush(); err == nil {
+		t.Fatal("a flush to a closed store succeeded")
+	}
+	if n := len(app.cache.take()); n != 1 {
+		t.Fatalf("%d cached answers wait for the next flush, want 1", n)
+	}
+	if changed, deleted := app.proxy.DirtyCaps(); len(changed)+len(deleted) != 1 {
+		t.Fatalf("changed terms waiting: %d + %d, want 1", len(changed), len(deleted))
 	}
 }

@@ -106,6 +106,7 @@ func (o *operator) Add(ctx context.Context, raw string) (string, error) {
 	delete(o.removed, u)
 	o.mu.Unlock()
 	o.app.pool.Add(u, pool.Own)
+	o.app.proxy.ReadTerms([]string{u})
 	return u, nil
 }
 
