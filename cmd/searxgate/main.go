@@ -1,5 +1,3 @@
-// Command searxgate answers SearXNG searches from a pool of public SearXNG
-// instances. See README.md.
 package main
 
 import (

@@ -1,6 +1,3 @@
-// Package deptest is the dependency fence of searxgate's core packages: a
-// test in each of them calls Check so that an import the design forbids
-// fails the build's tests instead of slipping in.
 package deptest
 
 import (
