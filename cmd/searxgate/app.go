@@ -161,8 +161,9 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
+	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	a.server = &fasthttp.Server{
-		Handler:            wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), accessLogger(cfg, log)),
+		Handler:            wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), trusted, accessLogger(cfg, log)),
 		Name:               "searxgate",
 		ReadTimeout:        10 * time.Second,
 		WriteTimeout:       cfg.Deadline + 10*time.Second,

@@ -46,6 +46,7 @@ type Config struct {
 	ClientRate   int
 	ClientBurst  int
 	MaxConns     int
+	TrustProxy   []string
 
 	// resolver replaces the system's resolver in the upstream dialer; tests
 	// set it so that no name is ever looked up on the network.
@@ -144,6 +145,7 @@ func (c *Config) options() []option {
 		{"client-rate", "searches one client address may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
 		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
 		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
+		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listValue{&c.TrustProxy}},
 	}
 }
 
@@ -239,6 +241,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 	if fsHas(args, "instance") {
 		c.Instances = nil
 	}
+	if fsHas(args, "trust-proxy") {
+		c.TrustProxy = nil
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -330,6 +335,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxConns < 1 {
 		bad("max-conns", "must be at least 1")
+	}
+	if _, err := parsePrefixes(c.TrustProxy); err != nil {
+		bad("trust-proxy", "%v", err)
 	}
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,13 +99,63 @@ func limited(ctx *fasthttp.RequestCtx) bool {
 	return false
 }
 
-// wrap puts the client limiter and the access log around h.
-func wrap(h fasthttp.RequestHandler, lim *clientLimiter, access *slog.Logger) fasthttp.RequestHandler {
+// clientAddr is the address a request counts against: the peer's, or,
+// when the peer is one of the trusted reverse proxies, the nearest address
+// in X-Forwarded-For that is not one of them. (A client can put anything
+// in that header; only the hops a trusted proxy appended are believed.)
+func clientAddr(ctx *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
+	addr, _ := netip.AddrFromSlice(ctx.RemoteIP())
+	addr = addr.Unmap()
+	if !inPrefixes(addr, trusted) {
+		return addr
+	}
+	hops := strings.Split(string(ctx.Request.Header.Peek("X-Forwarded-For")), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return addr // a hop we cannot read: stop at the last one we trust
+		}
+		addr = a.Unmap()
+		if !inPrefixes(addr, trusted) {
+			return addr
+		}
+	}
+	return addr
+}
+
+func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
+	for _, p := range ps {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePrefixes reads IP addresses and CIDR prefixes.
+func parsePrefixes(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// wrap puts the client limiter and the access log around h. trusted are
+// the reverse proxies whose X-Forwarded-For is believed.
+func wrap(h fasthttp.RequestHandler, lim *clientLimiter, trusted []netip.Prefix, access *slog.Logger) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		if lim != nil && limited(ctx) {
-			addr, _ := netip.AddrFromSlice(ctx.RemoteIP())
-			if ok, wait := lim.allow(addr.Unmap()); !ok {
+			if ok, wait := lim.allow(clientAddr(ctx, trusted)); !ok {
 				ctx.Error("Too Many Requests", fasthttp.StatusTooManyRequests) // resets headers: set them after
 				ctx.Response.Header.Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 				logAccess(access, ctx, start)
