@@ -92,12 +92,3 @@ func (c *memCache) len() (int, int64) {
 	defer c.mu.Unlock()
 	return c.ll.Len(), c.bytes
 }
-
-// purge drops every entry.
-func (c *memCache) purge() {
-	c.mu.Lock()
-	c.ll.Init()
-	clear(c.items)
-	c.bytes = 0
-	c.mu.Unlock()
-}

@@ -107,6 +107,14 @@ func (t *capsTable) update(instance string, f func(*Caps)) {
 // claimFetch marks instance's /config as being read and reports whether
 // the caller should read it (it is due and nobody else is reading it).
 func (t *capsTable) claimFetch(instance string, now time.Time) bool {
+	// Every attempt asks; nearly always the answer is no, known under the
+	// read lock.
+	t.mu.RLock()
+	due := !t.fetching[instance] && t.m[instance].needsConfig(now)
+	t.mu.RUnlock()
+	if !due {
+		return false
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.fetching[instance] || !t.m[instance].needsConfig(now) {
@@ -127,17 +135,6 @@ func (t *capsTable) forget(instance string) {
 	delete(t.m, instance)
 	t.dirty[instance] = true
 	t.mu.Unlock()
-}
-
-// snapshot copies every entry.
-func (t *capsTable) snapshot() map[string]Caps {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	out := make(map[string]Caps, len(t.m))
-	for k, v := range t.m {
-		out[k] = v
-	}
-	return out
 }
 
 // takeDirty returns the entries changed since the last call (a deleted one
@@ -181,6 +178,15 @@ func (p *Proxy) RequeueCaps(instances []string) {
 
 // ImportCaps restores capabilities read from the store.
 func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
+
+// Forget drops what the proxy keeps about inst (its terms, budget,
+// connections and metrics): the pool no longer has it.
+func (p *Proxy) Forget(inst string) {
+	p.caps.forget(inst)
+	p.polite.Forget(inst)
+	p.up.forget(inst)
+	p.metrics.Forget(inst)
+}
 
 // Caps returns what searxgate learned of inst's terms.
 func (p *Proxy) Caps(inst string) Caps { return p.caps.get(inst) }

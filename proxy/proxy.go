@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -627,10 +628,10 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 		args.Set("pageno", strconv.Itoa(r.PageNo))
 	}
 	if len(r.Categories) > 0 {
-		args.Set("categories", joinComma(r.Categories))
+		args.Set("categories", strings.Join(r.Categories, ","))
 	}
 	if len(r.Engines) > 0 {
-		args.Set("engines", joinComma(r.Engines))
+		args.Set("engines", strings.Join(r.Engines, ","))
 	}
 	if r.Language != "" {
 		args.Set("language", r.Language)
@@ -641,21 +642,6 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 	if r.SafeSearch != "" {
 		args.Set("safesearch", r.SafeSearch)
 	}
-}
-
-func joinComma(s []string) string {
-	n := 0
-	for _, x := range s {
-		n += len(x) + 1
-	}
-	b := make([]byte, 0, n)
-	for i, x := range s {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, x...)
-	}
-	return string(b)
 }
 
 // answer turns a winning attempt into the client's response and caches it.

@@ -413,3 +413,25 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 		t.Fatalf("the cooling instance got %d more requests", n-before)
 	}
 }
+
+func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
+	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	if _, err := e.search(t, "remember me"); err != nil {
+		t.Fatal(err)
+	}
+	u := e.urls[0]
+	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.Metrics().Instance(u).ByKind["ok"] != 1 {
+		t.Fatal("the search left no budget use or metrics: the test proves nothing")
+	}
+	e.proxy.DirtyCaps()
+	e.proxy.Forget(u)
+	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.Metrics().Instance(u).ByKind) != 0 {
+		t.Fatal("budget use or metrics kept after Forget")
+	}
+	if c := e.proxy.Caps(u); c.ConfigOK {
+		t.Fatalf("terms kept after Forget: %+v", c)
+	}
+	if _, deleted := e.proxy.DirtyCaps(); len(deleted) != 1 || deleted[0] != u {
+		t.Fatalf("the store is not told to drop the terms: %v", deleted)
+	}
+}

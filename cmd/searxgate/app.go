@@ -95,6 +95,11 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			}
 			log.Log(context.Background(), level, "instance state changed", "instance", e.Instance,
 				"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
+			// Gone from the pool (the operator removed it, or it left the
+			// directory): drop the connections and counters kept for it.
+			if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
+				a.proxy.Forget(e.Instance)
+			}
 		},
 	})
 	if err := a.restorePool(); err != nil {
