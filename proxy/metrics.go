@@ -67,7 +67,7 @@ type InstanceView struct {
 
 // Metrics are searxgate's monotone counters, read by /metrics and /status.
 type Metrics struct {
-	searches      sync.Map // outcome -> *atomic.Uint64
+	searches      map[string]*atomic.Uint64 // by outcome; the keys are fixed at newMetrics, so no lock
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal atomic.Uint64
@@ -75,16 +75,16 @@ type Metrics struct {
 }
 
 func newMetrics() *Metrics {
-	m := &Metrics{}
+	m := &Metrics{searches: make(map[string]*atomic.Uint64, len(SearchOutcomes))}
 	for _, o := range SearchOutcomes {
-		m.searches.Store(o, new(atomic.Uint64))
+		m.searches[o] = new(atomic.Uint64)
 	}
 	return m
 }
 
 func (m *Metrics) search(outcome string, d time.Duration) {
-	if c, ok := m.searches.Load(outcome); ok {
-		c.(*atomic.Uint64).Add(1)
+	if c, ok := m.searches[outcome]; ok {
+		c.Add(1)
 	}
 	m.searchLatency.observe(d)
 }
@@ -115,8 +115,8 @@ func (m *Metrics) upstream(inst string, o pool.Outcome, d time.Duration) {
 func (m *Metrics) Searches() map[string]uint64 {
 	out := make(map[string]uint64, len(SearchOutcomes))
 	for _, o := range SearchOutcomes {
-		if c, ok := m.searches.Load(o); ok {
-			out[o] = c.(*atomic.Uint64).Load()
+		if c, ok := m.searches[o]; ok {
+			out[o] = c.Load()
 		}
 	}
 	return out
