@@ -227,27 +227,29 @@ func allow(ctx *fasthttp.RequestCtx, methods ...string) bool {
 }
 
 // param reads a parameter as SearXNG does: the form body first, then the
-// query string.
+// query string; nil when absent.
 func param(ctx *fasthttp.RequestCtx, name string) []byte {
-	if ctx.IsPost() {
-		if v := ctx.PostArgs().Peek(name); v != nil {
-			return v
-		}
+	v, _ := peekParam(ctx, name)
+	return v
+}
+
+// peekParam is param, saying whether the parameter was there at all.
+func peekParam(ctx *fasthttp.RequestCtx, name string) ([]byte, bool) {
+	if ctx.IsPost() && ctx.PostArgs().Has(name) {
+		return ctx.PostArgs().Peek(name), true
 	}
-	return ctx.QueryArgs().Peek(name)
+	if ctx.QueryArgs().Has(name) {
+		return ctx.QueryArgs().Peek(name), true
+	}
+	return nil, false
 }
 
 // params adapts a request to proxy.Params.
 type params struct{ ctx *fasthttp.RequestCtx }
 
 func (p params) Get(name string) (string, bool) {
-	if p.ctx.IsPost() && p.ctx.PostArgs().Has(name) {
-		return string(p.ctx.PostArgs().Peek(name)), true
-	}
-	if p.ctx.QueryArgs().Has(name) {
-		return string(p.ctx.QueryArgs().Peek(name)), true
-	}
-	return "", false
+	v, ok := peekParam(p.ctx, name)
+	return string(v), ok
 }
 
 // plainError answers status with a plain-text message. Unlike
