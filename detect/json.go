@@ -170,10 +170,7 @@ func readResult(v gjson.Result) (x Result, ok bool) {
 			typed = false
 		}
 		if !typed {
-			if x.Extra == nil {
-				x.Extra = make(map[string]json.RawMessage, 4)
-			}
-			x.Extra[key] = json.RawMessage(f.Raw)
+			putExtra(&x.Extra, key, f)
 		}
 		return true
 	})
@@ -325,10 +322,7 @@ func readInfobox(v gjson.Result) Infobox {
 			typed = false
 		}
 		if !typed {
-			if b.Extra == nil {
-				b.Extra = make(map[string]json.RawMessage, 4)
-			}
-			b.Extra[key] = json.RawMessage(f.Raw)
+			putExtra(&b.Extra, key, f)
 		}
 		return true
 	})
@@ -374,10 +368,7 @@ func readPairs[T any](v gjson.Result, a, b string, fields func(*T) (*string, *st
 			case k.Str == b && isStringOrNull(f):
 				*fb = f.Str
 			default:
-				if *extra == nil {
-					*extra = make(map[string]json.RawMessage, 2)
-				}
-				(*extra)[k.Str] = json.RawMessage(f.Raw)
+				putExtra(extra, k.Str, f)
 			}
 			return true
 		})
@@ -390,4 +381,13 @@ func readPairs[T any](v gjson.Result, a, b string, fields func(*T) (*string, *st
 		return nil, false
 	}
 	return out, true
+}
+
+// putExtra keeps a field the typed reader did not take, unchanged, so that
+// writing the answer back loses nothing.
+func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
+	if *m == nil {
+		*m = make(map[string]json.RawMessage, 4)
+	}
+	(*m)[key] = json.RawMessage(f.Raw)
 }
