@@ -264,28 +264,31 @@ func (p *Pool) Remove(url string) bool {
 // still count but no longer move the circuit. It reports whether url is a
 // candidate.
 func (p *Pool) Enable(url string) bool {
-	now := p.clock.Now()
-	p.mu.Lock()
-	in := p.byURL[url]
-	if in == nil {
-		p.mu.Unlock()
-		return false
-	}
-	s := &p.slots[in.idx]
-	from := p.circuitAt(s, p.mono(now))
-	s.disabled = false
-	s.circuit, s.until, s.trialOut = Closed, 0, false
-	in.trips, in.consecFail, in.consecSoft, in.cooldown = 0, 0, 0, 0
-	in.epoch++ // the operator's word: leases out no longer move the circuit
-	p.mu.Unlock()
-	p.emit([]Event{{Instance: url, From: from, To: Closed, At: now, Reason: ReasonEnabled}})
-	return true
+	return p.change(url, ReasonEnabled, func(in *instance, s *slot, nowM int64) (from, to Circuit) {
+		from = p.circuitAt(s, nowM)
+		s.disabled = false
+		s.circuit, s.until, s.trialOut = Closed, 0, false
+		in.trips, in.consecFail, in.consecSoft, in.cooldown = 0, 0, 0, 0
+		in.epoch++ // the operator's word: leases out no longer move the circuit
+		return from, Closed
+	})
 }
 
 // Disable keeps url from being checked out, keeping what was learned about
 // it. Leases already out still record. It reports whether url is a
 // candidate.
 func (p *Pool) Disable(url string) bool {
+	return p.change(url, ReasonDisabled, func(_ *instance, s *slot, nowM int64) (from, to Circuit) {
+		s.disabled = true
+		c := p.circuitAt(s, nowM)
+		return c, c
+	})
+}
+
+// change applies an operator's change to url's instance under the lock and
+// reports it as an event with reason; f returns the circuit before and
+// after. It reports whether url is a candidate.
+func (p *Pool) change(url, reason string, f func(in *instance, s *slot, nowM int64) (from, to Circuit)) bool {
 	now := p.clock.Now()
 	p.mu.Lock()
 	in := p.byURL[url]
@@ -293,11 +296,9 @@ func (p *Pool) Disable(url string) bool {
 		p.mu.Unlock()
 		return false
 	}
-	s := &p.slots[in.idx]
-	s.disabled = true
-	c := p.circuitAt(s, p.mono(now))
+	from, to := f(in, &p.slots[in.idx], p.mono(now))
 	p.mu.Unlock()
-	p.emit([]Event{{Instance: url, From: c, To: c, At: now, Reason: ReasonDisabled}})
+	p.emit([]Event{{Instance: url, From: from, To: to, At: now, Reason: reason}})
 	return true
 }
 
