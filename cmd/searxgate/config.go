@@ -100,8 +100,14 @@ func defaultConfig() Config {
 }
 
 // listValue is a repeatable flag; from the environment it is a
-// comma-separated list.
-type listValue struct{ p *[]string }
+// comma-separated list. The first flag replaces a list the environment
+// gave (fromEnv), the next ones add to it.
+type listValue struct {
+	p       *[]string
+	fromEnv *bool
+}
+
+func listVar(p *[]string) listValue { return listValue{p, new(bool)} }
 
 func (l listValue) String() string {
 	if l.p == nil {
@@ -110,6 +116,9 @@ func (l listValue) String() string {
 	return strings.Join(*l.p, ",")
 }
 func (l listValue) Set(v string) error {
+	if *l.fromEnv {
+		*l.p, *l.fromEnv = nil, false
+	}
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			*l.p = append(*l.p, s)
@@ -123,7 +132,7 @@ func (c *Config) options() []option {
 		{"listen", "address to serve on (host:port; port 0 picks one)", stringVar(&c.Listen)},
 		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", stringVar(&c.Data)},
 		{"directory", "instances.json to seed the pool from: an http(s) URL or a file path", stringVar(&c.Directory)},
-		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listValue{&c.Instances}},
+		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listVar(&c.Instances)},
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
 		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
@@ -145,21 +154,20 @@ func (c *Config) options() []option {
 		{"client-rate", "searches one client address may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
 		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
 		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
-		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listValue{&c.TrustProxy}},
+		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listVar(&c.TrustProxy)},
 	}
 }
 
 type stringValue struct{ p *string }
 
-func stringVar(p *string) flag.Value     { return stringValue{p} }
-func (s stringValue) String() string     { return deref(s.p) }
-func (s stringValue) Set(v string) error { *s.p = v; return nil }
-func deref(p *string) string {
-	if p == nil {
+func stringVar(p *string) flag.Value { return stringValue{p} }
+func (s stringValue) String() string {
+	if s.p == nil {
 		return ""
 	}
-	return *p
+	return *s.p
 }
+func (s stringValue) Set(v string) error { *s.p = v; return nil }
 
 type boolValue struct{ p *bool }
 
@@ -235,14 +243,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 			if err := o.value.Set(v); err != nil {
 				return c, fmt.Errorf("%s=%q: %v", envName(o.name), v, err)
 			}
+			if l, ok := o.value.(listValue); ok {
+				*l.fromEnv = true
+			}
 		}
-	}
-	// A flag given on the command line replaces a list from the environment.
-	if fsHas(args, "instance") {
-		c.Instances = nil
-	}
-	if fsHas(args, "trust-proxy") {
-		c.TrustProxy = nil
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -251,16 +255,6 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))
 	}
 	return c, c.Validate()
-}
-
-func fsHas(args []string, name string) bool {
-	for _, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
 }
 
 // Validate checks every setting; its errors name the flag and the variable.
