@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"searxgate/detect"
 )
 
 // Transport errors, as reasons the pool and the 503 body understand.
@@ -164,19 +166,8 @@ func (u *upstream) forget(instance string) {
 // fasthttp's buffers).
 type reply struct {
 	Status int
-	Header headerMap
-	Body   []byte // decoded
-}
-
-// headerMap keeps the few response headers verdicts need; Peek makes it a
-// detect.Header.
-type headerMap map[string]string
-
-func (h headerMap) Peek(key string) []byte {
-	if v, ok := h[strings.ToLower(key)]; ok {
-		return []byte(v)
-	}
-	return nil
+	Header detect.Headers // the few response headers verdicts read (keptHeaders)
+	Body   []byte         // decoded
 }
 
 // keptHeaders are the response headers copied out of an answer.
@@ -216,10 +207,10 @@ func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguag
 	if err := h.hc.DoDeadline(req, resp, deadline); err != nil {
 		return nil, classifyTransport(err)
 	}
-	r := &reply{Status: resp.StatusCode(), Header: make(headerMap, 4)}
+	r := &reply{Status: resp.StatusCode(), Header: make(detect.Headers, 4)}
 	for _, k := range keptHeaders {
 		if v := resp.Header.Peek(k); len(v) > 0 {
-			r.Header[strings.ToLower(k)] = string(v)
+			r.Header[k] = string(v)
 		}
 	}
 	r.Body, err = decodeBody(resp.Header.ContentEncoding(), resp.Body(), u.cfg.MaxBody)
