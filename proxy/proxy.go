@@ -363,10 +363,9 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	defer func() { stopHedge() }()
 	why := ""
 
-	free := false // the next retry costs no extra: the last attempt was cut short by our own choice
 	launch := func(hedging bool) bool {
 		now := p.cfg.Now()
-		if started > 0 && !(free && !hedging) && !p.extra.TakeExtra(now, hedging) {
+		if started > 0 && !p.extra.TakeExtra(now, hedging) {
 			if !hedging && inflight == 0 {
 				why = "budget"
 			}
@@ -381,9 +380,6 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 		}
 		if started == 0 {
 			p.extra.First(now)
-		}
-		if !hedging {
-			free = false
 		}
 		started++
 		inflight++
@@ -422,7 +418,6 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 					log[i].ElapsedMS = r.elapsed.Milliseconds()
 				}
 			}
-			free = r.outcome.Kind == pool.Cancelled && r.outcome.Reason == string(detect.FormatDisabled)
 			switch r.verdict.Kind {
 			case detect.OK:
 				return p.answer(req, key, r, started, "")
