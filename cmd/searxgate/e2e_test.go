@@ -272,7 +272,8 @@ func TestRestartKeepsWhatWasLearned(t *testing.T) {
 		{ID: "refuser", Behaviour: sim.RateLimitSeconds, RateBurst: 1, RetryAfter: time.Hour, Latency: -1},
 		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: 20 * time.Millisecond},
 	}
-	fleet, dir := startFleet(t, 5, instances)
+	fleet, _ := startFleet(t, 5, instances)
+	dir := writeDirectory(t, dirEntry{fleet.Instance("refuser").URL(), 0.01}, dirEntry{fleet.Instance("good").URL(), 1.0})
 	data := t.TempDir()
 	// The refusing instance answers at once, so it is the fastest: it is
 	// tried again after its first answer and then refuses for an hour.
@@ -325,11 +326,15 @@ func TestClientLimit(t *testing.T) {
 // TestRestartRestoresThePool: what the pool learned (circuits, averages,
 // counters) is the same after a restart on the same data folder.
 func TestRestartRestoresThePool(t *testing.T) {
-	fleet, dir := startFleet(t, 11, []sim.InstanceConfig{
+	fleet, _ := startFleet(t, 11, []sim.InstanceConfig{
 		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
 		{ID: "fast", Behaviour: sim.Fast, JSON: true, Latency: 10 * time.Millisecond},
 		{ID: "medium", Behaviour: sim.Medium, JSON: true, Latency: 60 * time.Millisecond},
 	})
+	// The challenged instance claims to be the fastest, so it is tried
+	// first and its circuit opens; the fleet's own directory lies at random.
+	dir := writeDirectory(t, dirEntry{fleet.Instance("challenged").URL(), 0.01},
+		dirEntry{fleet.Instance("fast").URL(), 0.5}, dirEntry{fleet.Instance("medium").URL(), 1.0})
 	data := t.TempDir()
 	g := startGateway(t, dir, data)
 	for i := range 6 {
