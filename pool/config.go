@@ -18,6 +18,7 @@ const (
 	DefaultForgetAfter    = 6 * time.Hour
 	DefaultSweepEvery     = 10 * time.Minute
 	DefaultMaxInFlight    = 2
+	DefaultOwnMaxInFlight = 8
 )
 
 // Config tunes a Pool. The zero value is the default of every field.
@@ -55,6 +56,9 @@ type Config struct {
 	// MaxInFlight bounds the leases out on one instance at once. Default 2;
 	// negative means unlimited.
 	MaxInFlight int
+	// OwnMaxInFlight bounds the leases out on one of the operator's own
+	// instances (tier Own) at once. Default 8; negative means unlimited.
+	OwnMaxInFlight int
 	// Strategy orders the candidates. Default EWMA.
 	Strategy Strategy
 	// Clock tells the time; nil means the real clock.
@@ -114,6 +118,12 @@ func (c Config) withDefaults() Config {
 		c.MaxInFlight = DefaultMaxInFlight
 	case c.MaxInFlight > math.MaxInt32:
 		c.MaxInFlight = math.MaxInt32
+	}
+	switch {
+	case c.OwnMaxInFlight == 0:
+		c.OwnMaxInFlight = DefaultOwnMaxInFlight
+	case c.OwnMaxInFlight > math.MaxInt32:
+		c.OwnMaxInFlight = math.MaxInt32
 	}
 	if c.Strategy > PrimaryBackup {
 		c.Strategy = EWMA

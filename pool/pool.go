@@ -67,6 +67,7 @@ type slot struct {
 	used     int64   // mono time of the last checkout; never if none
 	seq      uint64  // instance.seq
 	inFlight int32
+	maxIF    int32 // leases allowed out at once: Config.MaxInFlight, or OwnMaxInFlight for an own instance
 	circuit  Circuit
 	disabled bool
 	trialOut bool // HalfOpen only: the one trial lease is out
@@ -79,7 +80,8 @@ type Pool struct {
 	cfg     Config
 	clock   Clock
 	onEvent func(Event)
-	maxIF   int32 // 0 = unlimited
+	maxIF   int32 // a public instance's cap on leases out at once (MaxInt32 = unlimited)
+	ownIF   int32 // an own instance's
 	// epoch is the pool's zero of mono time: internal times are
 	// nanoseconds since epoch (monotonic when the clock gives a monotonic
 	// reading), wall-clock only at the edges.
@@ -115,11 +117,23 @@ func New(cfg Config) *Pool {
 		byURL:   make(map[string]*instance),
 		removed: make(map[string]struct{}),
 	}
+	p.maxIF, p.ownIF = math.MaxInt32, math.MaxInt32
 	if cfg.MaxInFlight > 0 {
 		p.maxIF = int32(cfg.MaxInFlight)
 	}
+	if cfg.OwnMaxInFlight > 0 {
+		p.ownIF = int32(cfg.OwnMaxInFlight)
+	}
 	p.epoch = p.clock.Now()
 	return p
+}
+
+// capOf is the in-flight cap of an own or a public instance.
+func (p *Pool) capOf(own bool) int32 {
+	if own {
+		return p.ownIF
+	}
+	return p.maxIF
 }
 
 // Config returns the pool's configuration with its defaults filled in.
@@ -167,7 +181,7 @@ func (p *Pool) add(url string, tier Tier) *instance {
 	p.nextSeq++
 	in := &instance{url: url, seq: p.nextSeq, idx: len(p.list), tier: tier, priorMS: durMS(p.cfg.Prior), seededAt: never}
 	p.list = append(p.list, in)
-	p.slots = append(p.slots, slot{used: never, seq: in.seq, own: tier == Own})
+	p.slots = append(p.slots, slot{used: never, seq: in.seq, own: tier == Own, maxIF: p.capOf(tier == Own)})
 	p.byURL[url] = in
 	p.rescore(in)
 	return in
@@ -229,7 +243,7 @@ func (p *Pool) Add(url string, tier Tier) {
 		p.nextSeq++
 		in.seq = p.nextSeq
 		s := &p.slots[in.idx]
-		s.seq, s.own = in.seq, true
+		s.seq, s.own, s.maxIF = in.seq, true, p.ownIF
 		c := p.circuitAt(s, p.mono(now))
 		evs[0] = Event{Instance: url, From: c, To: c, At: now, Reason: ReasonAdded}
 		n = 1

@@ -53,7 +53,7 @@ func (p *Pool) available(s *slot, nowM int64) bool {
 	}
 	switch s.circuit {
 	case Closed:
-		return p.maxIF == 0 || s.inFlight < p.maxIF
+		return s.inFlight < s.maxIF
 	case Open:
 		return nowM >= s.until // the cooldown ended: a trial is free
 	default: // HalfOpen
@@ -93,10 +93,6 @@ func (p *Pool) pick(nowM int64, count int, skip func(string) bool, buf []cand) [
 		defer p.randMu.Unlock()
 	}
 	all := count <= 0 || count > insertionLimit
-	maxIF := p.maxIF
-	if maxIF == 0 {
-		maxIF = math.MaxInt32
-	}
 	primary := p.cfg.Strategy == PrimaryBackup
 	recentAfter := int64(math.MaxInt64) // used later than this: recent
 	if mi := int64(p.cfg.MinInterval); mi > 0 {
@@ -127,7 +123,7 @@ func (p *Pool) pick(nowM int64, count int, skip func(string) bool, buf []cand) [
 				continue
 			}
 		}
-		buf = p.consider(buf, count, all, i, major, minor, nowM, maxIF, skip)
+		buf = p.consider(buf, count, all, i, major, minor, nowM, skip)
 		if !all && len(buf) == count {
 			c := &buf[count-1]
 			cutMajor, cutMinor, cutSeq = c.major, c.minor, c.seq
@@ -144,13 +140,13 @@ func (p *Pool) pick(nowM int64, count int, skip func(string) bool, buf []cand) [
 
 // consider adds slot i to buf when it is available, makes the cut with its
 // jitter drawn, and is not skipped; randMu must be held when jitter is on.
-func (p *Pool) consider(buf []cand, count int, all bool, i int, major uint8, minor float64, nowM int64, maxIF int32, skip func(string) bool) []cand {
+func (p *Pool) consider(buf []cand, count int, all bool, i int, major uint8, minor float64, nowM int64, skip func(string) bool) []cand {
 	s := &p.slots[i]
 	if s.disabled || s.circuit != Closed {
 		if !p.available(s, nowM) {
 			return buf
 		}
-	} else if s.inFlight >= maxIF {
+	} else if s.inFlight >= s.maxIF {
 		return buf
 	}
 	if j := p.cfg.Jitter; j > 0 && major == majorRested {
@@ -173,10 +169,6 @@ func (p *Pool) consider(buf []cand, count int, all bool, i int, major uint8, min
 // MinInterval, EWMA, a small count), where the key is the score alone (then
 // the order of addition): a tighter loop, since every search runs it.
 func (p *Pool) pickByScore(nowM int64, count int, skip func(string) bool, buf []cand) []cand {
-	maxIF := p.maxIF
-	if maxIF == 0 {
-		maxIF = math.MaxInt32
-	}
 	cutScore, cutSeq := math.Inf(1), uint64(math.MaxUint64)
 	slots := p.slots
 	for i := range slots {
@@ -188,7 +180,7 @@ func (p *Pool) pickByScore(nowM int64, count int, skip func(string) bool, buf []
 			if !p.available(s, nowM) {
 				continue
 			}
-		} else if s.inFlight >= maxIF {
+		} else if s.inFlight >= s.maxIF {
 			continue
 		}
 		if skip != nil && skip(p.list[i].url) {

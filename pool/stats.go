@@ -237,7 +237,7 @@ func (p *Pool) Import(states []InstanceState) {
 			in.tier = Own
 			p.nextSeq++
 			in.seq = p.nextSeq
-			p.slots[in.idx].seq, p.slots[in.idx].own = in.seq, true
+			p.slots[in.idx].seq, p.slots[in.idx].own, p.slots[in.idx].maxIF = in.seq, true, p.ownIF
 		}
 		p.restore(in, st, nowM)
 	}

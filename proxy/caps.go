@@ -27,8 +27,12 @@ const (
 // Caps is what searxgate learned about one instance's terms: from its
 // /config (at most once a day) and from its answers.
 type Caps struct {
-	ConfigAt     time.Time `json:"config_at,omitzero"` // last /config read, good or not
-	ConfigOK     bool      `json:"config_ok"`
+	ConfigAt time.Time `json:"config_at,omitzero"` // last /config read, good or not
+	ConfigOK bool      `json:"config_ok"`
+	// ConfigErr is why the last /config read failed (a transport reason
+	// such as dns, refused, timeout, tls, reset, or "status 404"); empty
+	// after a good one.
+	ConfigErr    string    `json:"config_err,omitempty"`
 	Version      string    `json:"version,omitempty"`
 	Limiter      bool      `json:"limiter"`
 	LinkToken    bool      `json:"link_token"`

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"searxgate/detect"
@@ -59,6 +62,46 @@ func (p *Proxy) ReadTerms(instances []string) {
 	})
 }
 
+// ReadTermsNow reads the /config of each of instances whose terms are due,
+// a few at a time, and returns when every read has ended or ctx has: the
+// operator's own instances are read this way before searxgate says it is
+// ready, so that their first search already uses the right format. A read
+// that fails is recorded (Caps.ConfigErr) and searching goes on without
+// it; a read another search already started is not waited for.
+func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
+	var wg sync.WaitGroup
+	for _, inst := range instances {
+		if !p.caps.claimFetch(inst, p.cfg.Now()) {
+			continue
+		}
+		select {
+		case p.cfgSem <- struct{}{}:
+		case <-ctx.Done():
+			p.caps.doneFetch(inst)
+			return
+		}
+		wg.Add(1)
+		ok := p.spawn(func() {
+			defer wg.Done()
+			defer func() { <-p.cfgSem }()
+			defer p.caps.doneFetch(inst)
+			p.readConfig(inst)
+		})
+		if !ok { // shutting down
+			wg.Done()
+			<-p.cfgSem
+			p.caps.doneFetch(inst)
+			return
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // readConfig reads inst's /config and stores what it says.
 func (p *Proxy) readConfig(inst string) {
 	if p.bg.Err() != nil {
@@ -74,11 +117,15 @@ func (p *Proxy) readConfig(inst string) {
 	}
 	if err != nil {
 		p.log.Debug("reading /config failed", "instance", inst, "err", err)
-		p.caps.update(inst, func(c *Caps) { c.ConfigAt, c.ConfigOK = now, false })
+		why := err.Error()
+		if !errors.As(err, new(*statusError)) {
+			why = string(transportReason(err))
+		}
+		p.caps.update(inst, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr = now, false, why })
 		return
 	}
 	p.caps.update(inst, func(c *Caps) {
-		c.ConfigAt, c.ConfigOK = now, true
+		c.ConfigAt, c.ConfigOK, c.ConfigErr = now, true, ""
 		c.Version, c.Limiter, c.LinkToken, c.Public = terms.Version, terms.Limiter, terms.LinkToken, terms.PublicInstance
 		c.Autocomplete = terms.Autocomplete
 		// A fresh slice: copies of the old Caps handed out may still read

@@ -72,7 +72,26 @@ type Metrics struct {
 	upLatency     Histogram
 	upstreamTotal atomic.Uint64
 	instances     sync.Map // instance -> *InstanceMetrics
+
+	queueDepth   atomic.Int64  // searches waiting for a slot now
+	queueWait    Histogram     // how long searches that got a slot waited for it
+	queueRefused atomic.Uint64 // searches refused because no slot could be had in time, or the queue was full
+	limited      atomic.Uint64 // searches refused by Config.Admit
 }
+
+// QueueDepth is the number of searches waiting for a free slot now.
+func (m *Metrics) QueueDepth() int64 { return m.queueDepth.Load() }
+
+// QueueWait is the histogram of the time searches waited for a slot.
+func (m *Metrics) QueueWait() *Histogram { return &m.queueWait }
+
+// QueueRefused counts searches refused because no slot could be had within
+// their deadline, or the queue was full.
+func (m *Metrics) QueueRefused() uint64 { return m.queueRefused.Load() }
+
+// ClientLimited counts searches refused because their client asked more
+// than its share (Config.Admit).
+func (m *Metrics) ClientLimited() uint64 { return m.limited.Load() }
 
 func newMetrics() *Metrics {
 	m := &Metrics{searches: make(map[string]*atomic.Uint64, len(SearchOutcomes))}

@@ -32,8 +32,12 @@ type Attempt struct {
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
-	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget
+	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full
 	Tried []Attempt // in the order they started
+	// RetryAfter is when a slot is expected to free, from now, when the
+	// search was refused because none could be had within its deadline;
+	// 0 when nothing says (the client may send Retry-After: 1 or none).
+	RetryAfter time.Duration
 }
 
 func (e *NoAnswerError) Error() string {
@@ -41,6 +45,22 @@ func (e *NoAnswerError) Error() string {
 }
 
 func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// ErrClientLimited is wrapped by the *LimitedError a search returns when
+// Config.Admit refused its client.
+var ErrClientLimited = errors.New("client rate limited")
+
+// LimitedError refuses one client's search before it reaches any instance:
+// the client asked more than its share.
+type LimitedError struct {
+	RetryAfter time.Duration // when the client may search again
+}
+
+func (e *LimitedError) Error() string {
+	return fmt.Sprintf("%s: retry in %s", ErrClientLimited, e.RetryAfter.Round(time.Second))
+}
+
+func (e *LimitedError) Unwrap() error { return ErrClientLimited }
 
 // Response is the answer to one client search.
 type Response struct {
@@ -101,7 +121,19 @@ type Config struct {
 	ExtraFloor  int           // default 20
 	ExtraWindow time.Duration // default 1 min
 
-	Budget []Window // per instance (default 10 per 20 s and 100 per 10 min)
+	Budget []Window // per public instance (default 10 per 20 s and 100 per 10 min)
+	// OwnBudget is the budget of the operator's own instances (pool tier
+	// Own): none by default, since they are the operator's to load.
+	OwnBudget []Window
+	// MaxQueue bounds the searches waiting for a free slot (an in-flight
+	// cap, a politeness window, a half-open trial); past it a search is
+	// refused at once. Default 256.
+	MaxQueue int
+	// Admit, when set, is asked once for each client search that would
+	// reach an instance (never for cache hits or coalesced searches), with
+	// Request.Client; when it says no, the search fails with a
+	// *LimitedError carrying its retryAfter.
+	Admit func(client string, now time.Time) (ok bool, retryAfter time.Duration)
 
 	CacheTTL     time.Duration // default 1 h
 	StaleFor     time.Duration // how long past expiry an answer may still be served stale (default 24 h)

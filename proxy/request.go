@@ -57,6 +57,10 @@ type Request struct {
 	TimeRange  string // "", day, week, month, year
 	SafeSearch string // "", "0", "1", "2"
 	Format     string // html, json, csv, rss
+	// Client names who asked (an address, or an address prefix), for the
+	// per-client admission and the fair share of the upstream budget. It is
+	// not part of Key: two clients asking the same search share one answer.
+	Client string
 }
 
 // Params is how a caller hands the raw parameters to ParseRequest: Get

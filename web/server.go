@@ -62,7 +62,14 @@ type Config struct {
 	// PublicURL is the address people reach searxgate at, for the links
 	// of /opensearch.xml and RSS; empty = the address each request used.
 	PublicURL string
-	Now       func() time.Time
+	// Client names the client of a request for proxy.Request.Client (the
+	// per-client admission and fair share); nil = the peer's address.
+	Client func(ctx *fasthttp.RequestCtx) string
+	// Problem, when set, says why searxgate cannot search at all right now
+	// (for example: every instance of the list was refused as private);
+	// /status shows it as a banner. "" = nothing is wrong.
+	Problem func() string
+	Now     func() time.Time
 }
 
 // Server is searxgate's HTTP face.
