@@ -15,6 +15,7 @@ type Lease struct {
 	url   string
 	epoch uint32 // in.epoch at checkout
 	trial bool
+	own   bool // the instance was the operator's own at checkout
 	done  bool // guarded by p.mu: recorded or released
 	// stop unregisters the context's release; nil when the context can
 	// never end. Set before Checkout returns, read by Record only.
@@ -23,6 +24,10 @@ type Lease struct {
 
 // Instance returns the URL of the leased instance.
 func (l *Lease) Instance() string { return l.url }
+
+// Own reports whether the leased instance is one of the operator's own
+// (tier Own) at checkout.
+func (l *Lease) Own() bool { return l.own }
 
 // Trial reports whether this is the single trial lease of a half-open
 // instance: its outcome closes the circuit or opens it again for longer.
@@ -77,6 +82,7 @@ func (p *Pool) Checkout(ctx context.Context, count int, skip func(url string) bo
 			l.trial = true
 		}
 		l.epoch = in.epoch
+		l.own = s.own
 		s.inFlight++
 		s.used = nowM
 		out[i] = l

@@ -253,3 +253,55 @@ func TestFastFailureIsNotFast(t *testing.T) {
 		t.Fatalf("a 10 s timeout left the latency at %v", st.LatencyMS)
 	}
 }
+
+func TestFreeAtSaysWhenEachCandidateFrees(t *testing.T) {
+	clk := newClock()
+	p := New(Config{Clock: clk, MaxInFlight: 1, OwnMaxInFlight: 2, Cooldown: 30 * time.Second})
+	p.Add("https://own.example/", Own)
+	p.Seed([]Prior{{URL: "https://busy.example/"}, {URL: "https://open.example/"}, {URL: "https://free.example/"}, {URL: "https://off.example/"}})
+	p.Disable("https://off.example/")
+	take := func(url string) *Lease {
+		t.Helper()
+		ls, err := p.Checkout(context.Background(), 1, func(u string) bool { return u != url })
+		if err != nil {
+			t.Fatalf("checkout %s: %v", url, err)
+		}
+		return ls[0]
+	}
+	take("https://busy.example/")
+	p.Record(take("https://open.example/"), Outcome{Kind: Refused, Reason: "rate_limited"}, 0)
+	own := take("https://own.example/")
+	if !own.Own() {
+		t.Fatal("a lease on an own instance says it is not own")
+	}
+	now := clk.Now()
+	got := map[string]Free{}
+	for _, f := range p.FreeAt(nil) {
+		got[f.URL] = f
+	}
+	if _, ok := got["https://off.example/"]; ok {
+		t.Error("a disabled instance is listed")
+	}
+	want := map[string]Free{
+		"https://own.example/":  {At: now, Own: true},            // 1 of 2 out: still free
+		"https://busy.example/": {At: now, Busy: true},           // its one slot is out
+		"https://open.example/": {At: now.Add(30 * time.Second)}, // its cooldown
+		"https://free.example/": {At: now},
+	}
+	for u, w := range want {
+		g, ok := got[u]
+		if !ok {
+			t.Errorf("%s missing", u)
+			continue
+		}
+		if !g.At.Equal(w.At) || g.Own != w.Own || g.Busy != w.Busy {
+			t.Errorf("%s: got at=%v own=%v busy=%v, want at=%v own=%v busy=%v", u, g.At.Sub(now), g.Own, g.Busy, w.At.Sub(now), w.Own, w.Busy)
+		}
+	}
+	take("https://own.example/")
+	for _, f := range p.FreeAt(func(u string) bool { return u != "https://own.example/" }) {
+		if !f.Busy {
+			t.Errorf("own instance with both of its slots out is not busy: %+v", f)
+		}
+	}
+}

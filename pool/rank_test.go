@@ -143,7 +143,7 @@ func TestMinInterval(t *testing.T) {
 // disabled.
 func TestPrimaryBackup(t *testing.T) {
 	const own1, own2 = "https://own1.example/", "https://own2.example/"
-	f := newFixture(t, Config{Strategy: PrimaryBackup, MaxInFlight: 1})
+	f := newFixture(t, Config{Strategy: PrimaryBackup, MaxInFlight: 1, OwnMaxInFlight: 1})
 	f.Seed([]Prior{{a, 300 * time.Millisecond}, {b, 100 * time.Millisecond}})
 	f.Add(own2, Own) // the operator's order: own2, then own1
 	f.Add(own1, Own)

@@ -3,6 +3,7 @@ package pool
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // cand is one candidate in a ranking: ordered by major, then minor, then
@@ -226,5 +227,48 @@ func (p *Pool) Rank(count int, skip func(url string) bool) []string {
 		out[i] = p.list[c.idx].url
 	}
 	p.mu.RUnlock()
+	return out
+}
+
+// Free says when one candidate could next be checked out, as far as the
+// pool knows: now when it is available, the end of its cooldown when its
+// circuit is open, and now too when it is only busy (its in-flight cap is
+// full, or its half-open trial is out), since a lease coming back frees it
+// at a time nobody knows in advance.
+type Free struct {
+	URL  string
+	At   time.Time
+	Own  bool
+	Busy bool // full or its trial is out: it frees when a lease comes back
+}
+
+// FreeAt lists, for every candidate that is not disabled and that skip
+// does not rule out, when it could next be checked out (see Free). A
+// caller that found no instance available uses it to tell a search that
+// may wait for one from a search that cannot be served in time. skip runs
+// under the pool's read lock: it must be quick and must not call the pool.
+func (p *Pool) FreeAt(skip func(url string) bool) []Free {
+	now := p.clock.Now()
+	nowM := p.mono(now)
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]Free, 0, len(p.slots))
+	for i := range p.slots {
+		s := &p.slots[i]
+		if s.disabled || (skip != nil && skip(p.list[i].url)) {
+			continue
+		}
+		f := Free{URL: p.list[i].url, At: now, Own: s.own}
+		switch {
+		case s.circuit == Open && nowM < s.until:
+			f.At = p.epoch.Add(time.Duration(s.until)) // keeps the monotonic reading, unlike wall
+		case s.circuit == Open: // cooldown over: the trial is free
+		case s.circuit == HalfOpen:
+			f.Busy = s.trialOut
+		default:
+			f.Busy = s.inFlight >= s.maxIF
+		}
+		out = append(out, f)
+	}
 	return out
 }
