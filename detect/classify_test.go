@@ -30,7 +30,7 @@ var classifyCases = []struct {
 	{"searxng/a-search-html-empty-query.txt", "html", "", Failed, ClientError, 0, -1},
 	{"searxng/a-search-html-empty-query.txt", "html", "hello world", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-html-engine-http500.txt", "html", "backenderror", Soft, EnginesDown, 0, 0},
-	{"searxng/a-search-html-noresults.txt", "html", "noresults", Soft, Empty, 0, 0},
+	{"searxng/a-search-html-noresults.txt", "html", "noresults", OK, "", 0, 0},
 	{"searxng/a-search-html.txt", "html", "hello world", OK, "", 0, 3},
 	{"searxng/a-search-html.txt", "", "Hello World", OK, "", 0, 3},
 	{"searxng/a-search-html.txt", "html", "rust borrow checker", Soft, OffTopic, 0, 3},
@@ -40,7 +40,7 @@ var classifyCases = []struct {
 	{"searxng/a-search-json-engine-http500.txt", "json", "backenderror", Soft, EnginesDown, 0, 0},
 	{"searxng/a-search-json-engine-suspended.txt", "json", "hello world", Soft, EnginesDown, 0, 0},
 	{"searxng/a-search-json-engine-timeout.txt", "json", "slowbackend", Soft, EnginesDown, 0, 0},
-	{"searxng/a-search-json-noresults.txt", "json", "noresults", Soft, Empty, 0, 0},
+	{"searxng/a-search-json-noresults.txt", "json", "noresults", OK, "", 0, 0},
 	{"searxng/a-search-json-page2.txt", "json", "hello world", OK, "", 0, 3},
 	{"searxng/a-search-json-post.txt", "json", "hello world", OK, "", 0, 3},
 	{"searxng/a-search-json.txt", "json", "hello world", OK, "", 0, 3},
@@ -334,8 +334,8 @@ func TestKindAndReasons(t *testing.T) {
 			t.Errorf("reason %q is not a snake_case label", r)
 		}
 	}
-	if len(seen) != 16 {
-		t.Errorf("%d reasons, want 16", len(seen))
+	if len(seen) != 19 {
+		t.Errorf("%d reasons, want 19", len(seen))
 	}
 	if Reason("nonsense").Kind() != 0 {
 		t.Errorf("unknown reason has a kind")

@@ -49,7 +49,6 @@ type Reason string
 // Reasons, by the kind of verdict that carries them.
 const (
 	// Soft.
-	Empty       Reason = "empty"        // no results, no answers, nothing unresponsive
 	OffTopic    Reason = "off_topic"    // the echoed query differs, or too few results mention the query
 	EnginesDown Reason = "engines_down" // fewer than FewResults results and engines listed as unresponsive
 
@@ -67,7 +66,11 @@ const (
 	BadBody     Reason = "bad_body"     // JSON that does not parse, HTML that is not a results page
 	TooLarge    Reason = "too_large"    // a body longer than Answer.MaxBody
 	Timeout     Reason = "timeout"      // set by the caller: no answer in time
-	Transport   Reason = "transport"    // set by the caller: connection or protocol error
+	Transport   Reason = "transport"    // set by the caller: a connection or protocol error none of the below
+	DNS         Reason = "dns"          // set by the caller: the instance's name did not resolve (no network?)
+	ConnRefused Reason = "refused"      // set by the caller: nothing listens at the instance's address
+	TLS         Reason = "tls"          // set by the caller: the TLS handshake or certificate failed
+	Reset       Reason = "reset"        // set by the caller: the connection was reset or closed mid-answer
 	ClientError Reason = "client_error" // a 4xx other than 403, 418 and 429 (a search the instance did not accept), or a search without a query
 )
 
@@ -76,11 +79,11 @@ const (
 // use it to build their Verdict.
 func (r Reason) Kind() Kind {
 	switch r {
-	case Empty, OffTopic, EnginesDown:
+	case OffTopic, EnginesDown:
 		return Soft
 	case RateLimited, Blocklisted, LimiterRedirect, FormatDisabled, Forbidden, BotChallenge, Unavailable:
 		return Refused
-	case ServerError, BadBody, TooLarge, Timeout, Transport, ClientError:
+	case ServerError, BadBody, TooLarge, Timeout, Transport, DNS, ConnRefused, TLS, Reset, ClientError:
 		return Failed
 	}
 	return 0
@@ -89,9 +92,9 @@ func (r Reason) Kind() Kind {
 // Reasons returns every reason, in a fixed order (for metric labels).
 func Reasons() []Reason {
 	return []Reason{
-		Empty, OffTopic, EnginesDown,
+		OffTopic, EnginesDown,
 		RateLimited, Blocklisted, LimiterRedirect, FormatDisabled, Forbidden, BotChallenge, Unavailable,
-		ServerError, BadBody, TooLarge, Timeout, Transport, ClientError,
+		ServerError, BadBody, TooLarge, Timeout, Transport, DNS, ConnRefused, TLS, Reset, ClientError,
 	}
 }
 
@@ -241,11 +244,9 @@ func judge(query string, r *Results, formats []string) Verdict {
 	switch {
 	case r.Query != "" && !sameWords(asked, queryWords(r.Query)):
 		v.Kind, v.Reason = Soft, OffTopic
-	case len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0:
-		v.Kind, v.Reason = Soft, Empty
-		if len(r.UnresponsiveEngines) > 0 {
-			v.Reason = EnginesDown
-		}
+	case r.NothingFound() && len(r.UnresponsiveEngines) == 0:
+		// An honest "nothing found": every engine answered and none had
+		// anything. OK, as SearXNG itself serves it.
 	case len(r.Results) < FewResults && len(r.UnresponsiveEngines) > 0:
 		v.Kind, v.Reason = Soft, EnginesDown
 	case !enoughMention(asked, r.Results):
@@ -263,4 +264,12 @@ func isHTMLFormat(format string) bool {
 func looksHTML(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n\ufeff")
 	return len(b) > 0 && b[0] == '<'
+}
+
+// NothingFound reports whether r holds nothing to show: no result, no
+// answer, no infobox. With no unresponsive engine that is SearXNG's honest
+// "no results" (an OK verdict); with engines down it is a poor page
+// (Soft, EnginesDown).
+func (r *Results) NothingFound() bool {
+	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
 }

@@ -24,9 +24,7 @@ const MaxInstanceLabels = 200
 var knownReasons = map[string]bool{}
 
 func init() {
-	for _, r := range []detect.Reason{detect.Empty, detect.OffTopic, detect.EnginesDown, detect.RateLimited, detect.Blocklisted,
-		detect.LimiterRedirect, detect.FormatDisabled, detect.Forbidden, detect.BotChallenge, detect.Unavailable,
-		detect.ServerError, detect.BadBody, detect.TooLarge, detect.Timeout, detect.Transport, detect.ClientError} {
+	for _, r := range detect.Reasons() {
 		knownReasons[string(r)] = true
 	}
 }
