@@ -13,25 +13,48 @@ type Window struct {
 
 // Politeness keeps every instance under searxgate's own budget, set below
 // SearXNG's limiter: by default at most 10 searches in 20 s and 100 in
-// 10 min per instance. An instance out of budget is skipped, never waited
-// on.
+// 10 min per public instance. The operator's own instances have a budget
+// of their own, none by default (WithOwn). A search that finds every
+// instance out of budget waits for the first window to free when that is
+// within its deadline (see queue.go), and is refused at once otherwise.
 //
 // Each instance keeps the times of its last N searches in a ring, N being
-// the largest Max: a window allows one more search when the Max-th most
-// recent one is older than its span. Checking and taking are O(windows).
+// the largest Max of its class: a window allows one more search when the
+// Max-th most recent one is older than its span. Checking and taking are
+// O(windows). This is kept by hand rather than with a token bucket
+// because a sliding window is what SearXNG's limiter counts: a bucket
+// would allow bursts the limiter refuses.
 type Politeness struct {
-	base    time.Time // times are kept as offsets from it: monotonic when the clock is time.Now
-	windows []Window
-	size    int // ring size: the largest Max
+	base    time.Time    // times are kept as offsets from it: monotonic when the clock is time.Now
+	classes [2]windowSet // public, own
 
 	mu   sync.Mutex // guards ring
 	ring map[string]*timeRing
 }
 
+// windowSet is the budget of one class of instance.
+type windowSet struct {
+	windows []Window
+	size    int // ring size: the largest Max
+}
+
+func newWindowSet(windows []Window) windowSet {
+	var ws windowSet
+	for _, w := range windows {
+		if w.Max > 0 && w.Per > 0 {
+			w.Max = min(w.Max, MaxWindow)
+			ws.windows = append(ws.windows, w)
+			ws.size = max(ws.size, w.Max)
+		}
+	}
+	return ws
+}
+
 // timeRing holds an instance's most recent search times. It grows as the
-// instance is used, up to the ring size, so an instance searched rarely
-// costs little.
+// instance is used, up to its class's ring size, so an instance searched
+// rarely costs little.
 type timeRing struct {
+	own   bool    // the instance's class: its times count against the own budget
 	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
 	count int
@@ -49,18 +72,17 @@ func (r *timeRing) at(k, size int) int64 {
 // that many search times.
 const MaxWindow = 10_000
 
-// NewPoliteness returns a budget for the given windows; windows with a
-// non-positive Max or Per are ignored (no limit), and Max is capped at
-// MaxWindow.
+// NewPoliteness returns a budget for public instances with the given
+// windows, and none for own ones; windows with a non-positive Max or Per
+// are ignored (no limit), and Max is capped at MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
-	p := &Politeness{base: time.Now(), ring: make(map[string]*timeRing)}
-	for _, w := range windows {
-		if w.Max > 0 && w.Per > 0 {
-			w.Max = min(w.Max, MaxWindow)
-			p.windows = append(p.windows, w)
-			p.size = max(p.size, w.Max)
-		}
-	}
+	return &Politeness{base: time.Now(), classes: [2]windowSet{newWindowSet(windows)}, ring: make(map[string]*timeRing)}
+}
+
+// WithOwn sets the budget of the operator's own instances (none by
+// default) and returns p. Call it before p is used.
+func (p *Politeness) WithOwn(windows ...Window) *Politeness {
+	p.classes[1] = newWindowSet(windows)
 	return p
 }
 
@@ -71,64 +93,126 @@ func (p *Politeness) nanos(now time.Time) int64 { return int64(now.Sub(p.base)) 
 
 func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base)) }
 
-// Allowed reports whether one more search to instance at now stays within
-// every window. It reserves nothing; Take does.
-func (p *Politeness) Allowed(instance string, now time.Time) bool {
-	if p == nil || p.size == 0 {
-		return true
+// class is the budget r's instance is under: public until it is known.
+func (p *Politeness) class(r *timeRing) *windowSet {
+	if r != nil && r.own {
+		return &p.classes[1]
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.allowedLocked(p.ring[instance], p.nanos(now))
+	return &p.classes[0]
 }
 
-// Take records one search to instance at now if it is allowed, and reports
-// whether it was.
-func (p *Politeness) Take(instance string, now time.Time) bool {
-	if p == nil || p.size == 0 {
+// Allowed reports whether one more search to instance at now stays within
+// every window of its class. It reserves nothing; Take does.
+func (p *Politeness) Allowed(instance string, now time.Time) bool {
+	if p == nil {
 		return true
 	}
-	t := p.nanos(now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.ring[instance]
-	if !p.allowedLocked(r, t) {
+	return p.allowedLocked(p.class(r), r, p.nanos(now))
+}
+
+// Take records one search to instance at now if it is allowed, and reports
+// whether it was. The instance stays in the class it was last taken as
+// (public when it never was).
+func (p *Politeness) Take(instance string, now time.Time) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.ring[instance]
+	return p.takeLocked(instance, r != nil && r.own, r, p.nanos(now))
+}
+
+// TakeAs is Take for an instance known to be the operator's own or not:
+// a change of class starts its history afresh under the new budget.
+func (p *Politeness) TakeAs(instance string, own bool, now time.Time) bool {
+	if p == nil {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.ring[instance]
+	if r != nil && r.own != own {
+		r = nil
+	}
+	return p.takeLocked(instance, own, r, p.nanos(now))
+}
+
+func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64) bool {
+	ws := &p.classes[0]
+	if own {
+		ws = &p.classes[1]
+	}
+	if ws.size == 0 {
+		if own && r == nil {
+			// Remember the class, so Allowed and Take read the own
+			// budget (none) and not the public one.
+			p.ring[instance] = &timeRing{own: true}
+		}
+		return true
+	}
+	if !p.allowedLocked(ws, r, t) {
 		return false
 	}
 	if r == nil {
-		r = &timeRing{}
+		r = &timeRing{own: own}
 		p.ring[instance] = r
 	}
-	if len(r.times) < p.size {
+	if len(r.times) < ws.size {
 		r.times = append(r.times, t)
 	} else {
 		r.times[r.next] = t
 	}
-	r.next = (r.next + 1) % p.size
-	r.count = min(r.count+1, p.size)
+	r.next = (r.next + 1) % ws.size
+	r.count = min(r.count+1, ws.size)
 	return true
 }
 
-func (p *Politeness) allowedLocked(r *timeRing, now int64) bool {
-	if r == nil {
+func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
+	if r == nil || ws.size == 0 {
 		return true
 	}
-	for _, w := range p.windows {
+	for _, w := range ws.windows {
 		if r.count < w.Max {
 			continue
 		}
 		// The w.Max-th most recent search.
-		if now-r.at(w.Max, p.size) < int64(w.Per) {
+		if now-r.at(w.Max, ws.size) < int64(w.Per) {
 			return false
 		}
 	}
 	return true
 }
 
+// FreeAt returns the earliest time at or after now at which every window
+// of instance's class allows one more search.
+func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
+	if p == nil {
+		return now
+	}
+	t := p.nanos(now)
+	free := t
+	p.mu.Lock()
+	r := p.ring[instance]
+	ws := p.class(r)
+	if r != nil {
+		for _, w := range ws.windows {
+			if r.count >= w.Max {
+				free = max(free, r.at(w.Max, ws.size)+int64(w.Per))
+			}
+		}
+	}
+	p.mu.Unlock()
+	return now.Add(time.Duration(free - t))
+}
+
 // Used reports how many searches instance made within the last per, for the
 // status page.
 func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int {
-	if p == nil || p.size == 0 {
+	if p == nil {
 		return 0
 	}
 	p.mu.Lock()
@@ -137,9 +221,10 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	if r == nil {
 		return 0
 	}
+	size := p.class(r).size
 	n := 0
 	for k := 1; k <= r.count; k++ {
-		if p.nanos(now)-r.at(k, p.size) >= int64(per) {
+		if p.nanos(now)-r.at(k, size) >= int64(per) {
 			break
 		}
 		n++

@@ -126,11 +126,49 @@ func TestPolitenessRingWraps(t *testing.T) {
 
 func TestPolitenessCapsWindow(t *testing.T) {
 	p := NewPoliteness(Window{Max: 1 << 30, Per: time.Second})
-	if p.size != MaxWindow {
-		t.Fatalf("ring size %d, want the cap %d", p.size, MaxWindow)
+	if p.classes[0].size != MaxWindow {
+		t.Fatalf("ring size %d, want the cap %d", p.classes[0].size, MaxWindow)
 	}
 	p.Take("x", time.Unix(0, 0))
 	if n := len(p.ring["x"].times); n != 1 {
 		t.Fatalf("a ring of one search holds %d times", n)
+	}
+}
+
+func TestPolitenessOwnClass(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := NewPoliteness(Window{Max: 2, Per: 20 * time.Second})
+	for i := range 50 {
+		if !p.TakeAs("own", true, t0) {
+			t.Fatalf("own search %d refused with no own budget", i)
+		}
+	}
+	if !p.Allowed("own", t0) || !p.Take("own", t0) {
+		t.Fatal("an own instance is held to the public budget")
+	}
+	p.TakeAs("pub", false, t0)
+	p.TakeAs("pub", false, t0.Add(time.Second))
+	if p.Allowed("pub", t0.Add(2*time.Second)) {
+		t.Fatal("a public instance over its window is allowed")
+	}
+	if got, want := p.FreeAt("pub", t0.Add(2*time.Second)), t0.Add(20*time.Second); !got.Equal(want) {
+		t.Fatalf("FreeAt = %v, want %v (the oldest search of the window + 20 s)", got.Sub(t0), want.Sub(t0))
+	}
+	if got := p.FreeAt("own", t0); !got.Equal(t0) {
+		t.Fatalf("own FreeAt = %v, want now", got.Sub(t0))
+	}
+
+	q := NewPoliteness(Window{Max: 10, Per: 20 * time.Second}).WithOwn(Window{Max: 3, Per: 10 * time.Second})
+	for i := range 3 {
+		if !q.TakeAs("own", true, t0) {
+			t.Fatalf("own search %d refused within its own budget of 3", i)
+		}
+	}
+	if q.TakeAs("own", true, t0) || q.Take("own", t0) {
+		t.Fatal("a 4th own search within 10 s was allowed")
+	}
+	// Becoming public starts afresh under the public budget.
+	if !q.TakeAs("own", false, t0) {
+		t.Fatal("a change of class kept the old class's history")
 	}
 }
