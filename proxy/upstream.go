@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -24,6 +26,13 @@ var (
 	ErrTimeout   = errors.New("timeout")
 	ErrTransport = errors.New("transport")
 	ErrTooLarge  = errors.New("too_large")
+	// ErrTransport is narrowed, where the cause is known, to one of these:
+	// a name that does not resolve (often: no network at all), nothing
+	// listening, a TLS failure, a connection reset or cut mid-answer.
+	ErrDNS     = fmt.Errorf("%w: dns", ErrTransport)
+	ErrRefused = fmt.Errorf("%w: connection refused", ErrTransport)
+	ErrTLS     = fmt.Errorf("%w: tls", ErrTransport)
+	ErrReset   = fmt.Errorf("%w: connection reset", ErrTransport)
 	// ErrBusy: searxgate's own connections to the instance are all in use;
 	// the instance did nothing wrong.
 	ErrBusy = errors.New("busy")
@@ -228,14 +237,33 @@ func classifyTransport(err error) error {
 	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout),
 		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout),
 		errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("%w: %v", ErrTimeout, err)
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	case errors.Is(err, fasthttp.ErrNoFreeConns):
-		return fmt.Errorf("%w: %v", ErrBusy, err)
+		return fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return fmt.Errorf("%w: %v", ErrTooLarge, err)
-	default:
-		return fmt.Errorf("%w: %v", ErrTransport, err)
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
 	}
+	var dns *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &dns):
+		return fmt.Errorf("%w: %w", ErrDNS, err)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w: %w", ErrRefused, err)
+	case errors.As(err, &certErr), errors.As(err, &recErr), errors.As(err, &alert),
+		errors.As(err, &unknownAuth), errors.As(err, &hostErr), errors.As(err, &invalid),
+		strings.HasPrefix(err.Error(), "tls: "):
+		return fmt.Errorf("%w: %w", ErrTLS, err)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, io.EOF), errors.Is(err, fasthttp.ErrConnectionClosed):
+		return fmt.Errorf("%w: %w", ErrReset, err)
+	}
+	return fmt.Errorf("%w: %w", ErrTransport, err)
 }
 
 // gzipReaders keeps gzip readers for reuse.

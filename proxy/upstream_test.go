@@ -4,13 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/detect"
 )
 
 func gz(t testing.TB, b []byte) []byte {
@@ -119,5 +127,56 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 	}
 	if n := served.Load(); n != 3 {
 		t.Fatalf("the server answered %d searches, want 3 (one each, no duplicate)", n)
+	}
+}
+
+func TestTransportErrorsAreToldApart(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want detect.Reason
+	}{
+		{"dns", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "searx.invalid", IsNotFound: true}}, detect.DNS},
+		{"refused", &net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, detect.ConnRefused},
+		{"reset", &net.OpError{Op: "read", Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}, detect.Reset},
+		{"closed", fasthttp.ErrConnectionClosed, detect.Reset},
+		{"tls cert", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, detect.TLS},
+		{"tls alert", fmt.Errorf("handshake: %w", tls.AlertError(40)), detect.TLS},
+		{"timeout", fasthttp.ErrTimeout, detect.Timeout},
+		{"other", errors.New("something else"), detect.Transport},
+	}
+	for _, c := range cases {
+		err := classifyTransport(c.err)
+		if got := transportReason(err); got != c.want {
+			t.Errorf("%s: %v read as %s, want %s", c.name, err, got, c.want)
+		}
+		if c.want != detect.Timeout && !errors.Is(err, ErrTransport) {
+			t.Errorf("%s: %v does not wrap ErrTransport", c.name, err)
+		}
+		if !errors.Is(err, c.err) {
+			t.Errorf("%s: the original error is not kept", c.name)
+		}
+	}
+}
+
+func TestDialFailuresNameTheirCause(t *testing.T) {
+	// A port nothing listens on: bind one, note it, close it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	u := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1"})
+	_, err = u.get("http://"+addr+"/", "search", nil, "en", time.Now().Add(2*time.Second))
+	if got := transportReason(err); got != detect.ConnRefused {
+		t.Fatalf("nothing listening: %v read as %s, want refused", err, got)
+	}
+	dnsFail := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1", Dial: func(addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "searx.invalid", IsNotFound: true}}
+	}})
+	_, err = dnsFail.get("https://searx.invalid/", "search", nil, "en", time.Now().Add(2*time.Second))
+	if got := transportReason(err); got != detect.DNS {
+		t.Fatalf("a name that does not resolve: %v read as %s, want dns", err, got)
 	}
 }
