@@ -102,13 +102,44 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 	}
 }
 
+// terms returns what searxgate knows of inst's terms for a search that
+// must be sent by deadline. Terms never read are read first, within half
+// the time left (a JSON-capable instance is not searched through its HTML
+// page only because nobody asked it yet); terms merely due are read again
+// in the background.
+func (p *Proxy) terms(inst string, now, deadline time.Time) Caps {
+	c := p.caps.get(inst)
+	if !c.ConfigAt.IsZero() {
+		p.maybeReadConfig(inst, now)
+		return c
+	}
+	by := now.Add(min(configReadLimit, deadline.Sub(now)/2))
+	if p.caps.claimFetch(inst, now) {
+		p.readConfigBy(inst, by)
+		p.caps.doneFetch(inst)
+	} else if ch := p.caps.reading(inst); ch != nil {
+		wait, stop := p.cfg.Timer(by.Sub(now))
+		select {
+		case <-ch:
+		case <-wait:
+		}
+		stop()
+	}
+	return p.caps.get(inst)
+}
+
 // readConfig reads inst's /config and stores what it says.
 func (p *Proxy) readConfig(inst string) {
+	p.readConfigBy(inst, p.cfg.Now().Add(configReadLimit))
+}
+
+// readConfigBy reads inst's /config, giving up at deadline.
+func (p *Proxy) readConfigBy(inst string, deadline time.Time) {
 	if p.bg.Err() != nil {
 		return
 	}
 	now := p.cfg.Now()
-	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", now.Add(configReadLimit))
+	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", deadline)
 	var terms detect.Terms
 	if err == nil && rep.Status == 200 {
 		terms, err = detect.ParseConfig(rep.Body)

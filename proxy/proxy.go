@@ -136,6 +136,7 @@ type Config struct {
 	Admit func(client string, now time.Time) (ok bool, retryAfter time.Duration)
 
 	CacheTTL     time.Duration // default 1 h
+	EmptyTTL     time.Duration // an answer that found nothing, at most (default 10 min)
 	StaleFor     time.Duration // how long past expiry an answer may still be served stale (default 24 h)
 	CacheEntries int           // default 10,000
 	CacheBytes   int64         // default 64 MiB
@@ -187,6 +188,12 @@ func (c *Config) defaults() {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = time.Hour
 	}
+	if c.EmptyTTL <= 0 {
+		c.EmptyTTL = 10 * time.Minute
+	}
+	if c.MaxQueue <= 0 {
+		c.MaxQueue = 256
+	}
 	if c.StaleFor <= 0 {
 		c.StaleFor = 24 * time.Hour
 	}
@@ -207,6 +214,8 @@ type Proxy struct {
 	extra    *ExtraBudget
 	cache    *memCache
 	flights  flights
+	qmu      sync.Mutex // guards queue; taken before the pool's lock, never while holding it
+	queue    slotQueue
 	caps     *capsTable
 	metrics  *Metrics
 	log      *slog.Logger
@@ -229,7 +238,8 @@ func New(cfg Config) (*Proxy, error) {
 		cfg:  cfg,
 		pool: cfg.Pool,
 
-		polite:   NewPoliteness(cfg.Budget...),
+		polite:   NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...),
+		queue:    slotQueue{max: cfg.MaxQueue},
 		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
 		caps:     newCapsTable(),
@@ -377,170 +387,47 @@ type attemptResult struct {
 	elapsed  time.Duration
 }
 
-// fetch runs the attempts of one search.
-func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.Time) (*Response, error) {
-	deadline := start.Add(p.cfg.Deadline)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-
-	results := make(chan attemptResult, p.cfg.MaxAttempts)
-	tried := make(map[string]bool, p.cfg.MaxAttempts)
-	var log []Attempt
-	var starts []time.Time  // when each attempt of log started
-	var best *attemptResult // the best soft answer so far, served when nothing better comes
-	inflight, started, empties := 0, 0, 0
-	var hedge <-chan time.Time
-	stopHedge := func() {}
-	defer func() { stopHedge() }()
-	why := ""
-
-	launch := func(hedging bool) bool {
-		now := p.cfg.Now()
-		if started > 0 && !p.extra.TakeExtra(now, hedging) {
-			if !hedging && inflight == 0 {
-				why = "budget"
-			}
-			return false
-		}
-		lease, inst, release, ok := p.checkout(ctx, tried, now)
-		if !ok {
-			if inflight == 0 {
-				why = "no_instance"
-			}
-			return false
-		}
-		if started == 0 {
-			p.extra.First(now)
-		}
-		started++
-		inflight++
-		tried[inst] = true
-		log = append(log, Attempt{Instance: inst, Outcome: "running"})
-		starts = append(starts, now)
-		if !p.spawn(func() { p.attempt(lease, release, inst, req, deadline, results) }) {
-			// Shutting down: the attempt is never sent.
-			p.pool.Record(lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
-			release()
-			inflight--
-			log[len(log)-1].Outcome, log[len(log)-1].Reason = pool.Cancelled.String(), "shutdown"
-			if inflight == 0 {
-				why = "shutdown"
-			}
-			return false
-		}
-		stopHedge()
-		hedge, stopHedge = p.hedgeTimer(inst, now, deadline)
-		return true
-	}
-
-	if !launch(false) {
-		return nil, &NoAnswerError{Why: why, Tried: log}
-	}
-	timeout, stopTimeout := p.cfg.Timer(deadline.Sub(p.cfg.Now()))
-	defer stopTimeout()
-	for {
-		select {
-		case r := <-results:
-			inflight--
-			for i := range log {
-				if log[i].Instance == r.instance {
-					log[i].Outcome = r.outcome.Kind.String()
-					log[i].Reason = r.outcome.Reason
-					log[i].ElapsedMS = r.elapsed.Milliseconds()
-				}
-			}
-			switch r.verdict.Kind {
-			case detect.OK:
-				return p.answer(req, key, r, started, "")
-			case detect.Soft:
-				// An off-topic answer belongs to another query: never served.
-				if r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil &&
-					(best == nil || len(r.verdict.Results.Results) > len(best.verdict.Results.Results)) {
-					rr := r
-					best = &rr
-				}
-				if r.verdict.Reason == detect.Empty {
-					empties++
-				}
-			}
-			// Two instances that found nothing: the query has no results,
-			// and asking more would only add load.
-			if empties >= 2 && best != nil && inflight == 0 {
-				return p.answer(req, key, *best, started, string(best.verdict.Reason))
-			}
-			if started >= p.cfg.MaxAttempts {
-				if inflight == 0 {
-					why = "attempts"
-				}
-			} else if inflight == 0 {
-				launch(false)
-			}
-			if inflight == 0 {
-				if best != nil {
-					return p.answer(req, key, *best, started, string(best.verdict.Reason))
-				}
-				if why == "" {
-					why = "attempts"
-				}
-				return nil, &NoAnswerError{Why: why, Tried: log}
-			}
-		case <-hedge:
-			hedge = nil
-			if started < p.cfg.MaxAttempts && inflight < 3 {
-				launch(true)
-			}
-		case <-timeout:
-			if best != nil {
-				return p.answer(req, key, *best, started, string(best.verdict.Reason))
-			}
-			now := p.cfg.Now()
-			for i := range log {
-				if log[i].Outcome == "running" {
-					log[i].Outcome, log[i].Reason = pool.Failed.String(), string(detect.Timeout)
-					log[i].ElapsedMS = now.Sub(starts[i]).Milliseconds()
-				}
-			}
-			return nil, &NoAnswerError{Why: "deadline", Tried: log}
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
 // checkout takes the best instance this search has not tried, within its
-// politeness budget and terms.
+// politeness budget and terms, if one is free now.
 //
 // The lease outlives the search when its attempt is a hedge loser still
 // running: it is given back by Record, or by the pool when the returned
 // release (called after Record) or the lease's own deadline ends its context.
-func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Time) (*pool.Lease, string, context.CancelFunc, bool) {
+func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Time) (leased, bool) {
+	var lost [4]string // instances that lost their budget to a concurrent search just now
+	n := 0
 	skip := func(inst string) bool {
 		if tried[inst] || !p.polite.Allowed(inst, now) {
 			return true
+		}
+		for _, l := range lost[:n] {
+			if l == inst {
+				return true
+			}
 		}
 		c := p.caps.get(inst)
 		return c.LinkToken && !p.cfg.AllowLinkToken
 	}
 	// A lease whose instance lost its budget to a concurrent search between
 	// Checkout and Take is given back and the next one taken; bounded.
-	for range 4 {
+	for n < len(lost) {
 		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(p.cfg.Deadline+5*time.Second))
 		leases, err := p.pool.Checkout(lctx, 1, skip)
 		if err != nil || len(leases) == 0 {
 			cancel()
-			return nil, "", nil, false
+			return leased{}, false
 		}
 		l := leases[0]
 		inst := l.Instance()
-		if p.polite.Take(inst, now) {
-			return l, inst, cancel, true
+		if p.polite.TakeAs(inst, l.Own(), now) {
+			return leased{lease: l, inst: inst, release: cancel}, true
 		}
 		p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
 		cancel()
-		tried[inst] = true
+		lost[n] = inst
+		n++
 	}
-	return nil, "", nil, false
+	return leased{}, false
 }
 
 // hedgeTimer returns when the next instance should start early: when the
@@ -563,35 +450,36 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 // attempt runs one upstream search, records its outcome in the pool and
 // sends it to its search (the channel has room for every attempt).
 func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst string, req Request, deadline time.Time, out chan<- attemptResult) {
+	defer p.dispatch() // its slot is free again: a waiting search may take it
 	defer release()
 	now := p.cfg.Now()
-	p.maybeReadConfig(inst, now)
-	caps := p.caps.get(inst)
+	caps := p.terms(inst, now, deadline)
+	if caps.LinkToken && !p.cfg.AllowLinkToken {
+		// Its terms, read just now, say it would take searxgate for a bot:
+		// the search is not sent.
+		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
+		p.pool.Record(lease, o, 0)
+		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
+		return
+	}
 	format := caps.format(now)
-
-	args := fasthttp.AcquireArgs()
-	defer fasthttp.ReleaseArgs(args)
-	upstreamArgs(args, &req, format)
-	rep, err := p.up.get(inst, "search", args, req.acceptLanguage(), deadline)
-	elapsed := p.cfg.Now().Sub(now)
-
-	var v detect.Verdict
-	if err != nil {
-		v = detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}
-	} else {
-		v = detect.Classify(detect.Answer{
-			Status: rep.Status, Header: rep.Header, Body: rep.Body,
-			Format: format, Query: req.Query, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody,
-		})
+	now = p.cfg.Now() // the search's own time starts after its terms were read
+	v, elapsed, err := p.ask(inst, &req, format, deadline)
+	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
+		// Our choice of format, not the instance refusing us: learn it, no
+		// penalty, and ask its HTML page at once if the budget allows.
+		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
+		p.metrics.upstream(inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
+		if now = p.cfg.Now(); now.Before(deadline) && p.polite.Take(inst, now) {
+			format = FormatHTML
+			v, elapsed, err = p.ask(inst, &req, format, deadline)
+		}
 	}
 	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
 	switch {
 	case v.Kind == detect.OK && v.Results != nil:
 		o.Hits = len(v.Results.Results)
-	case v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON:
-		// Our choice of format, not the instance refusing us: learn it, no
-		// penalty; the next search uses its HTML page.
-		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
+	case v.Reason == detect.FormatDisabled && format == FormatJSON:
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
 	case err != nil && errors.Is(err, ErrBusy):
 		// Our own connection cap, not the instance's doing.
@@ -620,12 +508,37 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
 }
 
+// ask sends one search to inst in format and judges the answer.
+func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time) (detect.Verdict, time.Duration, error) {
+	start := p.cfg.Now()
+	args := fasthttp.AcquireArgs()
+	defer fasthttp.ReleaseArgs(args)
+	upstreamArgs(args, req, format)
+	rep, err := p.up.get(inst, "search", args, req.acceptLanguage(), deadline)
+	elapsed := p.cfg.Now().Sub(start)
+	if err != nil {
+		return detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}, elapsed, err
+	}
+	return detect.Classify(detect.Answer{
+		Status: rep.Status, Header: rep.Header, Body: rep.Body,
+		Format: format, Query: req.Query, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody,
+	}), elapsed, nil
+}
+
 func transportReason(err error) detect.Reason {
 	switch {
 	case errors.Is(err, ErrTimeout):
 		return detect.Timeout
 	case errors.Is(err, ErrTooLarge):
 		return detect.TooLarge
+	case errors.Is(err, ErrDNS):
+		return detect.DNS
+	case errors.Is(err, ErrRefused):
+		return detect.ConnRefused
+	case errors.Is(err, ErrTLS):
+		return detect.TLS
+	case errors.Is(err, ErrReset):
+		return detect.Reset
 	default:
 		return detect.Transport
 	}
@@ -671,14 +584,19 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 	}
 }
 
-// answer turns a winning attempt into the client's response and caches it.
+// answer turns a winning attempt into the client's response and caches it
+// (an honest "nothing found" for EmptyTTL only: an index may catch up).
 func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, soft string) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Query
 	js := res.AppendJSON(make([]byte, 0, 4096))
 	now := p.cfg.Now()
 	if soft == "" {
-		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(p.cfg.CacheTTL)}
+		ttl := p.cfg.CacheTTL
+		if res.NothingFound() {
+			ttl = min(ttl, p.cfg.EmptyTTL)
+		}
+		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)}
 		p.cache.put(key, c)
 		if p.cfg.Store != nil {
 			p.cfg.Store.CachePut(key, *c)

@@ -190,16 +190,20 @@ func TestNoAnswerSaysWhatWasTried(t *testing.T) {
 	for _, a := range na.Tried {
 		reasons[a.Instance] = a.Outcome + "/" + a.Reason
 	}
-	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/transport"}
+	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/refused"}
 	for u, w := range want {
 		if reasons[u] != w {
 			t.Errorf("%s: %q, want %q", u, reasons[u], w)
 		}
 	}
-	// Everything is open now: the next search fails at once, naming why.
+	// Everything is open now: the next search fails at once, saying when
+	// the first cooldown ends (60 s, the pool's first cooldown).
 	_, err = e.search(t, "nobody again")
-	if !errors.As(err, &na) || na.Why != "no_instance" {
-		t.Fatalf("err = %v, want no_instance", err)
+	if !errors.As(err, &na) || na.Why != "no_slot" || len(na.Tried) != 0 {
+		t.Fatalf("err = %v, want no_slot with nothing tried", err)
+	}
+	if na.RetryAfter != 60*time.Second {
+		t.Fatalf("RetryAfter = %v, want the first cooldown's end, 60s", na.RetryAfter)
 	}
 }
 
@@ -250,8 +254,8 @@ func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
 	if st.InFlight != 0 {
 		t.Fatalf("the hedge loser still holds its lease: in flight %d", st.InFlight)
 	}
-	if st.LastOutcome != "failed" || st.LastReason != string(detect.Transport) {
-		t.Fatalf("the hedge loser was recorded %s/%s, want failed/transport", st.LastOutcome, st.LastReason)
+	if st.LastOutcome != "failed" || st.LastReason != string(detect.Reset) {
+		t.Fatalf("the hedge loser was recorded %s/%s, want failed/reset", st.LastOutcome, st.LastReason)
 	}
 }
 
@@ -267,10 +271,12 @@ func TestPolitenessSkipsAnInstanceOutOfBudget(t *testing.T) {
 	if e.searches(0) != 2 || e.searches(1) != 2 {
 		t.Fatalf("searches %d and %d; want 2 each (budget 2 per 20 s)", e.searches(0), e.searches(1))
 	}
+	// The first window frees 20 s from now, past the deadline: refused at
+	// once, saying when.
 	_, err := e.search(t, "e")
 	var na *NoAnswerError
-	if !errors.As(err, &na) || na.Why != "no_instance" {
-		t.Fatalf("a 5th search: %v; want no_instance, not a wait", err)
+	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second {
+		t.Fatalf("a 5th search: %v (retry after %v); want no_slot in 20s, not a wait", err, na.RetryAfter)
 	}
 	e.clock.Add(21 * time.Second)
 	if _, err := e.search(t, "f"); err != nil {
@@ -282,12 +288,15 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	e := newEnv(t, Config{},
 		sim.InstanceConfig{Behaviour: sim.LinkToken, Latency: -1},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	// Terms unknown: read /config in the background while searching HTML.
+	// Terms unknown: the first search reads /config before it searches.
 	for _, u := range e.urls {
 		e.proxy.caps.update(u, func(c *Caps) { *c = Caps{} })
 	}
 	if _, err := e.search(t, "first"); err != nil {
 		t.Fatal(err)
+	}
+	if e.searches(0) != 0 {
+		t.Fatal("the first search went to an instance whose /config says link-token")
 	}
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
@@ -304,13 +313,13 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	if e.searches(0) != before {
 		t.Fatal("searches went to an instance with the link-token check on")
 	}
-	// The healthy instance was searched through HTML until its page listed
-	// JSON and its /config said the limiter is off; then JSON.
+	// The healthy instance's /config says the limiter is off: JSON from
+	// its very first search, never the HTML page.
 	if got := e.proxy.Format(e.urls[1]); got != FormatJSON {
 		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Caps(e.urls[1]))
 	}
-	if e.fleet.Instances()[1].Truth().Formats["json"] == 0 {
-		t.Fatal("the JSON instance was never asked for JSON")
+	if f := e.fleet.Instances()[1].Truth().Formats; f["json"] != 4 || f["html"] != 0 {
+		t.Fatalf("the JSON instance was asked %v; want JSON 4 times, never HTML", f)
 	}
 }
 
@@ -433,5 +442,30 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 	}
 	if _, deleted := e.proxy.DirtyCaps(); len(deleted) != 1 || deleted[0] != u {
 		t.Fatalf("the store is not told to drop the terms: %v", deleted)
+	}
+}
+
+// TestJSONRefusedFallsBackToHTMLAtOnce: an instance whose /config says the
+// limiter is off but whose JSON is disabled answers the first search
+// through its HTML page, in the same attempt; later ones go there directly.
+func TestJSONRefusedFallsBackToHTMLAtOnce(t *testing.T) {
+	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: false})
+	e.proxy.caps.update(e.urls[0], func(c *Caps) { *c = Caps{ConfigAt: e.clock.Now(), ConfigOK: true} })
+	res, err := e.search(t, "only html here")
+	if err != nil {
+		t.Fatalf("an HTML-only instance alone in the pool: %v", err)
+	}
+	if res.Attempts != 1 {
+		t.Fatalf("%d attempts, want 1", res.Attempts)
+	}
+	if _, err := e.search(t, "html again"); err != nil {
+		t.Fatal(err)
+	}
+	f := e.fleet.Instances()[0].Truth().Formats
+	if f["json"] != 1 || f["html"] != 2 {
+		t.Fatalf("asked %v; want JSON once (refused), then HTML", f)
+	}
+	if st := e.pool.Stats(e.urls[0]); st.Circuit != pool.Closed {
+		t.Fatalf("the refused format opened the circuit: %v", st.Circuit)
 	}
 }

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"searxgate/pool"
+	"searxgate/sim"
+)
+
+// quietTimers never fire: a test that uses them moves on dispatches alone
+// (an attempt ending frees its slot), never on a wake-up or a deadline.
+func quietTimers(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+
+// TestParallelSearchesWaitForASlot: a one-instance gateway given more
+// searches at once than the instance's in-flight cap answers them all,
+// each waiting its turn, instead of refusing the ones over the cap.
+func TestParallelSearchesWaitForASlot(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = e.search(t, "parallel "+string(rune('a'+i)))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("search %d: %v", i, err)
+		}
+	}
+	if got := e.searches(0); got != n {
+		t.Fatalf("the instance got %d searches, want %d", got, n)
+	}
+	if d := e.proxy.Metrics().QueueDepth(); d != 0 {
+		t.Fatalf("queue depth %d after every search ended", d)
+	}
+}
+
+// waitFor spins until cond holds, yielding the processor; it fails the
+// test after many rounds rather than hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 5_000_000 {
+		if cond() {
+			return
+		}
+		runtime.Gosched()
+	}
+	t.Fatalf("never: %s", what)
+}
+
+// TestQueueFullRefusesAtOnce: with the one slot taken and the queue's one
+// place taken, a third search is refused at once, saying when to retry;
+// the waiting one is served when the slot frees.
+func TestQueueFullRefusesAtOnce(t *testing.T) {
+	gate := make(chan struct{})
+	e := newEnv(t, Config{Timer: quietTimers, MaxQueue: 1, Budget: []Window{}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
+	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
+	// Hold the slot as a search in flight would.
+	held, ok := e.proxy.checkout(context.Background(), map[string]bool{}, e.clock.Now())
+	if !ok {
+		t.Fatal("no slot for the first search")
+	}
+	var second error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		<-gate
+		_, second = e.search(t, "waits")
+	}()
+	close(gate)
+	waitFor(t, "the second search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 1 })
+
+	_, err := e.search(t, "no room")
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Why != "queue_full" || na.RetryAfter < time.Second {
+		t.Fatalf("third search: %v; want queue_full with a Retry-After of at least 1s", err)
+	}
+	if e.proxy.Metrics().QueueRefused() != 1 {
+		t.Fatalf("queue refusals %d, want 1", e.proxy.Metrics().QueueRefused())
+	}
+
+	// The slot frees: the waiting search takes it.
+	e.proxy.pool.Record(held.lease, pool.Outcome{Kind: pool.Cancelled}, 0)
+	held.release()
+	e.proxy.dispatch()
+	<-done
+	if second != nil {
+		t.Fatalf("the waiting search: %v", second)
+	}
+	if cum, _ := e.proxy.Metrics().QueueWait().Snapshot(); cum[len(cum)-1] != 1 {
+		t.Fatalf("waits observed %d, want the one search that waited", cum[len(cum)-1])
+	}
+}
+
+// TestWaiterRefusedWhenTheBudgetRunsOut: a search waiting for a busy
+// instance is refused at once, with the window's real end, when the slot
+// it waited for frees but the instance's budget was spent meanwhile.
+func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
+	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
+	held, ok := e.proxy.checkout(context.Background(), map[string]bool{}, e.clock.Now())
+	if !ok {
+		t.Fatal("no slot for the first search")
+	}
+	var err error
+	done := make(chan struct{})
+	go func() { defer close(done); _, err = e.search(t, "waits in vain") }()
+	waitFor(t, "the search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 1 })
+	// Someone else (an autocompletion, say) spends the last search of the
+	// window; then the slot frees.
+	e.clock.Add(5 * time.Second)
+	if !e.proxy.polite.Take(e.urls[0], e.clock.Now()) {
+		t.Fatal("the window had no room left")
+	}
+	e.proxy.pool.Record(held.lease, pool.Outcome{Kind: pool.Cancelled}, 0)
+	held.release()
+	e.proxy.dispatch()
+	<-done
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 15*time.Second {
+		t.Fatalf("%v; want no_slot, retry after 15s (the window's oldest search + 20s)", err)
+	}
+	if e.searches(0) != 0 {
+		t.Fatalf("the instance got %d searches, want none", e.searches(0))
+	}
+}

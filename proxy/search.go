@@ -1,0 +1,229 @@
+package proxy
+
+import (
+	"context"
+	"time"
+
+	"searxgate/detect"
+	"searxgate/pool"
+)
+
+// search is one client search on its way upstream: its attempts, hedges,
+// deadline and what came back so far. Its methods run on the goroutine of
+// the client search; the attempts send their results on results.
+type search struct {
+	p        *Proxy
+	ctx      context.Context
+	req      Request
+	key      string
+	deadline time.Time
+
+	results  chan attemptResult
+	tried    map[string]bool
+	log      []Attempt
+	starts   []time.Time    // when each attempt of log started
+	best     *attemptResult // the best soft answer so far, served when nothing better comes
+	empty    *attemptResult // an honest "nothing found", served unless another instance finds something
+	inflight int
+	started  int
+
+	hedge     <-chan time.Time
+	stopHedge func()
+
+	why        string        // why the search stopped without an answer
+	retryAfter time.Duration // when a slot is expected to free, for a refusal
+}
+
+// attempt kinds for launch.
+type launchKind uint8
+
+const (
+	launchFirst   launchKind = iota // the first attempt: waits for a slot within the deadline
+	launchRetry                     // after every attempt failed: waits too
+	launchHedge                     // a slow attempt's race: only a slot free now
+	launchConfirm                   // a second opinion on "nothing found": only a slot free now
+)
+
+// fetch runs the attempts of one search.
+func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.Time) (*Response, error) {
+	if p.cfg.Admit != nil {
+		if ok, wait := p.cfg.Admit(req.Client, start); !ok {
+			p.metrics.limited.Add(1)
+			return nil, &LimitedError{RetryAfter: max(wait, minRetryAfter)}
+		}
+	}
+	deadline := start.Add(p.cfg.Deadline)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	s := &search{
+		p: p, ctx: ctx, req: req, key: key, deadline: deadline,
+		results:   make(chan attemptResult, p.cfg.MaxAttempts),
+		tried:     make(map[string]bool, p.cfg.MaxAttempts),
+		stopHedge: func() {},
+	}
+	defer func() { s.stopHedge() }()
+	return s.run()
+}
+
+func (s *search) run() (*Response, error) {
+	p := s.p
+	if !s.launch(launchFirst) {
+		return nil, s.noAnswer()
+	}
+	timeout, stopTimeout := p.cfg.Timer(s.deadline.Sub(p.cfg.Now()))
+	defer stopTimeout()
+	for {
+		select {
+		case r := <-s.results:
+			if res, err, done := s.onResult(r); done {
+				return res, err
+			}
+		case <-s.hedge:
+			s.hedge = nil
+			if s.started < p.cfg.MaxAttempts && s.inflight < 3 {
+				s.launch(launchHedge)
+			}
+		case <-timeout:
+			if a := s.fallback(); a != nil {
+				return s.answer(*a)
+			}
+			now := p.cfg.Now()
+			for i := range s.log {
+				if s.log[i].Outcome == "running" {
+					s.log[i].Outcome, s.log[i].Reason = pool.Failed.String(), string(detect.Timeout)
+					s.log[i].ElapsedMS = now.Sub(s.starts[i]).Milliseconds()
+				}
+			}
+			s.why = "deadline"
+			return nil, s.noAnswer()
+		case <-s.ctx.Done():
+			return nil, s.ctx.Err()
+		}
+	}
+}
+
+func (s *search) noAnswer() error {
+	if s.why == "cancelled" && s.ctx.Err() != nil {
+		return s.ctx.Err()
+	}
+	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
+}
+
+// fallback is the answer served when no better one came: an honest
+// "nothing found", else the best soft answer.
+func (s *search) fallback() *attemptResult {
+	if s.empty != nil {
+		return s.empty
+	}
+	return s.best
+}
+
+// onResult takes one attempt's result; done is true when the search ends
+// with res or err.
+func (s *search) onResult(r attemptResult) (res *Response, err error, done bool) {
+	p := s.p
+	s.inflight--
+	for i := range s.log {
+		if s.log[i].Instance == r.instance {
+			s.log[i].Outcome = r.outcome.Kind.String()
+			s.log[i].Reason = r.outcome.Reason
+			s.log[i].ElapsedMS = r.elapsed.Milliseconds()
+		}
+	}
+	switch r.verdict.Kind {
+	case detect.OK:
+		if !r.verdict.Results.NothingFound() {
+			res, err = s.answer(r)
+			return res, err, true
+		}
+		// Nothing found. One other instance may be asked for a second
+		// opinion, if one is free now; never more.
+		if s.empty == nil {
+			rr := r
+			s.empty = &rr
+			if s.inflight == 0 && s.started < p.cfg.MaxAttempts {
+				s.launch(launchConfirm)
+			}
+		}
+	case detect.Soft:
+		// An off-topic answer belongs to another query: never served.
+		if r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil &&
+			(s.best == nil || len(r.verdict.Results.Results) > len(s.best.verdict.Results.Results)) {
+			rr := r
+			s.best = &rr
+		}
+	}
+	if s.inflight > 0 {
+		return nil, nil, false
+	}
+	if s.empty == nil && s.started < p.cfg.MaxAttempts && s.launch(launchRetry) {
+		return nil, nil, false
+	}
+	if s.started >= p.cfg.MaxAttempts && s.why == "" {
+		s.why = "attempts"
+	}
+	if a := s.fallback(); a != nil {
+		res, err = s.answer(*a)
+		return res, err, true
+	}
+	if s.why == "" {
+		s.why = "attempts"
+	}
+	return nil, s.noAnswer(), true
+}
+
+// launch starts one attempt on the best instance this search may use; it
+// reports whether one started. A first attempt and a retry wait for a
+// slot within the deadline; a hedge and a confirmation take only a slot
+// free now.
+func (s *search) launch(kind launchKind) bool {
+	p := s.p
+	now := p.cfg.Now()
+	if s.started > 0 && !p.extra.TakeExtra(now, kind == launchHedge) {
+		if kind == launchRetry {
+			s.why = "budget"
+		}
+		return false
+	}
+	l, ok := p.checkout(s.ctx, s.tried, now)
+	if !ok && (kind == launchFirst || kind == launchRetry) {
+		l, ok = s.waitSlot()
+		now = p.cfg.Now()
+	}
+	if !ok {
+		return false
+	}
+	if s.started == 0 {
+		p.extra.First(now)
+	}
+	s.started++
+	s.inflight++
+	s.tried[l.inst] = true
+	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
+	s.starts = append(s.starts, now)
+	req, deadline, results := s.req, s.deadline, s.results
+	if !p.spawn(func() { p.attempt(l.lease, l.release, l.inst, req, deadline, results) }) {
+		// Shutting down: the attempt is never sent.
+		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
+		l.release()
+		s.inflight--
+		s.log[len(s.log)-1].Outcome, s.log[len(s.log)-1].Reason = pool.Cancelled.String(), "shutdown"
+		if s.inflight == 0 {
+			s.why = "shutdown"
+		}
+		return false
+	}
+	s.stopHedge()
+	s.hedge, s.stopHedge = p.hedgeTimer(l.inst, now, s.deadline)
+	return true
+}
+
+// answer turns a winning attempt into the client's response.
+func (s *search) answer(r attemptResult) (*Response, error) {
+	soft := ""
+	if r.verdict.Kind == detect.Soft {
+		soft = string(r.verdict.Reason)
+	}
+	return s.p.answer(s.req, s.key, r, s.started, soft)
+}
