@@ -45,6 +45,16 @@ func (l *Lease) Trial() bool { return l.trial }
 // error when ctx had already ended). When ctx ends before a lease is
 // recorded, the lease is released: no outcome, counted as cancelled.
 func (p *Pool) Checkout(ctx context.Context, count int, skip func(url string) bool) ([]*Lease, error) {
+	return p.checkout(ctx, count, false, skip)
+}
+
+// CheckoutOwn is Checkout among the operator's own instances only: for a
+// search that may not take a public instance's budget now.
+func (p *Pool) CheckoutOwn(ctx context.Context, count int, skip func(url string) bool) ([]*Lease, error) {
+	return p.checkout(ctx, count, true, skip)
+}
+
+func (p *Pool) checkout(ctx context.Context, count int, ownOnly bool, skip func(url string) bool) ([]*Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoneAvailable, err)
 	}
@@ -58,7 +68,12 @@ func (p *Pool) Checkout(ctx context.Context, count int, skip func(url string) bo
 	evs := evArr[:0]
 
 	p.mu.Lock()
-	cs := p.pick(nowM, count, skip, arr[:])
+	var cs []cand
+	if ownOnly {
+		cs = p.pickOwn(nowM, count, skip, arr[:])
+	} else {
+		cs = p.pick(nowM, count, skip, arr[:])
+	}
 	if len(cs) == 0 {
 		p.mu.Unlock()
 		return nil, ErrNoneAvailable

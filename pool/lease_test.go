@@ -305,3 +305,27 @@ func TestFreeAtSaysWhenEachCandidateFrees(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckoutOwnTakesOnlyOwnInstances(t *testing.T) {
+	p := New(Config{Clock: newClock(), OwnMaxInFlight: 1})
+	p.Seed([]Prior{{URL: "https://fast-public.example/", Prior: time.Millisecond}})
+	p.Add("https://own-b.example/", Own)
+	p.Add("https://own-a.example/", Own)
+	got := map[string]bool{}
+	for range 2 {
+		ls, err := p.CheckoutOwn(context.Background(), 1, nil)
+		if err != nil {
+			t.Fatalf("CheckoutOwn: %v", err)
+		}
+		if !ls[0].Own() {
+			t.Fatalf("CheckoutOwn handed out %s, not an own instance", ls[0].Instance())
+		}
+		got[ls[0].Instance()] = true
+	}
+	if len(got) != 2 {
+		t.Fatalf("two checkouts took %v; want both own instances (each takes one at a time)", got)
+	}
+	if _, err := p.CheckoutOwn(context.Background(), 1, nil); !errors.Is(err, ErrNoneAvailable) {
+		t.Fatalf("both own instances full: %v, want ErrNoneAvailable (never the public one)", err)
+	}
+}

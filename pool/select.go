@@ -166,6 +166,23 @@ func (p *Pool) consider(buf []cand, count int, all bool, i int, major uint8, min
 	return insert(buf, count, c)
 }
 
+// pickOwn is pick among the own instances only: the operator's order
+// under PrimaryBackup, else by score. Own instances are few: no fast path.
+func (p *Pool) pickOwn(nowM int64, count int, skip func(string) bool, buf []cand) []cand {
+	buf = buf[:0]
+	for i := range p.slots {
+		s := &p.slots[i]
+		if !s.own || !p.available(s, nowM) || (skip != nil && skip(p.list[i].url)) {
+			continue
+		}
+		c := p.baseKey(s, nowM, i)
+		if len(buf) < count || c.less(buf[len(buf)-1]) {
+			buf = insert(buf, count, c)
+		}
+	}
+	return buf
+}
+
 // pickByScore is pick for the default configuration (no jitter, no
 // MinInterval, EWMA, a small count), where the key is the score alone (then
 // the order of addition): a tighter loop, since every search runs it.

@@ -51,7 +51,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	args.Set("q", q)
 	asked := map[string]bool{}
 	skip := func(inst string) bool {
-		return asked[inst] || p.caps.get(inst).Autocomplete == "" || !p.polite.Allowed(inst, now)
+		return asked[inst] || p.caps.get(inst).Autocomplete == "" || !p.acPolite.Allowed(inst, now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {
@@ -66,9 +66,10 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		l := leases[0]
 		inst := l.Instance()
 		asked[inst] = true
-		if !p.polite.Take(inst, now) {
+		if !p.acPolite.TakeAs(inst, l.Own(), now) {
 			p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
 			cancel()
+			p.dispatch()
 			continue
 		}
 		start := p.cfg.Now()
@@ -76,6 +77,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		out, o := p.judgeSuggestions(q, rep, err)
 		p.pool.Record(l, o, p.cfg.Now().Sub(start))
 		cancel()
+		p.dispatch() // its slot is free again
 		if out == nil {
 			lastErr = fmt.Errorf("%s: %s %s", inst, o.Kind, o.Reason)
 			continue

@@ -204,6 +204,7 @@ func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
 func (p *Proxy) Forget(inst string) {
 	p.caps.forget(inst)
 	p.polite.Forget(inst)
+	p.acPolite.Forget(inst)
 	p.up.forget(inst)
 	p.metrics.Forget(inst)
 }

@@ -125,6 +125,10 @@ type Config struct {
 	// OwnBudget is the budget of the operator's own instances (pool tier
 	// Own): none by default, since they are the operator's to load.
 	OwnBudget []Window
+	// AutocompleteBudget is autocompletion's budget per public instance,
+	// apart from the searches' (default 2 per 20 s and 20 per 10 min:
+	// with the searches' default, 12 and 120, under SearXNG's 15 and 150).
+	AutocompleteBudget []Window
 	// MaxQueue bounds the searches waiting for a free slot (an in-flight
 	// cap, a politeness window, a half-open trial); past it a search is
 	// refused at once. Default 256.
@@ -182,6 +186,9 @@ func (c *Config) defaults() {
 	if c.ExtraWindow <= 0 {
 		c.ExtraWindow = time.Minute
 	}
+	if c.AutocompleteBudget == nil {
+		c.AutocompleteBudget = []Window{{Max: 2, Per: 20 * time.Second}, {Max: 20, Per: 10 * time.Minute}}
+	}
 	if c.Budget == nil {
 		c.Budget = []Window{{Max: 10, Per: 20 * time.Second}, {Max: 100, Per: 10 * time.Minute}}
 	}
@@ -211,6 +218,8 @@ type Proxy struct {
 	pool     *pool.Pool
 	up       *upstream
 	polite   *Politeness
+	acPolite *Politeness // autocompletion's own, smaller budget
+	fair     *fairShare
 	extra    *ExtraBudget
 	cache    *memCache
 	flights  flights
@@ -239,6 +248,7 @@ func New(cfg Config) (*Proxy, error) {
 		pool: cfg.Pool,
 
 		polite:   NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...),
+		acPolite: NewPoliteness(cfg.AutocompleteBudget...),
 		queue:    slotQueue{max: cfg.MaxQueue},
 		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
@@ -249,6 +259,7 @@ func New(cfg Config) (*Proxy, error) {
 		bg:       bg,
 		bgCancel: cancel,
 	}
+	p.fair = newFairShare(cfg.Budget, cfg.Pool.Len)
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
 		up.AllowRetry = func(inst string) bool { return p.polite.Take(inst, p.cfg.Now()) }
@@ -393,7 +404,13 @@ type attemptResult struct {
 // The lease outlives the search when its attempt is a hedge loser still
 // running: it is given back by Record, or by the pool when the returned
 // release (called after Record) or the lease's own deadline ends its context.
-func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Time) (leased, bool) {
+func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bool, now time.Time) (leased, bool) {
+	// A client over its share of the public budget is served by the
+	// operator's own instances only, until its share frees.
+	checkoutFn := p.pool.Checkout
+	if ok, _ := p.fair.allowed(client, now); !ok {
+		checkoutFn = p.pool.CheckoutOwn
+	}
 	var lost [4]string // instances that lost their budget to a concurrent search just now
 	n := 0
 	skip := func(inst string) bool {
@@ -412,7 +429,7 @@ func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Ti
 	// Checkout and Take is given back and the next one taken; bounded.
 	for n < len(lost) {
 		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(p.cfg.Deadline+5*time.Second))
-		leases, err := p.pool.Checkout(lctx, 1, skip)
+		leases, err := checkoutFn(lctx, 1, skip)
 		if err != nil || len(leases) == 0 {
 			cancel()
 			return leased{}, false
@@ -420,6 +437,9 @@ func (p *Proxy) checkout(ctx context.Context, tried map[string]bool, now time.Ti
 		l := leases[0]
 		inst := l.Instance()
 		if p.polite.TakeAs(inst, l.Own(), now) {
+			if !l.Own() {
+				p.fair.take(client, now)
+			}
 			return leased{lease: l, inst: inst, release: cancel}, true
 		}
 		p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)

@@ -59,9 +59,10 @@ const pollEvery = 250 * time.Millisecond
 
 // earliest returns when the first instance s may use is expected to take
 // a search (at or after now), and whether there is any such instance.
-func (p *Proxy) earliest(frees []pool.Free, tried map[string]bool, now time.Time) (time.Time, bool) {
+func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (time.Time, bool) {
 	var at time.Time
 	found := false
+	_, share := p.fair.allowed(client, now) // when the client may take a public instance again
 	for _, f := range frees {
 		if tried[f.URL] {
 			continue
@@ -69,6 +70,9 @@ func (p *Proxy) earliest(frees []pool.Free, tried map[string]bool, now time.Time
 		t := f.At
 		if pt := p.polite.FreeAt(f.URL, now); pt.After(t) {
 			t = pt
+		}
+		if !f.Own && share.After(t) {
+			t = share
 		}
 		if !found || t.Before(at) {
 			at, found = t, true
@@ -99,7 +103,7 @@ func retryAfter(at, now time.Time) time.Duration {
 func (s *search) waitSlot() (leased, bool) {
 	p := s.p
 	now := p.cfg.Now()
-	at, any := p.earliest(p.candidates(), s.tried, now)
+	at, any := p.earliest(p.candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
 		s.why = "no_instance"
@@ -132,14 +136,14 @@ func (s *search) waitSlot() (leased, bool) {
 			return s.granted(w, g)
 		case <-wake:
 			p.dispatch()
-			at, _ = p.earliest(p.candidates(), s.tried, p.cfg.Now())
+			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.cfg.Now())
 		case <-timeout:
 			stopWake()
 			if g, ok := p.leave(w); ok {
 				return s.granted(w, g)
 			}
 			now := p.cfg.Now()
-			at, _ = p.earliest(p.candidates(), s.tried, now)
+			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
 			s.why, s.retryAfter = "deadline", retryAfter(at, now)
 			p.metrics.queueRefused.Add(1)
 			return leased{}, false
@@ -199,14 +203,14 @@ func (p *Proxy) dispatch() {
 	var frees []pool.Free // read once, only when a waiter could not be served
 	kept := p.queue.waiters[:0]
 	for _, w := range p.queue.waiters {
-		if l, ok := p.checkout(w.s.ctx, w.s.tried, now); ok {
+		if l, ok := p.checkout(w.s.ctx, w.s.req.Client, w.s.tried, now); ok {
 			w.got <- grant{l: l, ok: true}
 			continue
 		}
 		if frees == nil {
 			frees = p.candidates()
 		}
-		if at, any := p.earliest(frees, w.s.tried, now); !any || at.After(w.s.deadline) {
+		if at, any := p.earliest(frees, w.s.req.Client, w.s.tried, now); !any || at.After(w.s.deadline) {
 			w.got <- grant{retryAfter: retryAfter(at, now)}
 			continue
 		}

@@ -67,7 +67,7 @@ func TestQueueFullRefusesAtOnce(t *testing.T) {
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
 	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
 	// Hold the slot as a search in flight would.
-	held, ok := e.proxy.checkout(context.Background(), map[string]bool{}, e.clock.Now())
+	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
 	if !ok {
 		t.Fatal("no slot for the first search")
 	}
@@ -111,7 +111,7 @@ func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
 	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
-	held, ok := e.proxy.checkout(context.Background(), map[string]bool{}, e.clock.Now())
+	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
 	if !ok {
 		t.Fatal("no slot for the first search")
 	}
@@ -135,5 +135,66 @@ func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
 	}
 	if e.searches(0) != 0 {
 		t.Fatalf("the instance got %d searches, want none", e.searches(0))
+	}
+}
+
+// TestOneClientCannotSpendEveryonesBudget: a client that searches as fast
+// as it may gets at most its share of the public instances' windows, and
+// a second client is still served at once.
+func TestOneClientCannotSpendEveryonesBudget(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	search := func(client, q string) error {
+		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
+		return err
+	}
+	// 3 instances × 2 per 20 s = 6; alone, a client may take half.
+	served := 0
+	var refusal *NoAnswerError
+	for i := range 6 {
+		err := search("greedy", "greedy "+string(rune('a'+i)))
+		if err == nil {
+			served++
+			continue
+		}
+		if !errors.As(err, &refusal) {
+			t.Fatalf("greedy search %d: %v", i, err)
+		}
+	}
+	if served != 3 {
+		t.Fatalf("the greedy client was served %d of 6, want its share of 3", served)
+	}
+	if refusal.Why != "no_slot" || refusal.RetryAfter < 5*time.Second {
+		t.Fatalf("the greedy client's refusal: %+v; want no_slot with the share's real end", refusal)
+	}
+	if err := search("other", "someone else"); err != nil {
+		t.Fatalf("a second client was refused: %v", err)
+	}
+	total := uint64(0)
+	for i := range 3 {
+		total += e.searches(i)
+	}
+	if total != 4 {
+		t.Fatalf("the instances got %d searches, want 4", total)
+	}
+}
+
+// TestOwnInstancesServeAClientOverItsShare: the share limits only what a
+// client takes of the public instances.
+func TestOwnInstancesServeAClientOverItsShare(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.pool.Add(e.urls[1], pool.Own)
+	for i := range 20 {
+		_, err := e.proxy.Search(context.Background(), Request{Query: "mine " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "me"})
+		if err != nil {
+			t.Fatalf("search %d: %v", i, err)
+		}
+	}
+	if e.searches(1) < 19 {
+		t.Fatalf("the own instance answered %d of 20", e.searches(1))
 	}
 }

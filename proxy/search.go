@@ -186,7 +186,7 @@ func (s *search) launch(kind launchKind) bool {
 		}
 		return false
 	}
-	l, ok := p.checkout(s.ctx, s.tried, now)
+	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now)
 	if !ok && (kind == launchFirst || kind == launchRetry) {
 		l, ok = s.waitSlot()
 		now = p.cfg.Now()

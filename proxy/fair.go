@@ -1,0 +1,177 @@
+package proxy
+
+import (
+	"sync"
+	"time"
+)
+
+// fairShare keeps one client from spending every public instance's budget:
+// within each politeness window, a client may make at most its share of
+// the searches the public pool allows, capacity / (active clients + 1).
+// The +1 keeps a share free for a client that has not searched yet, so a
+// newcomer is never left waiting minutes behind one busy client; a client
+// alone gets half the public capacity, which on any real pool is far
+// more than a person or an agent uses. The operator's own instances are
+// not shared out: a client over its share is still served by them.
+//
+// Usage is counted per client in buckets (a tenth of a window each), so a
+// client costs a few hundred bytes whatever its rate; the count of
+// clients is bounded (maxFairClients), the idlest dropped first.
+type fairShare struct {
+	base    time.Time
+	windows []Window
+	// capacity returns the number of public instances now: a window's
+	// capacity is that times its Max.
+	capacity func() int
+
+	mu       sync.Mutex // guards clients and the active count
+	clients  map[string]*clientUse
+	active   int   // clients that searched within the longest window, as of activeAt
+	activeAt int64 // when active was counted; it is counted again after a second
+}
+
+// maxFairClients bounds the clients whose usage is kept.
+const maxFairClients = 10_000
+
+// fairBuckets is the number of buckets a window is kept in.
+const fairBuckets = 10
+
+type clientUse struct {
+	last int64 // nanoseconds since base of its last search
+	// per window: counts by bucket, and the bucket number each count is of
+	counts [][fairBuckets]int32
+	starts [][fairBuckets]int64
+}
+
+func newFairShare(windows []Window, capacity func() int) *fairShare {
+	var ws []Window
+	for _, w := range windows {
+		if w.Max > 0 && w.Per > 0 {
+			ws = append(ws, w)
+		}
+	}
+	return &fairShare{base: time.Now(), windows: ws, capacity: capacity, clients: make(map[string]*clientUse)}
+}
+
+// used returns the client's searches within window i at t, and the time
+// its oldest counted bucket leaves the window.
+func (f *fairShare) used(u *clientUse, i int, t int64) (n int, frees int64) {
+	w := f.windows[i]
+	width := int64(w.Per) / fairBuckets
+	oldest := t - int64(w.Per)
+	frees = -1
+	for b := range fairBuckets {
+		if s := u.starts[i][b]; u.counts[i][b] > 0 && s+width > oldest {
+			n += int(u.counts[i][b])
+			if end := s + width + int64(w.Per); frees < 0 || end < frees {
+				frees = end
+			}
+		}
+	}
+	return n, frees
+}
+
+// activeLocked counts the clients that searched within the longest
+// window, at most once a second (the count walks every client).
+func (f *fairShare) activeLocked(t int64) int {
+	if f.activeAt != 0 && t-f.activeAt < int64(time.Second) && t >= f.activeAt {
+		return f.active
+	}
+	longest := int64(f.longest())
+	n := 0
+	for _, u := range f.clients {
+		if t-u.last < longest {
+			n++
+		}
+	}
+	f.active, f.activeAt = n, t
+	return n
+}
+
+// allowed reports whether client may take one more public search at now;
+// when not, it returns when its share frees.
+func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
+	if f == nil || client == "" || len(f.windows) == 0 {
+		return true, now
+	}
+	t := int64(now.Sub(f.base))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u := f.clients[client]
+	if u == nil {
+		return true, now
+	}
+	active := f.activeLocked(t)
+	if t-u.last >= int64(f.longest()) {
+		active++ // it is about to be active again
+	}
+	pub := f.capacity()
+	ok, free := true, t
+	for i, w := range f.windows {
+		share := max(pub*w.Max/(active+1), 1)
+		if n, frees := f.used(u, i, t); n >= share {
+			ok = false
+			free = max(free, frees)
+		}
+	}
+	return ok, now.Add(time.Duration(free - t))
+}
+
+func (f *fairShare) longest() time.Duration {
+	var l time.Duration
+	for _, w := range f.windows {
+		l = max(l, w.Per)
+	}
+	return l
+}
+
+// take counts one public search of client at now.
+func (f *fairShare) take(client string, now time.Time) {
+	if f == nil || client == "" || len(f.windows) == 0 {
+		return
+	}
+	t := int64(now.Sub(f.base))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u := f.clients[client]
+	if u == nil {
+		if len(f.clients) >= maxFairClients {
+			f.evictLocked(t)
+		}
+		u = &clientUse{counts: make([][fairBuckets]int32, len(f.windows)), starts: make([][fairBuckets]int64, len(f.windows))}
+		f.clients[client] = u
+	}
+	u.last = t
+	for i, w := range f.windows {
+		width := int64(w.Per) / fairBuckets
+		q := t / width
+		if t%width < 0 {
+			q--
+		}
+		b := int((q%fairBuckets + fairBuckets) % fairBuckets)
+		if s := q * width; u.starts[i][b] != s {
+			u.starts[i][b], u.counts[i][b] = s, 0
+		}
+		u.counts[i][b]++
+	}
+}
+
+// evictLocked drops every client idle for the longest window, and when
+// none is, the idlest one.
+func (f *fairShare) evictLocked(t int64) {
+	longest := int64(f.longest())
+	var idlest string
+	idle := int64(-1)
+	for c, u := range f.clients {
+		if t-u.last >= longest {
+			delete(f.clients, c)
+			continue
+		}
+		if t-u.last > idle {
+			idlest, idle = c, t-u.last
+		}
+	}
+	if len(f.clients) >= maxFairClients {
+		delete(f.clients, idlest)
+	}
+}
