@@ -53,7 +53,7 @@ func startGatewayLogged(t *testing.T, log *slog.Logger, directory string, flags 
 // dialerFrom dials from a given loopback address: all of 127/8 is
 // loopback on Linux, so each is a client address of its own.
 func dialerFrom(ip string) *net.Dialer {
-	return &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &net.Dialer{Timeout: 15 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 }
 
 // clientFrom is an HTTP client whose connections come from ip.
