@@ -48,15 +48,15 @@ type Config struct {
 	MaxConns     int
 	TrustProxy   []string
 
+	// resolver replaces the system's resolver in the upstream dialer; tests
+	// set it so that no name is ever looked up on the network.
+	resolver ipResolver
+
 	// Limits on client connections and on the instance API.
 	MaxConnsPerIP   int
 	ReadTimeout     time.Duration
 	IdleTimeout     time.Duration
 	MaxOwnInstances int
-
-	// resolver replaces the system's resolver in the upstream dialer; tests
-	// set it so that no name is ever looked up on the network.
-	resolver ipResolver
 }
 
 // option is one setting: its flag, its env var and its help.
