@@ -35,10 +35,15 @@ type Guard struct {
 }
 
 // Check returns nil when rawURL may be used as an instance: ErrScheme,
-// ErrBadURL, ErrPrivateAddress (the host is such an address, or a name that
-// resolves to any), or ErrResolve.
+// ErrBadURL (no host, a port outside 1 to 65535, longer than
+// MaxURLLength), ErrPrivateAddress (the host is such an address, or a name
+// that resolves to any), or ErrResolve.
 func (g Guard) Check(ctx context.Context, rawURL string) error {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
+	rawURL = strings.TrimSpace(rawURL)
+	if len(rawURL) > MaxURLLength {
+		return fmt.Errorf("%w: longer than %d bytes", ErrBadURL, MaxURLLength)
+	}
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadURL, err)
 	}
@@ -48,6 +53,9 @@ func (g Guard) Check(ctx context.Context, rawURL string) error {
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "" {
 		return fmt.Errorf("%w: no host in %q", ErrBadURL, rawURL)
+	}
+	if _, err := canonicalPort(u.Port()); err != nil {
+		return fmt.Errorf("%w: %v in %q", ErrBadURL, err, rawURL)
 	}
 	if g.AllowPrivate {
 		return nil

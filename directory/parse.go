@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -480,13 +481,23 @@ func hostOf(u string) string {
 	return h
 }
 
+// MaxURLLength is the longest instance URL accepted, as given and once
+// normalised. Real instance URLs are a few dozen bytes; the cap keeps a URL
+// within what the store can use as a key and what a log line should carry.
+const MaxURLLength = 2048
+
 // Normalize returns the canonical form of an instance URL: lower-case
-// scheme and host, no trailing dot on the host, the default port dropped,
-// no query or fragment, and exactly one trailing slash on the path. Only
-// http and https are accepted (ErrScheme); a URL without a host or with
-// user info is refused (ErrBadURL).
+// scheme and host, no trailing dot on the host, the port as a plain number
+// and dropped when it is the scheme's default, no query or fragment, and
+// exactly one trailing slash on the path. Only http and https are accepted
+// (ErrScheme); a URL longer than MaxURLLength, without a host, with user
+// info or with a port outside 1 to 65535 is refused (ErrBadURL).
 func Normalize(raw string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
+	raw = strings.TrimSpace(raw)
+	if len(raw) > MaxURLLength {
+		return "", fmt.Errorf("%w: longer than %d bytes", ErrBadURL, MaxURLLength)
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadURL, err)
 	}
@@ -494,14 +505,21 @@ func Normalize(raw string) (string, error) {
 	if scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("%w: %q", ErrScheme, u.Scheme)
 	}
-	if u.User != nil || u.Opaque != "" {
+	if u.User != nil {
+		// Not echoed: it may hold a password.
+		return "", fmt.Errorf("%w: user info (user:password@) is not allowed", ErrBadURL)
+	}
+	if u.Opaque != "" {
 		return "", fmt.Errorf("%w: %q", ErrBadURL, raw)
 	}
 	host, err := canonicalHost(u.Hostname())
 	if err != nil {
 		return "", fmt.Errorf("%w: %v in %q", ErrBadURL, err, raw)
 	}
-	port := u.Port()
+	port, err := canonicalPort(u.Port())
+	if err != nil {
+		return "", fmt.Errorf("%w: %v in %q", ErrBadURL, err, raw)
+	}
 	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
 	}
@@ -512,7 +530,27 @@ func Normalize(raw string) (string, error) {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return scheme + "://" + host + path, nil
+	out := scheme + "://" + host + path
+	if len(out) > MaxURLLength {
+		return "", fmt.Errorf("%w: longer than %d bytes once normalised", ErrBadURL, MaxURLLength)
+	}
+	return out, nil
+}
+
+// canonicalPort checks a URL's port ("" when it has none) and returns it
+// without leading zeros: a TCP port is 1 to 65535.
+func canonicalPort(p string) (string, error) {
+	if p == "" {
+		return "", nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		if len(p) > 8 {
+			p = p[:8] + "…"
+		}
+		return "", fmt.Errorf("port %q is outside 1 to 65535", p)
+	}
+	return strconv.Itoa(n), nil
 }
 
 // canonicalHost lower-cases a host and drops one trailing dot; an IPv6

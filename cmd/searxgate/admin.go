@@ -10,8 +10,10 @@ import (
 )
 
 // adminOps is the operator as the instance API sees it: a URL that the
-// parser or the address guard refuses is the client's error
-// (web.ErrBadInstance, answered 400), anything else is the server's.
+// parser or the address guard refuses (unparsable, not http(s), a port
+// outside 1 to 65535, longer than directory.MaxURLLength, a non-public
+// address), and an add past --max-own-instances, are the client's error
+// (web.ErrBadInstance, answered 400); anything else is the server's.
 type adminOps struct{ op *operator }
 
 func (a adminOps) Add(ctx context.Context, raw string) (string, error) {
@@ -32,7 +34,8 @@ func (a adminOps) SetDisabled(raw string, disabled bool) (bool, error) {
 func (a adminOps) Reset() error { return a.op.Reset() }
 
 func clientError(err error) error {
-	if err != nil && (errors.Is(err, directory.ErrBadURL) || errors.Is(err, directory.ErrScheme) || errors.Is(err, directory.ErrPrivateAddress)) {
+	if err != nil && (errors.Is(err, directory.ErrBadURL) || errors.Is(err, directory.ErrScheme) ||
+		errors.Is(err, directory.ErrPrivateAddress) || errors.Is(err, errTooManyOwn)) {
 		return fmt.Errorf("%w: %w", web.ErrBadInstance, err)
 	}
 	return err

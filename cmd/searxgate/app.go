@@ -168,17 +168,31 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	a.server = &fasthttp.Server{
-		Handler:            wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), trusted, accessLogger(cfg, log)),
-		Name:               "searxgate",
-		ReadTimeout:        10 * time.Second,
-		WriteTimeout:       cfg.Deadline + 10*time.Second,
-		IdleTimeout:        2 * time.Minute,
+		Handler: wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), trusted, accessLogger(cfg, log)),
+		Name:    "searxgate",
+		// A search request is small: ReadTimeout bounds the whole request
+		// (from the connection's opening, or from its first byte on a
+		// kept-alive one), so a client dribbling its header is cut off in
+		// seconds. WriteTimeout starts when the handler returns; it stays
+		// above the search deadline all the same.
+		ReadTimeout:  cfg.ReadTimeout,
+		WriteTimeout: cfg.Deadline + 10*time.Second,
+		IdleTimeout:  cfg.IdleTimeout,
+		// One address cannot hold every connection: past the cap its new
+		// connections get 429 and are closed at once.
+		MaxConnsPerIP:      cfg.MaxConnsPerIP,
 		MaxRequestBodySize: 64 << 10,
 		ReadBufferSize:     8 << 10,
 		Concurrency:        cfg.MaxConns,
 		CloseOnShutdown:    true,
-		Logger:             slogPrinter{log},
-		ErrorHandler:       requestError,
+		// Errors name their kind, never the bytes a client sent.
+		SecureErrorLogMessage: true,
+		Logger:                newErrorLog(log, errLogEvery, time.Now),
+		ErrorHandler:          requestError,
+	}
+	if cfg.MaxConnsPerIP > 0 && len(trusted) > 0 {
+		log.Info("--max-conns-per-ip counts the reverse proxy's connections as one address's: keep it above the proxy's connection pool, or 0",
+			"max_conns_per_ip", cfg.MaxConnsPerIP)
 	}
 	ok = true
 	return a, nil
@@ -477,11 +491,4 @@ func requestError(ctx *fasthttp.RequestCtx, err error) {
 	default:
 		ctx.Error("Bad Request", fasthttp.StatusBadRequest)
 	}
-}
-
-// slogPrinter lets fasthttp log through slog.
-type slogPrinter struct{ log *slog.Logger }
-
-func (p slogPrinter) Printf(format string, args ...any) {
-	p.log.Warn(fmt.Sprintf(format, args...), "component", "http")
 }

@@ -51,6 +51,12 @@ type Config struct {
 	// resolver replaces the system's resolver in the upstream dialer; tests
 	// set it so that no name is ever looked up on the network.
 	resolver ipResolver
+
+	// Limits on client connections and on the instance API.
+	MaxConnsPerIP   int
+	ReadTimeout     time.Duration
+	IdleTimeout     time.Duration
+	MaxOwnInstances int
 }
 
 // option is one setting: its flag, its env var and its help.
@@ -96,6 +102,11 @@ func defaultConfig() Config {
 		ClientRate:  120,
 		ClientBurst: 60,
 		MaxConns:    10_000,
+
+		MaxConnsPerIP:   64,
+		ReadTimeout:     5 * time.Second,
+		IdleTimeout:     15 * time.Second,
+		MaxOwnInstances: 100,
 	}
 }
 
@@ -155,6 +166,11 @@ func (c *Config) options() []option {
 		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
 		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
 		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listVar(&c.TrustProxy)},
+
+		{"max-conns-per-ip", "client connections one address may hold open at once (0: no limit); behind a reverse proxy this counts the proxy, so raise it above the proxy's connection pool or set 0", intVar(&c.MaxConnsPerIP)},
+		{"read-timeout", "time a client has to send a whole request (header and body) once it connects or, on a kept-alive connection, once its first byte arrives", durationVar(&c.ReadTimeout)},
+		{"idle-timeout", "how long a kept-alive client connection may wait for its next request", durationVar(&c.IdleTimeout)},
+		{"max-own-instances", "instances the instance API may add (those given with --instance do not count)", intVar(&c.MaxOwnInstances)},
 	}
 }
 
@@ -333,8 +349,28 @@ func (c *Config) Validate() error {
 	if _, err := parsePrefixes(c.TrustProxy); err != nil {
 		bad("trust-proxy", "%v", err)
 	}
+	c.validateConnLimits(bad)
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)
 	}
 	return errors.Join(errs...)
+}
+
+// validateConnLimits checks the limits on client connections and on the
+// instance API.
+func (c *Config) validateConnLimits(bad func(flagName, format string, args ...any)) {
+	if c.MaxConnsPerIP < 0 {
+		bad("max-conns-per-ip", "must not be negative (0: no limit)")
+	}
+	// Long enough for a slow phone to send a 64 KiB form, short enough that
+	// a client dribbling its header cannot hold a connection for minutes.
+	if c.ReadTimeout < time.Second || c.ReadTimeout > 2*time.Minute {
+		bad("read-timeout", "%v is outside 1s to 2m", c.ReadTimeout)
+	}
+	if c.IdleTimeout < time.Second || c.IdleTimeout > 10*time.Minute {
+		bad("idle-timeout", "%v is outside 1s to 10m", c.IdleTimeout)
+	}
+	if c.MaxOwnInstances < 1 || c.MaxOwnInstances > 100_000 {
+		bad("max-own-instances", "%d is outside 1 to 100000", c.MaxOwnInstances)
+	}
 }

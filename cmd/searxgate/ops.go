@@ -28,7 +28,13 @@ type operator struct {
 
 	mu      sync.Mutex // guards removed
 	removed map[string]bool
+
+	addMu sync.Mutex // one Add at a time, so that two cannot both pass the cap
 }
+
+// errTooManyOwn: the instance API was asked to add an instance past
+// --max-own-instances.
+var errTooManyOwn = errors.New("too many instances of your own")
 
 func (o *operator) removedSet() map[string]bool {
 	o.mu.Lock()
@@ -93,10 +99,17 @@ func (o *operator) addFlag(ctx context.Context, raw string) error {
 	return nil
 }
 
-// Add adds an instance of the operator's own, and remembers it.
+// Add adds an instance of the operator's own, and remembers it. Adding
+// one already added changes nothing; a new one past --max-own-instances is
+// refused (errTooManyOwn).
 func (o *operator) Add(ctx context.Context, raw string) (string, error) {
 	u, err := o.check(ctx, raw)
 	if err != nil {
+		return "", err
+	}
+	o.addMu.Lock()
+	defer o.addMu.Unlock()
+	if err := o.checkCap(u); err != nil {
 		return "", err
 	}
 	if err := o.app.store.PutOperator(store.Operator{URL: u, Added: true, Tier: pool.Own.String(), UpdatedAt: time.Now().UTC()}); err != nil {
@@ -108,6 +121,31 @@ func (o *operator) Add(ctx context.Context, raw string) (string, error) {
 	o.app.pool.Add(u, pool.Own)
 	o.app.proxy.ReadTerms([]string{u})
 	return u, nil
+}
+
+// checkCap refuses a new instance when the operator has added
+// --max-own-instances already (the --instance ones do not count: they are
+// not stored).
+func (o *operator) checkCap(u string) error {
+	ops, err := o.app.store.Operators()
+	if err != nil {
+		return err
+	}
+	added := 0
+	for _, op := range ops {
+		if !op.Added || op.Removed {
+			continue
+		}
+		if op.URL == u {
+			return nil // already there: adding it again is no new instance
+		}
+		added++
+	}
+	if limit := o.app.cfg.MaxOwnInstances; added >= limit {
+		return fmt.Errorf("%w: %d added already, the limit of --max-own-instances (SEARXGATE_MAX_OWN_INSTANCES); remove one first or raise the limit",
+			errTooManyOwn, added)
+	}
+	return nil
 }
 
 // Remove forgets an instance and keeps it out of later directory lists.
