@@ -53,12 +53,15 @@ type Engine struct {
 
 // format is the upstream format searxgate uses for this instance: JSON
 // where /config says the limiter is off (its JSON window is 4 an hour)
-// and JSON was not refused (a 403 on format=json, or a results page that
-// does not list it); the HTML page otherwise, and while /config could not
-// be read. A "no" is asked again after jsonRecheck, through the HTML
-// page's list of formats.
+// and the instance is known to offer JSON (its results page lists it, or
+// it answered JSON before); the HTML page otherwise. /config does not say
+// which formats are on: the first search learns it from the results
+// page's list of formats, which spares every instance that disabled JSON
+// a 403 (HTML results carry positions and scores from their rank, so that
+// first answer loses nothing). A "no" is asked again after jsonRecheck,
+// through the HTML page's list of formats.
 func (c Caps) format(now time.Time) string {
-	if !c.ConfigOK || c.Limiter || c.JSON == No {
+	if !c.ConfigOK || c.Limiter || c.JSON != Yes {
 		return FormatHTML
 	}
 	return FormatJSON
@@ -85,12 +88,12 @@ func (c Caps) needsConfig(now time.Time) bool {
 type capsTable struct {
 	mu       sync.RWMutex // guards m and fetching
 	m        map[string]Caps
-	fetching map[string]chan struct{} // closed when the read ends
+	fetching map[string]bool
 	dirty    map[string]bool
 }
 
 func newCapsTable() *capsTable {
-	return &capsTable{m: make(map[string]Caps), fetching: make(map[string]chan struct{}), dirty: make(map[string]bool)}
+	return &capsTable{m: make(map[string]Caps), fetching: make(map[string]bool), dirty: make(map[string]bool)}
 }
 
 func (t *capsTable) get(instance string) Caps {
@@ -115,39 +118,24 @@ func (t *capsTable) claimFetch(instance string, now time.Time) bool {
 	// Every attempt asks; nearly always the answer is no, known under the
 	// read lock.
 	t.mu.RLock()
-	_, busy := t.fetching[instance]
-	due := !busy && t.m[instance].needsConfig(now)
+	due := !t.fetching[instance] && t.m[instance].needsConfig(now)
 	t.mu.RUnlock()
 	if !due {
 		return false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, busy := t.fetching[instance]; busy || !t.m[instance].needsConfig(now) {
+	if t.fetching[instance] || !t.m[instance].needsConfig(now) {
 		return false
 	}
-	t.fetching[instance] = make(chan struct{})
+	t.fetching[instance] = true
 	return true
 }
 
 func (t *capsTable) doneFetch(instance string) {
 	t.mu.Lock()
-	if ch, ok := t.fetching[instance]; ok {
-		close(ch)
-		delete(t.fetching, instance)
-	}
+	delete(t.fetching, instance)
 	t.mu.Unlock()
-}
-
-// reading returns a channel closed when the /config read of instance now
-// running ends, or nil when none is running.
-func (t *capsTable) reading(instance string) <-chan struct{} {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	if ch, ok := t.fetching[instance]; ok {
-		return ch
-	}
-	return nil
 }
 
 func (t *capsTable) forget(instance string) {

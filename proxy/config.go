@@ -103,28 +103,20 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 }
 
 // terms returns what searxgate knows of inst's terms for a search that
-// must be sent by deadline. Terms never read are read first, within half
-// the time left (a JSON-capable instance is not searched through its HTML
-// page only because nobody asked it yet); terms merely due are read again
-// in the background.
+// must be sent by deadline. Terms never read, and no read under way, are
+// read first, within a quarter of the time left: an instance whose
+// link-token check is on must get no search at all. Terms merely due, or
+// being read already (the start-up reads), are read in the background and
+// the search goes on with what is known: the HTML page, which every
+// instance serves.
 func (p *Proxy) terms(inst string, now, deadline time.Time) Caps {
 	c := p.caps.get(inst)
-	if !c.ConfigAt.IsZero() {
+	if !c.ConfigAt.IsZero() || !p.caps.claimFetch(inst, now) {
 		p.maybeReadConfig(inst, now)
 		return c
 	}
-	by := now.Add(min(configReadLimit, deadline.Sub(now)/2))
-	if p.caps.claimFetch(inst, now) {
-		p.readConfigBy(inst, by)
-		p.caps.doneFetch(inst)
-	} else if ch := p.caps.reading(inst); ch != nil {
-		wait, stop := p.cfg.Timer(by.Sub(now))
-		select {
-		case <-ch:
-		case <-wait:
-		}
-		stop()
-	}
+	p.readConfigBy(inst, now.Add(min(configReadLimit, deadline.Sub(now)/4)))
+	p.caps.doneFetch(inst)
 	return p.caps.get(inst)
 }
 

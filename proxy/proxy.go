@@ -461,6 +461,11 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
+	if p.caps.get(inst).ConfigAt.IsZero() {
+		// Its terms are read before it is searched (see terms): the
+		// search itself starts that much later.
+		d += min(configReadLimit, deadline.Sub(now)/4)
+	}
 	if d <= 0 {
 		return nil, func() {}
 	}

@@ -313,13 +313,13 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	if e.searches(0) != before {
 		t.Fatal("searches went to an instance with the link-token check on")
 	}
-	// The healthy instance's /config says the limiter is off: JSON from
-	// its very first search, never the HTML page.
+	// The healthy instance's /config says the limiter is off, and its
+	// first results page lists JSON: JSON from the second search on.
 	if got := e.proxy.Format(e.urls[1]); got != FormatJSON {
 		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Caps(e.urls[1]))
 	}
-	if f := e.fleet.Instances()[1].Truth().Formats; f["json"] != 4 || f["html"] != 0 {
-		t.Fatalf("the JSON instance was asked %v; want JSON 4 times, never HTML", f)
+	if f := e.fleet.Instances()[1].Truth().Formats; f["json"] != 3 || f["html"] != 1 {
+		t.Fatalf("the JSON instance was asked %v; want the HTML page once, then JSON 3 times", f)
 	}
 }
 
@@ -445,12 +445,14 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 	}
 }
 
-// TestJSONRefusedFallsBackToHTMLAtOnce: an instance whose /config says the
-// limiter is off but whose JSON is disabled answers the first search
-// through its HTML page, in the same attempt; later ones go there directly.
+// TestJSONRefusedFallsBackToHTMLAtOnce: an instance that answered JSON
+// before and has since disabled it answers the next search through its
+// HTML page, in the same attempt; later ones go there directly.
 func TestJSONRefusedFallsBackToHTMLAtOnce(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: false})
-	e.proxy.caps.update(e.urls[0], func(c *Caps) { *c = Caps{ConfigAt: e.clock.Now(), ConfigOK: true} })
+	e.proxy.caps.update(e.urls[0], func(c *Caps) {
+		*c = Caps{ConfigAt: e.clock.Now(), ConfigOK: true, JSON: Yes, JSONAt: e.clock.Now()}
+	})
 	res, err := e.search(t, "only html here")
 	if err != nil {
 		t.Fatalf("an HTML-only instance alone in the pool: %v", err)
