@@ -85,9 +85,10 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		strategy = pool.PrimaryBackup
 	}
 	a.pool = pool.New(pool.Config{
-		MaxInFlight: cfg.MaxInFlight,
-		Strategy:    strategy,
-		Jitter:      0.1,
+		MaxInFlight:    cfg.MaxInFlight,
+		OwnMaxInFlight: cfg.OwnMaxInFlight,
+		Strategy:       strategy,
+		Jitter:         0.1,
 		OnEvent: func(e pool.Event) {
 			level := slog.LevelInfo
 			if e.From == e.To { // seeded, enabled, reset: no circuit moved
@@ -116,13 +117,16 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
 			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second, cfg.resolver),
-			// Room for every search the pool may have in flight, plus the
-			// /config and autocomplete reads.
-			MaxConns: cfg.MaxInFlight + 4,
+			// Room for every search the pool may have in flight to one
+			// instance (own ones may have more), plus the /config and
+			// autocomplete reads.
+			MaxConns: max(cfg.MaxInFlight, cfg.OwnMaxInFlight) + 4,
 		},
 		Deadline:       cfg.Deadline,
 		MaxAttempts:    cfg.MaxAttempts,
 		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
+		OwnBudget:      ownBudget(cfg),
+		MaxQueue:       cfg.Queue,
 		CacheTTL:       cfg.CacheTTL,
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
@@ -182,6 +186,19 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	ok = true
 	return a, nil
+}
+
+// ownBudget is the politeness budget of the operator's own instances: only
+// the windows the operator set (none by default).
+func ownBudget(cfg Config) []proxy.Window {
+	var w []proxy.Window
+	if cfg.OwnBudget20s > 0 {
+		w = append(w, proxy.Window{Max: cfg.OwnBudget20s, Per: 20 * time.Second})
+	}
+	if cfg.OwnBudget10m > 0 {
+		w = append(w, proxy.Window{Max: cfg.OwnBudget10m, Per: 10 * time.Minute})
+	}
+	return w
 }
 
 // accessLogger is the access log's logger, nil when it is off.
