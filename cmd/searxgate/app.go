@@ -54,7 +54,11 @@ type App struct {
 	ops    *operator
 	cache  *cacheQueue
 	dialer *guardedDialer
-	notes  *dialNotes // why dials to a host failed, for the start-up check
+	// limiter is the per-client limit (nil when --client-rate is 0): the
+	// proxy asks it for each search that would reach an instance, the
+	// middleware for /autocompleter.
+	limiter *clientLimiter
+	notes   *dialNotes // why dials to a host failed, for the start-up check
 
 	// refusedAtSeed counts the entries of the last list the address guard
 	// refused (a private literal address, a localhost name).
@@ -124,7 +128,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
 	a.cache = &cacheQueue{st: st, log: log}
-
+	a.limiter = newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
 		Logger: log,
@@ -141,6 +145,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
 		OwnBudget:      ownBudget(cfg),
 		MaxQueue:       cfg.Queue,
+		Admit:          a.limiter.admitFunc(),
 		CacheTTL:       cfg.CacheTTL,
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
@@ -184,6 +189,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
+		Client:  clientOf(trusted),
 		Problem: a.Problem})
 	if err != nil {
 		return nil, err
@@ -193,7 +199,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
 	a.server = &fasthttp.Server{
-		Handler:            wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), trusted, accessLogger(cfg, log)),
+		Handler:            wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
 		Name:               "searxgate",
 		ReadTimeout:        10 * time.Second,
 		WriteTimeout:       cfg.Deadline + 10*time.Second,

@@ -139,7 +139,7 @@ func (c *Config) options() []option {
 	return []option{
 		{"listen", "address to serve on (host:port; port 0 picks one)", stringVar(&c.Listen)},
 		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", stringVar(&c.Data)},
-		{"directory", "instances.json to seed the pool from: an http(s) URL or a file path", stringVar(&c.Directory)},
+		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", stringVar(&c.Directory)},
 		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listVar(&c.Instances)},
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
@@ -163,10 +163,10 @@ func (c *Config) options() []option {
 		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", boolVar(&c.LinkToken)},
 		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", durationVar(&c.Shutdown)},
 		{"flush", "how often learned state is written to the store", durationVar(&c.Flush)},
-		{"client-rate", "searches one client address may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
+		{"client-rate", "searches that reach an instance one client (an IPv4 address, an IPv6 /64) may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
 		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
 		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
-		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listVar(&c.TrustProxy)},
+		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For (every line, from the right) names the client for --client-rate", listVar(&c.TrustProxy)},
 	}
 }
 
