@@ -60,7 +60,7 @@ func newClientLimiter(perMinute, burst int, now func() time.Time) *clientLimiter
 // counting addresses would let it take thousands of shares).
 func clientKey(a netip.Addr) netip.Prefix {
 	a = a.Unmap()
-	if !a.IsValid() {
+	if !a.IsValid() || a.IsUnspecified() { // no address (fasthttp says 0.0.0.0)
 		return netip.Prefix{}
 	}
 	if a.Is6() {
@@ -96,9 +96,15 @@ func (l *clientLimiter) admitFunc() func(client string, now time.Time) (bool, ti
 }
 
 // clientOf is web.Config.Client: the client key of a request (clientAddr,
-// then clientKey), as the limiter reads it back.
+// then clientKey), as the limiter reads it back; "" when the request has
+// no address (the limiter then counts it with every such request).
 func clientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
-	return func(ctx *fasthttp.RequestCtx) string { return clientKey(clientAddr(ctx, trusted)).String() }
+	return func(ctx *fasthttp.RequestCtx) string {
+		if k := clientKey(clientAddr(ctx, trusted)); k.IsValid() {
+			return k.String()
+		}
+		return ""
+	}
 }
 
 // allow takes a token for addr's client key now and reports whether there

@@ -156,6 +156,10 @@ func TestAdmit(t *testing.T) {
 		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 1234}, nil)
 		return clientOf(trusted)(&ctx)
 	}
+	var noAddr fasthttp.RequestCtx
+	if k := clientOf(trusted)(&noAddr); k != "" {
+		t.Errorf("a request without an address is client %q, want \"\"", k)
+	}
 	a := client("2001:db8:5:6::1")
 	b := client("127.0.0.1", "203.0.113.9", "2001:db8:5:6::ffff") // the same /64, behind the proxy
 	if a != b || a != "2001:db8:5:6::/64" {
