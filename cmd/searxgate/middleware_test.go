@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,4 +238,34 @@ func TestMiddlewareLimitsOnlyAutocomplete(t *testing.T) {
 	if reached != before {
 		t.Fatal("a limited autocomplete reached the handler")
 	}
+}
+
+// FuzzClientAddr: whatever X-Forwarded-For lines say, the client is the
+// peer or one of the hops, and never a trusted proxy unless every hop is.
+func FuzzClientAddr(f *testing.F) {
+	f.Add("203.0.113.5, 198.51.100.1", "10.1.2.3")
+	f.Add("junk", "")
+	f.Add(",,", "2001:db8::1")
+	trusted, _ := parsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
+	f.Fuzz(func(t *testing.T, line1, line2 string) {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		req.Header.Add("X-Forwarded-For", line1)
+		req.Header.Add("X-Forwarded-For", line2)
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1234}, nil)
+		got := clientAddr(&ctx, trusted)
+		if got == netip.MustParseAddr("127.0.0.1") {
+			return
+		}
+		found := false
+		for _, h := range strings.Split(line1+","+line2, ",") {
+			if a, err := netip.ParseAddr(strings.TrimSpace(h)); err == nil && a.Unmap() == got {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("client %s is neither the peer nor a hop of %q, %q", got, line1, line2)
+		}
+		_ = clientKey(got)
+	})
 }
