@@ -7,20 +7,25 @@
 // alternative URLs). Parse keeps the instances fit for clearnet searches and
 // turns searx.space's search timing into a prior latency for the pool.
 //
-// Where the list comes from, in order (Source.Load):
+// Where the list comes from (Source.Load):
 //
-//  1. a fresh copy: a conditional GET of an http(s) URL (ETag and
-//     Last-Modified of the last good copy; a timeout and a size cap), or a
-//     local file;
-//  2. the last good copy kept in a Cache (the store, through an adapter);
-//  3. the snapshot compiled into the binary (Embedded), built from the
-//     public searx-instances list, so that a first start with no network
-//     still has candidates.
+//   - "none": nowhere; no public instance at all.
+//   - a local file: that file, and nothing else. A file that cannot be read
+//     or does not parse is an error (ErrListFile) naming it; an empty one
+//     is an empty list.
+//   - an http(s) URL, in order: a fresh copy (a conditional GET with the
+//     ETag and Last-Modified of the last good copy; a timeout and a size
+//     cap); the last good copy kept in a Cache (the store, through an
+//     adapter); the snapshot compiled into the binary (Embedded, built from
+//     the public searx-instances list, dated by SnapshotDate), so that a
+//     first start with no network still has candidates. Falling back to the
+//     snapshot is logged at WARN with its date.
 //
 // A fetched file that does not parse, or that keeps no instance, never
 // replaces a good copy: Load logs why and falls back. Source.Run refreshes
 // on a timer and hands only fresh lists to its callback, so a failed refresh
-// leaves the caller with what it had.
+// leaves the caller with what it had. NewFetcher can dial through the
+// caller's dialer and check the URL and every redirect with a Guard.
 //
 // Guard refuses instance URLs whose host is, or resolves to, an address that
 // is not public (loopback, private, link-local, CGNAT, multicast, …),

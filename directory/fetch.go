@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 )
@@ -15,8 +16,8 @@ var (
 	ErrStatus = errors.New("directory: unexpected HTTP status")
 	// ErrTooLarge: the body is larger than the fetcher's cap.
 	ErrTooLarge = errors.New("directory: instance list too large")
-	// ErrRedirect: a redirect to a scheme other than http or https, or too
-	// many redirects.
+	// ErrRedirect: a redirect to a scheme other than http or https, to an
+	// address the guard refuses, or too many redirects.
 	ErrRedirect = errors.New("directory: refused redirect")
 )
 
@@ -56,44 +57,90 @@ type Fetcher interface {
 	Fetch(ctx context.Context, url string, prev Saved) (FetchResult, error)
 }
 
-// httpFetcher is the Fetcher of NewHTTPFetcher.
+// httpFetcher is the Fetcher of NewFetcher.
 type httpFetcher struct {
 	client    *http.Client
 	maxBytes  int64
 	userAgent string
+	guard     *Guard
+}
+
+// FetchOptions configures NewFetcher.
+type FetchOptions struct {
+	Timeout   time.Duration // of a whole fetch, redirects included; 0: none
+	MaxBytes  int64         // a larger body fails with ErrTooLarge; ≤ 0: no cap
+	UserAgent string
+	// DialContext, when set, makes every connection, and no HTTP proxy from
+	// the environment is used (it would connect in the dialer's place):
+	// searxgate passes the dialer that checks each address it connects to.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Guard, when set, checks the URL and every redirect target before it
+	// is requested: a scheme other than http(s), a literal address that is
+	// not public or a localhost name is refused (ErrPrivateAddress, or
+	// ErrRedirect for a redirect). A name its Resolver cannot resolve is
+	// left to the dialer.
+	Guard *Guard
 }
 
 // NewHTTPFetcher returns a Fetcher on net/http: each fetch is bounded by
 // timeout (0 means none), a body larger than maxBytes fails with
 // ErrTooLarge (maxBytes ≤ 0 means no cap), it sends userAgent, follows at
-// most 5 redirects and only to http or https, and decodes gzip.
+// most 5 redirects and only to http or https, and decodes gzip. It dials
+// with net/http's default transport: NewFetcher can guard the addresses.
 func NewHTTPFetcher(timeout time.Duration, maxBytes int64, userAgent string) Fetcher {
+	return NewFetcher(FetchOptions{Timeout: timeout, MaxBytes: maxBytes, UserAgent: userAgent})
+}
+
+// NewFetcher returns a Fetcher on net/http as NewHTTPFetcher does, with
+// the dialer and the address guard of o.
+func NewFetcher(o FetchOptions) Fetcher {
 	var transport http.RoundTripper = http.DefaultTransport
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		transport = t.Clone()
+		t = t.Clone()
+		if o.DialContext != nil {
+			t.DialContext = o.DialContext
+			t.Proxy = nil
+		}
+		transport = t
 	}
-	return &httpFetcher{
-		client: &http.Client{
-			Transport: transport,
-			Timeout:   timeout,
-			CheckRedirect: func(req *http.Request, via []*http.Request) error {
-				if s := req.URL.Scheme; s != "http" && s != "https" {
-					return fmt.Errorf("%w: to %q", ErrRedirect, req.URL.Redacted())
-				}
-				if len(via) >= maxRedirects {
-					return fmt.Errorf("%w: more than %d", ErrRedirect, maxRedirects)
-				}
-				return nil
-			},
+	f := &httpFetcher{maxBytes: o.MaxBytes, userAgent: o.UserAgent, guard: o.Guard}
+	f.client = &http.Client{
+		Transport: transport,
+		Timeout:   o.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if s := req.URL.Scheme; s != "http" && s != "https" {
+				return fmt.Errorf("%w: to %q", ErrRedirect, req.URL.Redacted())
+			}
+			if len(via) >= maxRedirects {
+				return fmt.Errorf("%w: more than %d", ErrRedirect, maxRedirects)
+			}
+			if err := f.check(req.Context(), req.URL.String()); err != nil {
+				return fmt.Errorf("%w: to %q: %w", ErrRedirect, req.URL.Redacted(), err)
+			}
+			return nil
 		},
-		maxBytes:  maxBytes,
-		userAgent: userAgent,
 	}
+	return f
+}
+
+// check runs the guard on rawURL; a name that does not resolve is left to
+// the dialer, which fails or checks what it connects to.
+func (f *httpFetcher) check(ctx context.Context, rawURL string) error {
+	if f.guard == nil {
+		return nil
+	}
+	if err := f.guard.Check(ctx, rawURL); err != nil && !errors.Is(err, ErrResolve) {
+		return err
+	}
+	return nil
 }
 
 func (f *httpFetcher) Fetch(ctx context.Context, url string, prev Saved) (FetchResult, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
+		return FetchResult{}, fmt.Errorf("directory: fetch %s: %w", url, err)
+	}
+	if err := f.check(ctx, url); err != nil {
 		return FetchResult{}, fmt.Errorf("directory: fetch %s: %w", url, err)
 	}
 	if f.userAgent != "" {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -168,4 +169,95 @@ func TestHTTPFetcher(t *testing.T) {
 			t.Fatal("no error for an unparsable URL")
 		}
 	})
+}
+
+// failingResolver resolves nothing: the guard then checks what a URL says
+// and leaves names to the dialer.
+type failingResolver struct{}
+
+func (failingResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestFetcherGuard: the guard checks the list URL and every redirect, and
+// every connection goes through the given dialer (here one that reaches
+// the test server, on 127.0.0.1, whatever name is asked).
+func TestFetcherGuard(t *testing.T) {
+	body := readFixture(t, "instances.json")
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/list.json":
+			w.Write(body)
+		case "/to-loopback":
+			http.Redirect(w, r, srv.URL+"/list.json", http.StatusFound)
+		case "/to-localhost":
+			http.Redirect(w, r, "http://localhost/list.json", http.StatusFound)
+		case "/to-private":
+			http.Redirect(w, r, "http://10.1.2.3/list.json", http.StatusMovedPermanently)
+		case "/to-mirror":
+			http.Redirect(w, r, "http://mirror.example/list.json", http.StatusFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var (
+		mu    sync.Mutex // guards dials
+		dials []string
+	)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		mu.Lock()
+		dials = append(dials, addr)
+		mu.Unlock()
+		var d net.Dialer
+		return d.DialContext(ctx, network, srv.Listener.Addr().String())
+	}
+	dialed := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := dials
+		dials = nil
+		return out
+	}
+	ctx := context.Background()
+
+	tests := []struct {
+		name      string
+		url       string
+		wantErr   error
+		wantDials []string
+	}{
+		{"a name goes to the dialer", "http://list.example/list.json", nil, []string{"list.example:80"}},
+		{"a redirect to another name is checked and followed", "http://list.example/to-mirror", nil,
+			[]string{"list.example:80", "mirror.example:80"}},
+		{"a redirect to a loopback address is refused", "http://list.example/to-loopback", ErrRedirect, []string{"list.example:80"}},
+		{"a redirect to localhost is refused", "http://list.example/to-localhost", ErrRedirect, []string{"list.example:80"}},
+		{"a redirect to a private address is refused", "http://list.example/to-private", ErrRedirect, []string{"list.example:80"}},
+		{"a loopback list URL is refused before any connection", srv.URL + "/list.json", ErrPrivateAddress, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A fetcher of its own: no connection kept from another case.
+			f := NewFetcher(FetchOptions{Timeout: 5 * time.Second, MaxBytes: 1 << 20, UserAgent: "searxgate/test",
+				DialContext: dial, Guard: &Guard{Resolver: failingResolver{}}})
+			res, err := f.Fetch(ctx, tt.url, Saved{})
+			if tt.wantErr == nil && (err != nil || !bytes.Equal(res.Body, body)) {
+				t.Fatalf("err %v, %d bytes", err, len(res.Body))
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr != nil && errors.Is(err, ErrRedirect) && !errors.Is(err, ErrPrivateAddress) {
+				t.Errorf("err %v does not say the address is not public", err)
+			}
+			if got := dialed(); !slices.Equal(got, tt.wantDials) {
+				t.Errorf("dialed %v, want %v", got, tt.wantDials)
+			}
+		})
+	}
+
+	// With AllowPrivate the guard lets loopback through.
+	open := NewFetcher(FetchOptions{Timeout: 5 * time.Second, Guard: &Guard{AllowPrivate: true}})
+	if res, err := open.Fetch(ctx, srv.URL+"/to-loopback", Saved{}); err != nil || !bytes.Equal(res.Body, body) {
+		t.Fatalf("allowed private: err %v, %d bytes", err, len(res.Body))
+	}
 }

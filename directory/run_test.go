@@ -2,8 +2,10 @@ package directory
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -175,5 +177,35 @@ func TestJitter(t *testing.T) {
 		if got := Jitter(func() float64 { return r }, tt.spread)(time.Hour); !approx(got, tt.want, time.Millisecond) {
 			t.Errorf("Jitter(r=%v, spread=%v)(1h) = %v, want %v", tt.r, tt.spread, got, tt.want)
 		}
+	}
+}
+
+// TestRunNone: with no list there is nothing to refresh; a file that goes
+// bad is logged and the caller keeps what it has.
+func TestRunNone(t *testing.T) {
+	src := &Source{Location: "none", Filter: DefaultFilter(), After: func(time.Duration) <-chan time.Time {
+		t.Error("Run waited to refresh no list")
+		return nil
+	}}
+	src.Run(context.Background(), time.Hour, nil, func(List) { t.Error("a list was delivered for none") })
+}
+
+func TestRunFileGoneKeepsTheList(t *testing.T) {
+	timer := newFakeTimer()
+	sink := &logSink{}
+	src := &Source{Location: filepath.Join(t.TempDir(), "gone.json"), Filter: DefaultFilter(), After: timer.After, Logger: slog.New(sink)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		src.Run(ctx, time.Hour, nil, func(List) { t.Error("a list was delivered from a missing file") })
+	}()
+	<-timer.calls
+	timer.fire <- t0
+	<-timer.calls // the next wait: the refresh has ended
+	cancel()
+	<-done
+	if !sink.has("gone.json") {
+		t.Errorf("the log does not name the missing file: %v", sink.msgs)
 	}
 }

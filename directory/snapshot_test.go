@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 var (
@@ -95,7 +96,8 @@ func networkOf(u string) string {
 // buildSnapshot turns instances.yml into a searx.space-shaped file with no
 // measurements: each listed URL is a main entry, each additional URL an
 // entry of its own (main false), as searx.space lists them.
-func buildSnapshot(yml []byte) ([]byte, error) {
+// built is the day it says it was built (metadata.built, YYYY-MM-DD).
+func buildSnapshot(yml []byte, built string) ([]byte, error) {
 	list, err := readInstancesYML(yml)
 	if err != nil {
 		return nil, err
@@ -127,6 +129,7 @@ func buildSnapshot(yml []byte) ([]byte, error) {
 	}
 	doc := map[string]any{
 		"metadata": map[string]any{
+			"built":  built,
 			"source": "searx-instances.yml (github.com/searxng/searx-instances)",
 			"note":   "listed instances without measurements: searxgate gives them its default prior",
 		},
@@ -150,7 +153,13 @@ func TestSnapshotMatchesList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := buildSnapshot(yml)
+	// Compared with the committed file, the day it was built is its own;
+	// rebuilt, it is today.
+	built := SnapshotDate().Format(time.DateOnly)
+	if *update {
+		built = time.Now().UTC().Format(time.DateOnly)
+	}
+	want, err := buildSnapshot(yml, built)
 	if err != nil {
 		t.Fatalf("building the snapshot: %v", err)
 	}
@@ -209,7 +218,7 @@ https://c.example: {}
 		}
 	}
 
-	snap, err := buildSnapshot(yml)
+	snap, err := buildSnapshot(yml, "2026-01-02")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package directory
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,7 +18,18 @@ const (
 	FromFile        = "file"         // the local file
 	FromStore       = "store"        // the last good copy in the Cache
 	FromEmbedded    = "embedded"     // the snapshot compiled into the binary
+	FromNone        = "none"         // Location None: no public instance at all
 )
+
+// None is the Location that asks for no public instance at all: Load
+// returns an empty list without reading anything, and Run does not refresh.
+const None = "none"
+
+// ErrListFile: the instance list file cannot be read or does not parse.
+// Load returns it (wrapped, with the path) instead of falling back: the
+// operator named that file, and a list they did not choose must not be
+// searched in its place.
+var ErrListFile = errors.New("directory: unusable instance list file")
 
 // DefaultLocation is searx.space's instance list.
 const DefaultLocation = "https://searx.space/data/instances.json"
@@ -28,26 +41,26 @@ const DefaultRefresh = 6 * time.Hour
 // List is the outcome of a Load.
 type List struct {
 	Entries []Entry
-	From    string // FromFetched, FromNotModified, FromFile, FromStore or FromEmbedded
+	From    string // FromFetched, FromNotModified, FromFile, FromStore, FromEmbedded or FromNone
 	// FetchedAt is when the list was fetched or read (the saved time for
-	// FromStore; zero for FromEmbedded).
+	// FromStore; the day the snapshot was built for FromEmbedded).
 	FetchedAt time.Time
 }
 
 // Fresh reports whether the list comes from the configured location now
-// (fetched, confirmed by a 304, or read from the file), rather than from a
-// fallback.
+// (fetched, confirmed by a 304, read from the file, or None), rather than
+// from a fallback.
 func (l List) Fresh() bool {
-	return l.From == FromFetched || l.From == FromNotModified || l.From == FromFile
+	return l.From == FromFetched || l.From == FromNotModified || l.From == FromFile || l.From == FromNone
 }
 
 // Source loads the instance list. Its fields are set before the first
 // call and not changed after; Source keeps no state of its own, so Load and
 // Run may run concurrently when the Cache and Fetcher allow it.
 type Source struct {
-	// Location is an http:// or https:// URL, or a local file path
-	// ("file://" prefix allowed). Empty means no location: the saved copy
-	// or the embedded snapshot.
+	// Location is an http:// or https:// URL, a local file path
+	// ("file://" prefix allowed), or None. Empty means no location: the
+	// saved copy or the embedded snapshot.
 	Location string
 	Fetcher  Fetcher // used for URLs
 	Cache    Cache   // may be nil
@@ -72,15 +85,39 @@ func (s *Source) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Load returns the instance list: a fresh fetch (or the file), else the
-// last good copy from the Cache, else the embedded snapshot. A fetched copy
-// that does not parse or keeps no instance never replaces a good one: Load
-// logs why and falls back. A good fetch is saved to the Cache. The error is
-// non-nil only when not even the embedded snapshot keeps an instance under
-// the Filter (ErrNoInstances).
+// Load returns the instance list.
+//
+//   - None: an empty list (FromNone); nothing is read.
+//   - A file: the file, or an error wrapping ErrListFile that names it when
+//     it cannot be read or does not parse; never a fallback. An empty file
+//     (or one whose instances the Filter all drops) is an empty list.
+//   - A URL: a fresh fetch, else the last good copy from the Cache, else the
+//     embedded snapshot (logged at WARN with the day it was built). A
+//     fetched copy that does not parse or keeps no instance never replaces
+//     a good one: Load logs why and falls back. A good fetch is saved to
+//     the Cache.
+//
+// A scheme other than http, https or file is an error (ErrScheme). The
+// error is also non-nil when not even the embedded snapshot keeps an
+// instance under the Filter (ErrNoInstances).
 func (s *Source) Load(ctx context.Context) (List, error) {
 	now := s.now()
 	log := s.logger()
+
+	loc := strings.TrimSpace(s.Location)
+	scheme, _, hasScheme := strings.Cut(loc, "://")
+	scheme = strings.ToLower(scheme)
+	switch {
+	case strings.EqualFold(loc, None):
+		log.Info("directory: no public instance list (none)")
+		return List{From: FromNone, FetchedAt: now}, nil
+	case hasScheme && scheme == "file":
+		return s.file(loc[len("file://"):], now)
+	case hasScheme && scheme != "http" && scheme != "https":
+		return List{}, fmt.Errorf("%w: %q is neither an http(s) URL, a file nor %q", ErrScheme, loc, None)
+	case loc != "" && !hasScheme:
+		return s.file(loc, now)
+	}
 
 	var saved Saved
 	haveSaved := false
@@ -93,13 +130,15 @@ func (s *Source) Load(ctx context.Context) (List, error) {
 		}
 	}
 
-	if list, ok := s.fresh(ctx, now, saved, haveSaved); ok {
-		return list, nil
+	if loc != "" {
+		if list, ok := s.fetch(ctx, now, loc, saved, haveSaved); ok {
+			return list, nil
+		}
 	}
 	if haveSaved {
 		entries, rep, err := parse(saved.Raw, s.Filter)
 		if err == nil {
-			log.Info("directory: using the saved instance list", "fetched_at", saved.FetchedAt, "summary", rep.String())
+			log.Warn("directory: using the saved instance list", "fetched_at", saved.FetchedAt, "summary", rep.String())
 			return List{Entries: entries, From: FromStore, FetchedAt: saved.FetchedAt}, nil
 		}
 		log.Warn("directory: the saved instance list is not usable", "err", err)
@@ -108,40 +147,33 @@ func (s *Source) Load(ctx context.Context) (List, error) {
 	if err != nil {
 		return List{}, fmt.Errorf("directory: embedded snapshot: %w", err)
 	}
-	log.Info("directory: using the embedded instance list", "summary", rep.String())
-	return List{Entries: entries, From: FromEmbedded}, nil
+	built := SnapshotDate()
+	log.Warn("directory: no instance list could be fetched and none is saved: using the snapshot compiled into searxgate",
+		"snapshot_date", built.Format(time.DateOnly), "summary", rep.String())
+	return List{Entries: entries, From: FromEmbedded, FetchedAt: built}, nil
 }
 
-// fresh reads the configured location; ok is false when it gave nothing
-// usable (the reason is logged).
-func (s *Source) fresh(ctx context.Context, now time.Time, saved Saved, haveSaved bool) (List, bool) {
-	log := s.logger()
-	loc := strings.TrimSpace(s.Location)
-	scheme, _, hasScheme := strings.Cut(loc, "://")
-	scheme = strings.ToLower(scheme)
-	switch {
-	case loc == "":
-		return List{}, false
-	case hasScheme && (scheme == "http" || scheme == "https"):
-		return s.fetch(ctx, now, loc, saved, haveSaved)
-	case hasScheme && scheme == "file":
-		loc = loc[len("file://"):]
-	case hasScheme:
-		log.Warn("directory: location is neither an http(s) URL nor a file", "location", loc, "err", ErrScheme)
-		return List{}, false
-	}
-	data, err := os.ReadFile(loc)
+// file reads the list from a local file: no fallback, since the operator
+// chose that file.
+func (s *Source) file(path string, now time.Time) (List, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		log.Warn("directory: cannot read the instance list file; falling back", "path", loc, "err", err)
-		return List{}, false
+		return List{}, fmt.Errorf("%w: %w", ErrListFile, err) // the PathError names the file
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		s.logger().Info("directory: the instance list file is empty", "path", path)
+		return List{From: FromFile, FetchedAt: now}, nil
 	}
 	entries, rep, err := parse(data, s.Filter)
-	if err != nil {
-		log.Warn("directory: the instance list file is not usable; falling back", "path", loc, "err", err)
-		return List{}, false
+	switch {
+	case errors.Is(err, ErrNoInstances):
+		s.logger().Info("directory: the instance list file keeps no instance", "path", path, "summary", rep.String())
+		return List{From: FromFile, FetchedAt: now}, nil
+	case err != nil:
+		return List{}, fmt.Errorf("%w: %s: %w", ErrListFile, path, err)
 	}
-	log.Info("directory: read the instance list file", "path", loc, "summary", rep.String())
-	return List{Entries: entries, From: FromFile, FetchedAt: now}, true
+	s.logger().Info("directory: read the instance list file", "path", path, "summary", rep.String())
+	return List{Entries: entries, From: FromFile, FetchedAt: now}, nil
 }
 
 func (s *Source) fetch(ctx context.Context, now time.Time, loc string, saved Saved, haveSaved bool) (List, bool) {
@@ -196,9 +228,14 @@ func (s *Source) save(v Saved) {
 // each wait passed through jitter (nil keeps it; a non-positive result
 // keeps every), until ctx ends. It calls onList with each fresh list
 // (List.Fresh); when a refresh falls back to a saved or embedded copy it
-// logs and keeps what the caller has. Run does not load at once: call Load
-// first.
+// logs and keeps what the caller has (and a file that went missing or bad
+// is logged, the current list kept). Run does not load at once: call Load
+// first. With Location None there is nothing to refresh: Run returns at
+// once.
 func (s *Source) Run(ctx context.Context, every time.Duration, jitter func(time.Duration) time.Duration, onList func(List)) {
+	if strings.EqualFold(strings.TrimSpace(s.Location), None) {
+		return
+	}
 	if every <= 0 {
 		every = DefaultRefresh
 	}

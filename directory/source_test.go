@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,6 +158,18 @@ func TestSourceLoad(t *testing.T) {
 	fixture := readFixture(t, "instances.json")
 	fixtureURLs := urlsOf(mustParse(t, fixture))
 	embeddedURLs := urlsOf(mustParse(t, Embedded()))
+	built := SnapshotDate()
+	if built.IsZero() {
+		t.Fatal("the embedded snapshot does not say when it was built (metadata.built)")
+	}
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := writeFile(path, content); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	savedGood := Saved{Raw: fixture, ETag: `"old"`, LastModified: "Mon, 04 Aug 2025 10:00:00 GMT", FetchedAt: t0}
 
 	tests := []struct {
@@ -173,6 +185,8 @@ func TestSourceLoad(t *testing.T) {
 		wantSaved  []byte // the cache's Raw after Load (nil: no save expected)
 		wantINM    string // If-None-Match the server saw
 		wantLogged string
+		wantErr    error // Load fails with it (and names the location)
+		wantReqs   int   // requests the list server got (-1: any)
 	}{
 		{name: "fresh fetch is saved", status: 200, etag: `"v2"`, cache: &memCache{},
 			wantFrom: FromFetched, wantURLs: fixtureURLs, wantAt: t1, wantSaved: fixture},
@@ -185,9 +199,12 @@ func TestSourceLoad(t *testing.T) {
 		{name: "server error: the saved copy", status: 503, cache: &memCache{saved: savedGood, has: true},
 			wantFrom: FromStore, wantURLs: fixtureURLs, wantAt: t0, wantINM: `"old"`, wantLogged: "fetching the instance list failed"},
 		{name: "server error, nothing saved: embedded", status: 503, cache: &memCache{},
-			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantLogged: "503"},
+			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantAt: built, wantLogged: "503"},
 		{name: "server error, no cache: embedded", status: 503,
-			wantFrom: FromEmbedded, wantURLs: embeddedURLs},
+			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantAt: built},
+		{name: "404, nothing saved: embedded, said at WARN with its date", status: 404, cache: &memCache{},
+			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantAt: built, wantReqs: 1,
+			wantLogged: "WARN directory: no instance list could be fetched and none is saved: using the snapshot compiled into searxgate snapshot_date=" + built.Format(time.DateOnly)},
 		{name: "a challenge page never replaces a good list", status: 200, body: "<html><title>Just a moment...</title></html>",
 			cache:    &memCache{saved: savedGood, has: true},
 			wantFrom: FromStore, wantURLs: fixtureURLs, wantAt: t0, wantINM: `"old"`, wantLogged: "not usable"},
@@ -199,17 +216,29 @@ func TestSourceLoad(t *testing.T) {
 		{name: "cache unwritable: the fetch is still used", status: 200, cache: &memCache{saveErr: errors.New("read-only")},
 			wantFrom: FromFetched, wantURLs: fixtureURLs, wantAt: t1, wantLogged: "read-only"},
 		{name: "saved copy damaged: embedded", status: 503, cache: &memCache{saved: Saved{Raw: []byte("{"), FetchedAt: t0}, has: true},
-			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantLogged: "saved instance list is not usable"},
+			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantAt: built, wantLogged: "saved instance list is not usable"},
 		{name: "file", location: "testdata/instances.json", cache: &memCache{},
 			wantFrom: FromFile, wantURLs: fixtureURLs, wantAt: t1},
 		{name: "file URL", location: "file://testdata/instances.json",
 			wantFrom: FromFile, wantURLs: fixtureURLs, wantAt: t1},
-		{name: "missing file: the saved copy", location: "testdata/missing.json", cache: &memCache{saved: savedGood, has: true},
-			wantFrom: FromStore, wantURLs: fixtureURLs, wantAt: t0, wantLogged: "missing.json"},
+		{name: "missing file: an error naming it, never a fallback", location: "testdata/missing.json", cache: &memCache{saved: savedGood, has: true},
+			wantErr: ErrListFile},
+		{name: "a file that does not parse: an error naming it", location: file("broken.json", `{"instances": [`),
+			cache: &memCache{saved: savedGood, has: true}, wantErr: ErrMalformed},
+		{name: "a file that is not a list: an error naming it", location: file("other.json", `{"results": []}`), wantErr: ErrListFile},
+		{name: "an empty file: no public instance", location: file("empty.json", ""), cache: &memCache{saved: savedGood, has: true},
+			wantFrom: FromFile, wantAt: t1},
+		{name: "a blank file: no public instance", location: file("blank.json", " \n\t\n"), wantFrom: FromFile, wantAt: t1},
+		{name: "a file with no instances: no public instance", location: file("none.json", `{"instances": {}}`),
+			cache: &memCache{saved: savedGood, has: true}, wantFrom: FromFile, wantAt: t1},
+		{name: "a file whose instances the filter drops: no public instance", location: file("tor.json", onlyTor),
+			wantFrom: FromFile, wantAt: t1, wantLogged: "keeps no instance"},
+		{name: "none: no instance, nothing read", location: "none", cache: &memCache{saved: savedGood, has: true},
+			wantFrom: FromNone, wantAt: t1},
+		{name: "NONE: the same", location: " NONE ", wantFrom: FromNone, wantAt: t1},
 		{name: "no location: the saved copy", location: "-", cache: &memCache{saved: savedGood, has: true},
 			wantFrom: FromStore, wantURLs: fixtureURLs, wantAt: t0},
-		{name: "unsupported scheme: embedded", location: "ftp://127.0.0.1/instances.json",
-			wantFrom: FromEmbedded, wantURLs: embeddedURLs, wantLogged: "neither"},
+		{name: "unsupported scheme: an error", location: "ftp://127.0.0.1/instances.json", wantErr: ErrScheme},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,13 +270,37 @@ func TestSourceLoad(t *testing.T) {
 				src.Cache = tt.cache
 			}
 			list, err := src.Load(context.Background())
+			reqs, _ := srv.seen()
+			if tt.location != "" && tt.location != "-" && reqs != 0 {
+				t.Errorf("the list server got %d requests for location %q", reqs, tt.location)
+			}
+			if tt.wantReqs > 0 && reqs != tt.wantReqs {
+				t.Errorf("the list server got %d requests, want %d", reqs, tt.wantReqs)
+			}
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrListFile) && !errors.Is(err, ErrScheme) {
+					t.Fatalf("err %v, want %v", err, tt.wantErr)
+				}
+				if !strings.Contains(err.Error(), strings.TrimPrefix(tt.location, "file://")) {
+					t.Errorf("error %q does not name %q", err, tt.location)
+				}
+				if list.Entries != nil || list.From != "" {
+					t.Errorf("a failed load returned %+v", list)
+				}
+				if tt.cache != nil {
+					if _, _, saves := tt.cache.get(); saves != 0 {
+						t.Errorf("a failed load saved %d times", saves)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if list.From != tt.wantFrom || !list.FetchedAt.Equal(tt.wantAt) {
 				t.Errorf("From %q at %v, want %q at %v", list.From, list.FetchedAt, tt.wantFrom, tt.wantAt)
 			}
-			if got := urlsOf(list.Entries); !reflect.DeepEqual(got, tt.wantURLs) {
+			if got := urlsOf(list.Entries); !slices.Equal(got, tt.wantURLs) {
 				t.Errorf("urls = %v\nwant %v", got, tt.wantURLs)
 			}
 			if _, inm := srv.seen(); inm != tt.wantINM {

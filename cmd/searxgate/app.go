@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -52,6 +53,21 @@ type App struct {
 	guard  directory.Guard
 	ops    *operator
 	cache  *cacheQueue
+	dialer *guardedDialer
+	// limiter is the per-client limit (nil when --client-rate is 0): the
+	// proxy asks it for each search that would reach an instance, the
+	// middleware for /autocompleter.
+	limiter *clientLimiter
+	notes   *dialNotes // why dials to a host failed, for the start-up check
+
+	// refusedAtSeed counts the entries of the last list the address guard
+	// refused (a private literal address, a localhost name).
+	refusedAtSeed atomic.Int64
+	// problem is why no instance can be searched, from the start-up check
+	// ("" = none); Problem clears it once an instance becomes usable.
+	problem atomic.Pointer[string]
+	// checked is closed when the start-up check has judged the pool.
+	checked chan struct{}
 
 	mu    sync.Mutex      // guards saved
 	saved map[string]bool // instances whose pool state is in the store
@@ -60,8 +76,9 @@ type App struct {
 // NewApp opens the store, restores the pool and binds the listener; it does
 // not serve yet.
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, saved: map[string]bool{}}
+	a := &App{cfg: cfg, log: log, saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
 	a.guard = directory.Guard{AllowPrivate: cfg.AllowPrivate}
+	a.dialer = newGuardedDialer(cfg.AllowPrivate, 3*time.Second, cfg.resolver, a.notes)
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
 	}
@@ -85,9 +102,10 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		strategy = pool.PrimaryBackup
 	}
 	a.pool = pool.New(pool.Config{
-		MaxInFlight: cfg.MaxInFlight,
-		Strategy:    strategy,
-		Jitter:      0.1,
+		MaxInFlight:    cfg.MaxInFlight,
+		OwnMaxInFlight: cfg.OwnMaxInFlight,
+		Strategy:       strategy,
+		Jitter:         0.1,
 		OnEvent: func(e pool.Event) {
 			level := slog.LevelInfo
 			if e.From == e.To { // seeded, enabled, reset: no circuit moved
@@ -110,19 +128,24 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
 	a.cache = &cacheQueue{st: st, log: log}
+	a.limiter = newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
 		Logger: log,
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
-			Dial:      guardedDial(cfg.AllowPrivate, 3*time.Second, cfg.resolver),
-			// Room for every search the pool may have in flight, plus the
-			// /config and autocomplete reads.
-			MaxConns: cfg.MaxInFlight + 4,
+			Dial:      a.dialer.Dial,
+			// Room for every search the pool may have in flight to one
+			// instance (own ones may have more), plus the /config and
+			// autocomplete reads.
+			MaxConns: max(cfg.MaxInFlight, cfg.OwnMaxInFlight) + 4,
 		},
 		Deadline:       cfg.Deadline,
 		MaxAttempts:    cfg.MaxAttempts,
 		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
+		OwnBudget:      ownBudget(cfg),
+		MaxQueue:       cfg.Queue,
+		Admit:          a.limiter.admitFunc(),
 		CacheTTL:       cfg.CacheTTL,
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
@@ -146,19 +169,28 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 
 	a.source = &directory.Source{
 		Location: cfg.Directory,
-		Fetcher:  directory.NewHTTPFetcher(20*time.Second, 16<<20, userAgent(cfg.Contact)),
-		Cache:    dirCache{st},
-		Filter:   directory.DefaultFilter(),
-		Logger:   log,
+		// The list is fetched through the same guard as the instances: the
+		// dialer checks every address, the guard every redirect.
+		Fetcher: directory.NewFetcher(directory.FetchOptions{
+			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(cfg.Contact),
+			DialContext: a.dialer.DialContext,
+			Guard:       &directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: noResolve{}},
+		}),
+		Cache:  dirCache{st},
+		Filter: directory.DefaultFilter(),
+		Logger: log,
 	}
 	list, err := a.source.Load(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err)
 	}
-	a.seed(list)
+	a.seedList(list, true)
 
+	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
-		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL})
+		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
+		Client:  clientOf(trusted),
+		Problem: a.Problem})
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +198,8 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
-	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	a.server = &fasthttp.Server{
-		Handler: wrap(a.web.Handler(), newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now), trusted, accessLogger(cfg, log)),
+		Handler: wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
 		Name:    "searxgate",
 		// A search request is small: ReadTimeout bounds the whole request
 		// (from the connection's opening, or from its first byte on a
@@ -198,6 +229,19 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	return a, nil
 }
 
+// ownBudget is the politeness budget of the operator's own instances: only
+// the windows the operator set (none by default).
+func ownBudget(cfg Config) []proxy.Window {
+	var w []proxy.Window
+	if cfg.OwnBudget20s > 0 {
+		w = append(w, proxy.Window{Max: cfg.OwnBudget20s, Per: 20 * time.Second})
+	}
+	if cfg.OwnBudget10m > 0 {
+		w = append(w, proxy.Window{Max: cfg.OwnBudget10m, Per: 10 * time.Minute})
+	}
+	return w
+}
+
 // accessLogger is the access log's logger, nil when it is off.
 func accessLogger(cfg Config, log *slog.Logger) *slog.Logger {
 	if !cfg.AccessLog {
@@ -209,39 +253,68 @@ func accessLogger(cfg Config, log *slog.Logger) *slog.Logger {
 // Addr is the address the server listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
-// seed feeds a directory list to the pool, leaving out what the operator
-// removed and what the address guard refuses.
-func (a *App) seed(list directory.List) {
+// seedList feeds a directory list to the pool, leaving out what the
+// operator removed and what the address guard refuses. At start the
+// instances' terms are read by Run (and judged); on a refresh they are read
+// in the background here.
+func (a *App) seedList(list directory.List, start bool) {
 	removed := a.ops.removedSet()
 	// Names are not resolved here (that would be a lookup per entry at every
 	// refresh): the dialer checks the addresses they resolve to at connect
 	// time. Literal addresses and localhost names are refused now.
 	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: noResolve{}}
 	priors := make([]pool.Prior, 0, len(list.Entries))
+	refused := 0
 	for _, e := range list.Entries {
 		if removed[e.URL] {
 			continue
 		}
 		if err := g.Check(context.Background(), e.URL); err != nil && !errors.Is(err, directory.ErrResolve) {
 			a.log.Debug("directory entry refused by the address guard", "instance", e.URL, "err", err)
+			refused++
 			continue
 		}
 		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
 	}
+	a.refusedAtSeed.Store(int64(refused))
 	a.pool.Seed(priors)
-	// Learn the instances' terms before searching them: /config is cheap
-	// and not rate limited, and an instance with the link-token check on
-	// must get no search at all.
-	a.proxy.ReadTerms(a.pool.Rank(0, nil))
-	a.log.Info("instance list loaded", "from", list.From, "instances", len(priors), "fetched_at", list.FetchedAt)
+	if !start {
+		// Learn the instances' terms before searching them: /config is
+		// cheap and not rate limited, and an instance with the link-token
+		// check on must get no search at all.
+		a.proxy.ReadTerms(a.pool.Rank(0, nil))
+	}
+	attrs := []any{"from", list.From, "instances", len(priors)}
+	switch list.From {
+	case directory.FromEmbedded:
+		attrs = append(attrs, "snapshot_date", list.FetchedAt.Format(time.DateOnly))
+	case directory.FromNone:
+	default:
+		attrs = append(attrs, "fetched_at", list.FetchedAt)
+	}
+	if refused > 0 {
+		attrs = append(attrs, "refused_private", refused)
+	}
+	a.log.Info("instance list loaded", attrs...)
+	if start && list.From == directory.FromFile && len(list.Entries) == 0 {
+		a.log.Warn("the instance list file has no instance: only your own instances (--instance) will be searched", "path", a.cfg.Directory)
+	}
 }
 
 // Run serves until ctx ends, then shuts down: stops accepting, lets
 // in-flight searches finish up to the grace period, flushes the store.
 func (a *App) Run(ctx context.Context) error {
+	// The operator's own instances' terms first, briefly: their first
+	// searches then use the right format. A failure does not stop serving.
+	a.readOwnTerms(ctx)
+
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		a.startupCheck(bg)
+	}()
 	go func() {
 		defer wg.Done()
 		t := time.NewTicker(a.pool.Config().SweepEvery)
@@ -251,7 +324,7 @@ func (a *App) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		r := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
-		a.source.Run(bg, a.cfg.Refresh, directory.Jitter(r.Float64, 0.1), a.seed)
+		a.source.Run(bg, a.cfg.Refresh, directory.Jitter(r.Float64, 0.1), func(l directory.List) { a.seedList(l, false) })
 	}()
 	go func() {
 		defer wg.Done()

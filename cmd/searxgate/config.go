@@ -32,21 +32,27 @@ type Config struct {
 	Budget20s    int
 	Budget10m    int
 	MaxInFlight  int
-	MaxAttempts  int
-	Strategy     string
-	Refresh      time.Duration
-	AdminToken   string
-	PublicURL    string
-	LogFormat    string
-	LogLevel     string
-	AccessLog    bool
-	LinkToken    bool
-	Shutdown     time.Duration
-	Flush        time.Duration
-	ClientRate   int
-	ClientBurst  int
-	MaxConns     int
-	TrustProxy   []string
+	// OwnBudget20s and OwnBudget10m bound the searches one of the
+	// operator's own instances gets (0: no limit, the default).
+	OwnBudget20s   int
+	OwnBudget10m   int
+	OwnMaxInFlight int
+	Queue          int // searches that may wait for a free slot
+	MaxAttempts    int
+	Strategy       string
+	Refresh        time.Duration
+	AdminToken     string
+	PublicURL      string
+	LogFormat      string
+	LogLevel       string
+	AccessLog      bool
+	LinkToken      bool
+	Shutdown       time.Duration
+	Flush          time.Duration
+	ClientRate     int
+	ClientBurst    int
+	MaxConns       int
+	TrustProxy     []string
 
 	// resolver replaces the system's resolver in the upstream dialer; tests
 	// set it so that no name is ever looked up on the network.
@@ -84,24 +90,26 @@ func defaultDataDir() string {
 
 func defaultConfig() Config {
 	return Config{
-		Listen:      "127.0.0.1:8888",
-		Data:        defaultDataDir(),
-		Directory:   DefaultDirectory,
-		Deadline:    4 * time.Second,
-		CacheTTL:    time.Hour,
-		Budget20s:   10,
-		Budget10m:   100,
-		MaxInFlight: 2,
-		MaxAttempts: 4,
-		Strategy:    "auto",
-		Refresh:     6 * time.Hour,
-		LogFormat:   "text",
-		LogLevel:    "info",
-		Shutdown:    10 * time.Second,
-		Flush:       5 * time.Second,
-		ClientRate:  120,
-		ClientBurst: 60,
-		MaxConns:    10_000,
+		Listen:         "127.0.0.1:8888",
+		Data:           defaultDataDir(),
+		Directory:      DefaultDirectory,
+		Deadline:       4 * time.Second,
+		CacheTTL:       time.Hour,
+		Budget20s:      10,
+		Budget10m:      100,
+		MaxInFlight:    2,
+		OwnMaxInFlight: 8,
+		Queue:          256,
+		MaxAttempts:    4,
+		Strategy:       "auto",
+		Refresh:        6 * time.Hour,
+		LogFormat:      "text",
+		LogLevel:       "info",
+		Shutdown:       10 * time.Second,
+		Flush:          5 * time.Second,
+		ClientRate:     120,
+		ClientBurst:    60,
+		MaxConns:       10_000,
 
 		MaxConnsPerIP:   64,
 		ReadTimeout:     5 * time.Second,
@@ -142,15 +150,19 @@ func (c *Config) options() []option {
 	return []option{
 		{"listen", "address to serve on (host:port; port 0 picks one)", stringVar(&c.Listen)},
 		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", stringVar(&c.Data)},
-		{"directory", "instances.json to seed the pool from: an http(s) URL or a file path", stringVar(&c.Directory)},
+		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", stringVar(&c.Directory)},
 		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listVar(&c.Instances)},
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
 		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
 		{"cache-ttl", "how long an answer is served from the cache", durationVar(&c.CacheTTL)},
-		{"budget-20s", "searches one instance may get in any 20 s (0: no limit, for your own instances only)", intVar(&c.Budget20s)},
-		{"budget-10m", "searches one instance may get in any 10 min (0: no limit, for your own instances only)", intVar(&c.Budget10m)},
-		{"max-in-flight", "searches in flight to one instance at once", intVar(&c.MaxInFlight)},
+		{"budget-20s", "searches one public instance may get in any 20 s (0: no limit; never for instances you do not run)", intVar(&c.Budget20s)},
+		{"budget-10m", "searches one public instance may get in any 10 min (0: no limit; never for instances you do not run)", intVar(&c.Budget10m)},
+		{"max-in-flight", "searches in flight to one public instance at once", intVar(&c.MaxInFlight)},
+		{"own-budget-20s", "searches one of your own instances (--instance) may get in any 20 s (0: no limit)", intVar(&c.OwnBudget20s)},
+		{"own-budget-10m", "searches one of your own instances (--instance) may get in any 10 min (0: no limit)", intVar(&c.OwnBudget10m)},
+		{"own-max-in-flight", "searches in flight to one of your own instances at once", intVar(&c.OwnMaxInFlight)},
+		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", intVar(&c.Queue)},
 		{"max-attempts", "upstream searches one client search may make", intVar(&c.MaxAttempts)},
 		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
 		{"refresh", "how often the directory is read again", durationVar(&c.Refresh)},
@@ -162,10 +174,10 @@ func (c *Config) options() []option {
 		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", boolVar(&c.LinkToken)},
 		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", durationVar(&c.Shutdown)},
 		{"flush", "how often learned state is written to the store", durationVar(&c.Flush)},
-		{"client-rate", "searches one client address may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
+		{"client-rate", "searches that reach an instance one client (an IPv4 address, an IPv6 /64) may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
 		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
 		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
-		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For names the client for --client-rate", listVar(&c.TrustProxy)},
+		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For (every line, from the right) names the client for --client-rate", listVar(&c.TrustProxy)},
 
 		{"max-conns-per-ip", "client connections one address may hold open at once (0: no limit); behind a reverse proxy this counts the proxy, so raise it above the proxy's connection pool or set 0", intVar(&c.MaxConnsPerIP)},
 		{"read-timeout", "time a client has to send a whole request (header and body) once it connects or, on a kept-alive connection, once its first byte arrives", durationVar(&c.ReadTimeout)},
@@ -309,6 +321,18 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInFlight < 1 {
 		bad("max-in-flight", "must be at least 1")
+	}
+	if c.OwnBudget20s < 0 || c.OwnBudget20s > proxy.MaxWindow {
+		bad("own-budget-20s", "%d is outside 0 (no limit) to %d", c.OwnBudget20s, proxy.MaxWindow)
+	}
+	if c.OwnBudget10m < 0 || c.OwnBudget10m > proxy.MaxWindow {
+		bad("own-budget-10m", "%d is outside 0 (no limit) to %d", c.OwnBudget10m, proxy.MaxWindow)
+	}
+	if c.OwnMaxInFlight < 1 || c.OwnMaxInFlight > 10_000 {
+		bad("own-max-in-flight", "%d is outside 1 to 10000", c.OwnMaxInFlight)
+	}
+	if c.Queue < 1 || c.Queue > 1_000_000 {
+		bad("queue", "%d is outside 1 to 1000000", c.Queue)
 	}
 	if c.MaxAttempts < 1 || c.MaxAttempts > 10 {
 		bad("max-attempts", "%d is outside 1 to 10", c.MaxAttempts)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"searxgate/proxy"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -39,6 +41,30 @@ func TestConfigFlagsOverEnv(t *testing.T) {
 	if d := defaultConfig(); c.Listen != d.Listen || c.Deadline != 4*time.Second || c.Budget20s != 10 || c.Budget10m != 100 {
 		t.Errorf("defaults changed: %+v", c)
 	}
+	if c.OwnBudget20s != 0 || c.OwnBudget10m != 0 || c.OwnMaxInFlight != 8 || c.Queue != 256 || ownBudget(c) != nil {
+		t.Errorf("own-instance defaults: budgets %d/%d (%v), in flight %d, queue %d; want none, 8, 256",
+			c.OwnBudget20s, c.OwnBudget10m, ownBudget(c), c.OwnMaxInFlight, c.Queue)
+	}
+}
+
+// TestOwnInstanceSettings: the own-instance flags and their variables reach
+// the proxy's and the pool's settings; a window left at 0 is no window.
+func TestOwnInstanceSettings(t *testing.T) {
+	c, err := parseConfig([]string{"--own-budget-20s", "30", "--own-max-in-flight", "16"},
+		env(map[string]string{"SEARXGATE_OWN_BUDGET_20S": "5", "SEARXGATE_QUEUE": "64"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OwnBudget20s != 30 || c.OwnMaxInFlight != 16 || c.Queue != 64 {
+		t.Fatalf("own budget %d, in flight %d, queue %d", c.OwnBudget20s, c.OwnMaxInFlight, c.Queue)
+	}
+	if got := ownBudget(c); !slices.Equal(got, []proxy.Window{{Max: 30, Per: 20 * time.Second}}) {
+		t.Errorf("own budget %v, want 30 per 20s only", got)
+	}
+	c.OwnBudget10m = 200
+	if got := ownBudget(c); len(got) != 2 || got[1] != (proxy.Window{Max: 200, Per: 10 * time.Minute}) {
+		t.Errorf("own budget %v, want 30 per 20s and 200 per 10m", got)
+	}
 }
 
 func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
@@ -53,6 +79,11 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{[]string{"--instance", "ftp://x.example/"}, nil, []string{"--instance", "SEARXGATE_INSTANCE"}},
 		{[]string{"--strategy", "fastest"}, nil, []string{"--strategy", "SEARXGATE_STRATEGY"}},
 		{[]string{"--budget-20s", "-1"}, nil, []string{"--budget-20s", "SEARXGATE_BUDGET_20S"}},
+		{[]string{"--own-budget-20s", "-1"}, nil, []string{"--own-budget-20s", "SEARXGATE_OWN_BUDGET_20S"}},
+		{nil, map[string]string{"SEARXGATE_OWN_BUDGET_10M": "20000"}, []string{"--own-budget-10m", "SEARXGATE_OWN_BUDGET_10M"}},
+		{[]string{"--own-max-in-flight", "0"}, nil, []string{"--own-max-in-flight", "SEARXGATE_OWN_MAX_IN_FLIGHT"}},
+		{[]string{"--queue", "0"}, nil, []string{"--queue", "SEARXGATE_QUEUE"}},
+		{nil, map[string]string{"SEARXGATE_QUEUE": "many"}, []string{"SEARXGATE_QUEUE", "whole number"}},
 		{[]string{"--log-format", "xml"}, nil, []string{"--log-format", "SEARXGATE_LOG_FORMAT"}},
 		{[]string{"--public-url", "example.org"}, nil, []string{"--public-url", "SEARXGATE_PUBLIC_URL"}},
 		{[]string{"stray"}, nil, []string{"unexpected argument"}},

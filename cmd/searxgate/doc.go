@@ -9,8 +9,23 @@
 // both in its errors.
 //
 // main wires the packages together (App): it opens the store, restores the
-// pool and the operator's changes, loads the instance list, and serves
-// until SIGINT or SIGTERM, then stops accepting, lets in-flight searches
-// finish within --shutdown-grace, and writes what was learned. Main runs
-// all of it in-process, so the end-to-end tests start it on port 0.
+// pool and the operator's changes, loads the instance list (--directory:
+// a URL, a file, or none; a missing or broken file stops the start), reads
+// the own instances' /config (briefly), and serves until SIGINT or
+// SIGTERM, then stops accepting, lets in-flight searches finish within
+// --shutdown-grace, and writes what was learned. Main runs all of it
+// in-process, so the end-to-end tests start it on port 0.
+//
+// At start the list's /config reads run in the background; when they end
+// and no instance can be searched, one ERROR line says why, counted by
+// cause, and App.Problem gives the same text to the status page until an
+// instance becomes usable. Instances and the list are reached only through
+// the guarded dialer (dial.go), which refuses non-public addresses unless
+// --allow-private.
+//
+// The per-client limit (--client-rate) is a token bucket per client key:
+// an IPv4 address or an IPv6 /64, behind --trust-proxy the nearest
+// untrusted X-Forwarded-For hop (every header line, read from the right).
+// The proxy asks it (proxy.Config.Admit) only for searches that would reach
+// an instance; the middleware asks it for /autocompleter.
 package main

@@ -8,24 +8,29 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
 )
 
-// clientLimiter is a token bucket per client address for the endpoints
-// that can cause upstream searches (/search, / with a query,
-// /autocompleter): so that searxgate can never be used to flood the
-// instances behind it, whoever reaches it. The default rate is one no
-// person or agent meets.
+// clientLimiter is a token bucket per client (clientKey: an IPv4 address,
+// or the /64 of an IPv6 one) for what can reach an instance: the proxy asks
+// it (Admit) for each search that would, never for an answer from the cache
+// or a search that joins one in flight; the middleware asks it for
+// /autocompleter. So searxgate can never be used to flood the instances
+// behind it, whoever reaches it, and a client repeating a search costs
+// nothing. The default rate is one no person or agent meets.
 type clientLimiter struct {
 	perSec float64 // tokens added per second
 	burst  float64
 	now    func() time.Time
 
 	mu      sync.Mutex // guards buckets and swept
-	buckets map[netip.Addr]*bucket
+	buckets map[netip.Prefix]*bucket
 	swept   time.Time
+
+	admits atomic.Int64 // times the proxy asked (admitFunc)
 }
 
 type bucket struct {
@@ -46,26 +51,84 @@ func newClientLimiter(perMinute, burst int, now func() time.Time) *clientLimiter
 		perSec:  float64(perMinute) / 60,
 		burst:   float64(max(burst, 1)),
 		now:     now,
-		buckets: make(map[netip.Addr]*bucket),
+		buckets: make(map[netip.Prefix]*bucket),
 	}
 }
 
-// allow takes a token for addr and reports whether there was one, and if
-// not, how long until there is.
+// clientKey is what a client is counted as: its IPv4 address, or the /64
+// its IPv6 address is in (one host is commonly given a whole /64, so
+// counting addresses would let it take thousands of shares).
+func clientKey(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	if !a.IsValid() || a.IsUnspecified() { // no address (fasthttp says 0.0.0.0)
+		return netip.Prefix{}
+	}
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p
+	}
+	return netip.PrefixFrom(a, 32)
+}
+
+// parseClientKey reads a client as web.Config.Client wrote it (a
+// clientKey), or a bare address; anything else is the zero key, one bucket
+// for every client searxgate cannot name.
+func parseClientKey(s string) netip.Prefix {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return clientKey(p.Addr())
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return clientKey(a)
+	}
+	return netip.Prefix{}
+}
+
+// admitFunc is the limiter as proxy.Config.Admit; nil when the limit is
+// off.
+func (l *clientLimiter) admitFunc() func(client string, now time.Time) (bool, time.Duration) {
+	if l == nil {
+		return nil
+	}
+	return func(client string, now time.Time) (bool, time.Duration) {
+		l.admits.Add(1)
+		return l.allowAt(parseClientKey(client), now)
+	}
+}
+
+// clientOf is web.Config.Client: the client key of a request (clientAddr,
+// then clientKey), as the limiter reads it back; "" when the request has
+// no address (the limiter then counts it with every such request).
+func clientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
+	return func(ctx *fasthttp.RequestCtx) string {
+		if k := clientKey(clientAddr(ctx, trusted)); k.IsValid() {
+			return k.String()
+		}
+		return ""
+	}
+}
+
+// allow takes a token for addr's client key now and reports whether there
+// was one, and if not, how long until there is.
 func (l *clientLimiter) allow(addr netip.Addr) (bool, time.Duration) {
-	now := l.now()
+	return l.allowAt(clientKey(addr), l.now())
+}
+
+// allowAt takes a token for key at now (see allow).
+func (l *clientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
 		l.sweep(now)
 	}
-	b, ok := l.buckets[addr]
+	b, ok := l.buckets[key]
 	if !ok {
 		b = &bucket{tokens: l.burst, last: now}
-		l.buckets[addr] = b
+		l.buckets[key] = b
 	}
-	b.tokens = math.Min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.perSec)
-	b.last = now
+	if d := now.Sub(b.last); d > 0 { // a clock read before the last one adds nothing
+		b.tokens = math.Min(l.burst, b.tokens+d.Seconds()*l.perSec)
+		b.last = now
+	}
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
@@ -88,28 +151,31 @@ func (l *clientLimiter) sweep(now time.Time) {
 	}
 }
 
-// limited reports whether a request is one the client limiter counts.
+// limited reports whether a request is one the middleware counts against
+// its client: /autocompleter. Searches are counted by the proxy, and only
+// those that would reach an instance.
 func limited(ctx *fasthttp.RequestCtx) bool {
-	switch string(ctx.Path()) {
-	case "/search", "/autocompleter":
-		return true
-	case "/":
-		return ctx.QueryArgs().Has("q") || (ctx.IsPost() && ctx.PostArgs().Has("q"))
-	}
-	return false
+	return string(ctx.Path()) == "/autocompleter"
 }
 
 // clientAddr is the address a request counts against: the peer's, or,
 // when the peer is one of the trusted reverse proxies, the nearest address
-// in X-Forwarded-For that is not one of them. (A client can put anything
-// in that header; only the hops a trusted proxy appended are believed.)
+// in X-Forwarded-For that is not one of them, walking from the right (as
+// nginx's real_ip_recursive does). Every X-Forwarded-For line is read, in
+// order: a proxy that appends a line of its own instead of extending the
+// client's must not let the client's line choose the address. (A client
+// can put anything in that header; only the hops a trusted proxy appended
+// are believed.)
 func clientAddr(ctx *fasthttp.RequestCtx, trusted []netip.Prefix) netip.Addr {
 	addr, _ := netip.AddrFromSlice(ctx.RemoteIP())
 	addr = addr.Unmap()
 	if !inPrefixes(addr, trusted) {
 		return addr
 	}
-	hops := strings.Split(string(ctx.Request.Header.Peek("X-Forwarded-For")), ",")
+	var hops []string
+	for _, line := range ctx.Request.Header.PeekAll("X-Forwarded-For") {
+		hops = append(hops, strings.Split(string(line), ",")...)
+	}
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
 		if err != nil {
@@ -156,8 +222,7 @@ func wrap(h fasthttp.RequestHandler, lim *clientLimiter, trusted []netip.Prefix,
 		start := time.Now()
 		if lim != nil && limited(ctx) {
 			if ok, wait := lim.allow(clientAddr(ctx, trusted)); !ok {
-				ctx.Error("Too Many Requests", fasthttp.StatusTooManyRequests) // resets headers: set them after
-				ctx.Response.Header.Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				tooMany(ctx, wait)
 				logAccess(access, ctx, start)
 				return
 			}
@@ -165,6 +230,17 @@ func wrap(h fasthttp.RequestHandler, lim *clientLimiter, trusted []netip.Prefix,
 		h(ctx)
 		logAccess(access, ctx, start)
 	}
+}
+
+// tooMany answers 429 in JSON, as /autocompleter's clients read it, with
+// the seconds until the client may ask again.
+func tooMany(ctx *fasthttp.RequestCtx, wait time.Duration) {
+	secs := max(1, int(math.Ceil(wait.Seconds())))
+	ctx.Response.Reset()
+	ctx.SetStatusCode(fasthttp.StatusTooManyRequests)
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+	ctx.SetBodyString(fmt.Sprintf(`{"error":"too many requests from your address: retry in %d s"}`, secs))
 }
 
 // logAccess logs one request without its query string: searches are the

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,14 +56,22 @@ func TestClientAddrBehindTrustedProxy(t *testing.T) {
 	}
 	cases := []struct {
 		peer, xff, want string
+		more            []string // further X-Forwarded-For lines, after xff
 	}{
-		{"192.0.2.7", "", "192.0.2.7"},                             // no proxy
-		{"192.0.2.7", "198.51.100.1", "192.0.2.7"},                 // an untrusted peer's header is ignored
-		{"127.0.0.1", "", "127.0.0.1"},                             // the proxy itself
-		{"127.0.0.1", "198.51.100.1", "198.51.100.1"},              // the client, as the proxy saw it
-		{"127.0.0.1", "203.0.113.5, 198.51.100.1", "198.51.100.1"}, // a forged first hop is not believed
-		{"127.0.0.1", "198.51.100.1, 10.1.2.3", "198.51.100.1"},    // two trusted proxies
-		{"127.0.0.1", "junk", "127.0.0.1"},                         // unreadable: the last trusted address
+		{peer: "192.0.2.7", xff: "", want: "192.0.2.7"},                             // no proxy
+		{peer: "192.0.2.7", xff: "198.51.100.1", want: "192.0.2.7"},                 // an untrusted peer's header is ignored
+		{peer: "127.0.0.1", xff: "", want: "127.0.0.1"},                             // the proxy itself
+		{peer: "127.0.0.1", xff: "198.51.100.1", want: "198.51.100.1"},              // the client, as the proxy saw it
+		{peer: "127.0.0.1", xff: "203.0.113.5, 198.51.100.1", want: "198.51.100.1"}, // a forged first hop is not believed
+		{peer: "127.0.0.1", xff: "198.51.100.1, 10.1.2.3", want: "198.51.100.1"},    // two trusted proxies
+		{peer: "127.0.0.1", xff: "junk", want: "127.0.0.1"},                         // unreadable: the last trusted address
+		// A proxy that appends a line of its own: every line is read, in
+		// order, so the client's own line cannot choose the address.
+		{peer: "127.0.0.1", xff: "203.0.113.5", more: []string{"198.51.100.1"}, want: "198.51.100.1"},
+		{peer: "127.0.0.1", xff: "10.0.0.9, 203.0.113.5", more: []string{"198.51.100.1"}, want: "198.51.100.1"},
+		{peer: "127.0.0.1", xff: "198.51.100.1", more: []string{"10.1.2.3"}, want: "198.51.100.1"},
+		{peer: "127.0.0.1", xff: "203.0.113.5, 198.51.100.1", more: []string{"10.1.2.3", "10.4.5.6"}, want: "198.51.100.1"},
+		{peer: "127.0.0.1", xff: "2001:db8::7", more: []string{"10.1.2.3"}, want: "2001:db8::7"},
 	}
 	for _, c := range cases {
 		var ctx fasthttp.RequestCtx
@@ -69,12 +79,193 @@ func TestClientAddrBehindTrustedProxy(t *testing.T) {
 		if c.xff != "" {
 			req.Header.Set("X-Forwarded-For", c.xff)
 		}
+		for _, line := range c.more {
+			req.Header.Add("X-Forwarded-For", line)
+		}
 		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(c.peer), Port: 1234}, nil)
 		if got := clientAddr(&ctx, trusted).String(); got != c.want {
-			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", c.peer, c.xff, got, c.want)
+			t.Errorf("peer %s, X-Forwarded-For %q then %q: %s, want %s", c.peer, c.xff, c.more, got, c.want)
 		}
 	}
 	if _, err := parsePrefixes([]string{"not-an-ip"}); err == nil {
 		t.Error("a bad --trust-proxy value was accepted")
 	}
+}
+
+// TestClientKeyIPv6Slash64: an IPv6 client is counted by its /64, so that
+// a host holding a whole /64 gets one share, not thousands.
+func TestClientKeyIPv6Slash64(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	l := newClientLimiter(60, 3, func() time.Time { return now })
+	allowed := 0
+	for i := range 1000 {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 0, 0, 0, byte(i >> 8), byte(i), 0, 1})
+		if ok, _ := l.allow(a); ok {
+			allowed++
+		}
+	}
+	if allowed != 3 {
+		t.Fatalf("1,000 addresses of one /64 were allowed %d searches, want the burst of 3", allowed)
+	}
+	if ok, _ := l.allow(netip.MustParseAddr("2001:db8:1:3::1")); !ok {
+		t.Fatal("the next /64 shares the bucket")
+	}
+	// IPv4 addresses, and IPv4 written as IPv6, are counted one by one.
+	for _, s := range []string{"192.0.2.1", "192.0.2.2", "::ffff:192.0.2.3"} {
+		for i := range 3 {
+			if ok, _ := l.allow(netip.MustParseAddr(s)); !ok {
+				t.Fatalf("%s: search %d refused", s, i+1)
+			}
+		}
+	}
+	if ok, _ := l.allow(netip.MustParseAddr("::ffff:192.0.2.1")); ok {
+		t.Fatal("192.0.2.1 written as IPv6 got a bucket of its own")
+	}
+
+	for _, c := range []struct{ addr, key string }{
+		{"2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+		{"192.0.2.7", "192.0.2.7/32"},
+		{"::ffff:192.0.2.7", "192.0.2.7/32"},
+	} {
+		k := clientKey(netip.MustParseAddr(c.addr))
+		if k.String() != c.key || parseClientKey(k.String()) != k || parseClientKey(c.addr) != k {
+			t.Errorf("%s: key %s (read back %s, from the address %s), want %s", c.addr, k, parseClientKey(k.String()), parseClientKey(c.addr), c.key)
+		}
+	}
+	if parseClientKey("") != (netip.Prefix{}) || parseClientKey("who?") != (netip.Prefix{}) {
+		t.Error("an unreadable client is not the shared zero key")
+	}
+}
+
+// TestAdmit: the limiter as proxy.Config.Admit reads the client web names
+// (clientOf) and the time it is given; off, it is nil.
+func TestAdmit(t *testing.T) {
+	if newClientLimiter(0, 1, time.Now).admitFunc() != nil {
+		t.Fatal("no limit, yet an Admit")
+	}
+	start := time.Unix(1_700_000_000, 0)
+	l := newClientLimiter(60, 2, func() time.Time { t.Fatal("Admit read the limiter's clock, not its now"); return start })
+	admit := l.admitFunc()
+
+	trusted, _ := parsePrefixes([]string{"127.0.0.1"})
+	client := func(peer string, xff ...string) string {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		for _, x := range xff {
+			req.Header.Add("X-Forwarded-For", x)
+		}
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 1234}, nil)
+		return clientOf(trusted)(&ctx)
+	}
+	var noAddr fasthttp.RequestCtx
+	if k := clientOf(trusted)(&noAddr); k != "" {
+		t.Errorf("a request without an address is client %q, want \"\"", k)
+	}
+	a := client("2001:db8:5:6::1")
+	b := client("127.0.0.1", "203.0.113.9", "2001:db8:5:6::ffff") // the same /64, behind the proxy
+	if a != b || a != "2001:db8:5:6::/64" {
+		t.Fatalf("clients %q and %q, want both 2001:db8:5:6::/64", a, b)
+	}
+	steps := []struct {
+		client string
+		at     time.Duration
+		ok     bool
+	}{
+		{a, 0, true}, {b, 0, true}, {a, 0, false}, // the burst of 2 is the /64's
+		{client("192.0.2.1"), 0, true}, // another client
+		{a, time.Second, true},         // a token a second at 60 a minute
+		{a, time.Second, false},
+	}
+	for i, s := range steps {
+		ok, wait := admit(s.client, start.Add(s.at))
+		if ok != s.ok || (!ok && (wait <= 0 || wait > time.Second)) {
+			t.Fatalf("step %d (%s at +%v): ok %v wait %v, want ok %v", i, s.client, s.at, ok, wait, s.ok)
+		}
+	}
+	if n := l.admits.Load(); n != int64(len(steps)) {
+		t.Errorf("%d admits counted, want %d", n, len(steps))
+	}
+}
+
+// TestMiddlewareLimitsOnlyAutocomplete: searches are not counted here (the
+// proxy counts those that reach an instance); /autocompleter is, and its
+// 429 is JSON with Retry-After.
+func TestMiddlewareLimitsOnlyAutocomplete(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	lim := newClientLimiter(60, 2, func() time.Time { return now })
+	reached := 0
+	h := wrap(func(ctx *fasthttp.RequestCtx) { reached++; ctx.SetBodyString("ok") }, lim, nil, nil)
+	do := func(method, uri, body string) *fasthttp.Response {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		req.Header.SetMethod(method)
+		req.SetRequestURI(uri)
+		if body != "" {
+			req.Header.SetContentType("application/x-www-form-urlencoded")
+			req.SetBodyString(body)
+		}
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP("192.0.2.50"), Port: 1234}, nil)
+		h(&ctx)
+		var resp fasthttp.Response
+		ctx.Response.CopyTo(&resp)
+		return &resp
+	}
+	for i := range 10 {
+		for _, r := range []struct{ method, uri, body string }{
+			{"GET", "/search?q=x", ""}, {"POST", "/search", "q=x"}, {"GET", "/?q=x", ""}, {"POST", "/", "q=x"},
+		} {
+			if resp := do(r.method, r.uri, r.body); resp.StatusCode() != 200 {
+				t.Fatalf("%s %s #%d: %d, the middleware limited a search", r.method, r.uri, i+1, resp.StatusCode())
+			}
+		}
+	}
+	for i := range 2 {
+		if resp := do("GET", "/autocompleter?q=x", ""); resp.StatusCode() != 200 {
+			t.Fatalf("autocomplete %d within the burst: %d", i+1, resp.StatusCode())
+		}
+	}
+	before := reached
+	resp := do("GET", "/autocompleter?q=x", "")
+	if resp.StatusCode() != 429 || string(resp.Header.Peek("Retry-After")) != "1" || string(resp.Header.ContentType()) != "application/json" {
+		t.Fatalf("autocomplete past the burst: %d, Retry-After %q, Content-Type %q", resp.StatusCode(), resp.Header.Peek("Retry-After"), resp.Header.ContentType())
+	}
+	var body struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Body(), &body); err != nil || body.Error == "" {
+		t.Fatalf("429 body %q: %v", resp.Body(), err)
+	}
+	if reached != before {
+		t.Fatal("a limited autocomplete reached the handler")
+	}
+}
+
+// FuzzClientAddr: whatever X-Forwarded-For lines say, the client is the
+// peer or one of the hops, and never a trusted proxy unless every hop is.
+func FuzzClientAddr(f *testing.F) {
+	f.Add("203.0.113.5, 198.51.100.1", "10.1.2.3")
+	f.Add("junk", "")
+	f.Add(",,", "2001:db8::1")
+	trusted, _ := parsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
+	f.Fuzz(func(t *testing.T, line1, line2 string) {
+		var ctx fasthttp.RequestCtx
+		var req fasthttp.Request
+		req.Header.Add("X-Forwarded-For", line1)
+		req.Header.Add("X-Forwarded-For", line2)
+		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1234}, nil)
+		got := clientAddr(&ctx, trusted)
+		if got == netip.MustParseAddr("127.0.0.1") {
+			return
+		}
+		found := false
+		for _, h := range strings.Split(line1+","+line2, ",") {
+			if a, err := netip.ParseAddr(strings.TrimSpace(h)); err == nil && a.Unmap() == got {
+				found = true
+			}
+		}
+		if !found {
+			t.Fatalf("client %s is neither the peer nor a hop of %q, %q", got, line1, line2)
+		}
+		_ = clientKey(got)
+	})
 }

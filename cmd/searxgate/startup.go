@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"searxgate/directory"
+	"searxgate/pool"
+	"searxgate/proxy"
+)
+
+// ownTermsTimeout bounds the /config reads of the operator's own instances
+// before serving; publicTermsTimeout those of the list's at start.
+const (
+	ownTermsTimeout    = 3 * time.Second
+	publicTermsTimeout = 2 * time.Minute
+)
+
+// readOwnTerms reads the /config of the operator's own instances before
+// searxgate serves, within ownTermsTimeout; a failure is logged at WARN and
+// searching them goes on.
+func (a *App) readOwnTerms(ctx context.Context) {
+	own := a.instances(pool.Own)
+	if len(own) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, ownTermsTimeout)
+	a.proxy.ReadTermsNow(rctx, own)
+	cancel()
+	for _, u := range own {
+		if c := a.proxy.Caps(u); !c.ConfigOK {
+			why := c.ConfigErr
+			if why == "" {
+				why = "no answer within " + ownTermsTimeout.String()
+			}
+			a.log.Warn("cannot read your instance's /config: searching it anyway, its terms unknown", "instance", u, "err", why)
+		}
+	}
+}
+
+// instances lists the enabled instances of one tier in the pool.
+func (a *App) instances(tier pool.Tier) []string {
+	var out []string
+	for _, st := range a.pool.Snapshot() {
+		if st.Tier == tier && !st.Disabled {
+			out = append(out, st.URL)
+		}
+	}
+	return out
+}
+
+// startupCheck reads the terms of the list's instances (as they are about
+// to be searched anyway) and then judges whether any instance can be
+// searched at all; when none can, it says why in one ERROR line and keeps
+// the text for the status page (Problem). It closes a.checked when done.
+func (a *App) startupCheck(ctx context.Context) {
+	defer close(a.checked)
+	if public := a.instances(pool.Public); len(public) > 0 {
+		rctx, cancel := context.WithTimeout(ctx, publicTermsTimeout)
+		a.proxy.ReadTermsNow(rctx, public)
+		cancel()
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if why := a.judge(); why != "" {
+		a.problem.Store(&why)
+		a.log.Error("no instance can be searched: " + why)
+	}
+}
+
+// Problem is why no instance can be searched, as the start-up check found
+// it; "" once any instance is usable (an own instance added, a list
+// instance that answered its /config).
+func (a *App) Problem() string {
+	p := a.problem.Load()
+	if p == nil {
+		return ""
+	}
+	if a.usable() {
+		a.problem.CompareAndSwap(p, nil)
+		return ""
+	}
+	return *p
+}
+
+// usable reports whether some instance can be searched: an enabled own
+// instance, or a list instance whose /config was read and that searxgate
+// may search.
+func (a *App) usable() bool {
+	for _, st := range a.pool.Snapshot() {
+		if st.Disabled {
+			continue
+		}
+		if st.Tier == pool.Own || a.causeOf(st.URL, a.proxy.Caps(st.URL)) == causeNone {
+			return true
+		}
+	}
+	return false
+}
+
+// Why a list instance cannot be searched, as the start-up check counts it.
+const (
+	causeNone      = ""
+	causePrivate   = "private"
+	causeDNS       = "dns"
+	causeRefused   = "refused"
+	causeTimeout   = "timeout"
+	causeTLS       = "tls"
+	causeReset     = "reset"
+	causeStatus    = "status"
+	causeTransport = "transport"
+	causeLinkToken = "link_token"
+	causeDisabled  = "disabled"
+	causeUnchecked = "unchecked"
+)
+
+// causeOf says why inst cannot be searched from what its last /config read
+// said (the dialer's notes name what a bare transport error hides).
+func (a *App) causeOf(inst string, c proxy.Caps) string {
+	if c.ConfigOK {
+		if c.LinkToken && !a.cfg.LinkToken {
+			return causeLinkToken
+		}
+		return causeNone
+	}
+	if c.ConfigAt.IsZero() && c.ConfigErr == "" {
+		return causeUnchecked
+	}
+	host := ""
+	if u, err := url.Parse(inst); err == nil {
+		host = u.Hostname()
+	}
+	switch why := a.notes.why(host); why {
+	case dialPrivate, dialDNS, dialRefused:
+		return why
+	}
+	switch e := c.ConfigErr; {
+	case e == causeDNS, e == causeRefused, e == causeTimeout, e == causeTLS, e == causeReset:
+		return e
+	case strings.HasPrefix(e, "status"):
+		return causeStatus
+	default:
+		return causeTransport
+	}
+}
+
+// causeText says each cause to the operator, in the order they are listed.
+var causeText = []struct{ cause, text string }{
+	{causePrivate, "%d refused as private addresses: add --allow-private"},
+	{causeDNS, "%d unreachable: DNS lookups fail, no network?"},
+	{causeRefused, "%d refused the connection"},
+	{causeTimeout, "%d did not answer in time"},
+	{causeTLS, "%d failed the TLS handshake"},
+	{causeReset, "%d reset the connection"},
+	{causeStatus, "%d answered /config with an HTTP error"},
+	{causeTransport, "%d unreachable"},
+	{causeLinkToken, "%d have the link-token bot check on, so searxgate does not search them (--allow-link-token)"},
+	{causeDisabled, "%d disabled by you"},
+}
+
+// judge returns "" when some instance can be searched, else why none can,
+// counted by cause. Instances whose terms were not read yet may still be
+// fine: while any is left, judge says nothing.
+func (a *App) judge() string {
+	counts := map[string]int{causePrivate: int(a.refusedAtSeed.Load())}
+	listed := counts[causePrivate]
+	for _, st := range a.pool.Snapshot() {
+		if st.Tier == pool.Own {
+			if !st.Disabled {
+				return ""
+			}
+			counts[causeDisabled]++
+			continue
+		}
+		listed++
+		cause := causeDisabled
+		if !st.Disabled {
+			cause = a.causeOf(st.URL, a.proxy.Caps(st.URL))
+		}
+		if cause == causeNone || cause == causeUnchecked {
+			return ""
+		}
+		counts[cause]++
+	}
+	if listed == 0 && counts[causeDisabled] == 0 {
+		return a.emptyListText()
+	}
+	var parts []string
+	for _, ct := range causeText {
+		if n := counts[ct.cause]; n > 0 {
+			parts = append(parts, fmt.Sprintf(ct.text, n))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// emptyListText says why the pool has no instance at all.
+func (a *App) emptyListText() string {
+	switch src := strings.TrimSpace(a.cfg.Directory); {
+	case strings.EqualFold(src, directory.None):
+		return "there is no instance: --directory is none and no --instance is given"
+	case strings.Contains(src, "://") && !strings.HasPrefix(strings.ToLower(src), "file://"):
+		return fmt.Sprintf("there is no instance: the list from %s has none and no --instance is given", src)
+	default:
+		return fmt.Sprintf("there is no instance: the list file %s has none and no --instance is given", src)
+	}
+}

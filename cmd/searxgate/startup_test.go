@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"searxgate/directory"
+	"searxgate/sim"
+)
+
+// logLines keeps what a gateway logged, one text line per record.
+type logLines struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// lines returns the lines that contain every one of subs.
+func (l *logLines) lines(subs ...string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+next:
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		for _, s := range subs {
+			if !strings.Contains(line, s) {
+				continue next
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// startLogged runs searxgate in-process with exactly args (plus --listen on
+// a free port and a temp data folder unless given), names resolved by
+// failResolver only, and its log kept; it waits for the start-up check
+// before it returns.
+func startLogged(t *testing.T, data string, args ...string) (*gateway, *logLines, *failResolver) {
+	t.Helper()
+	if data == "" {
+		data = t.TempDir()
+	}
+	cfg, err := parseConfig(append([]string{"--listen", "127.0.0.1:0", "--data", data}, args...), func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := &failResolver{}
+	cfg.resolver = resolver
+	logs := &logLines{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, cancel := context.WithCancel(context.Background())
+	app, err := NewApp(ctx, cfg, log)
+	if err != nil {
+		cancel()
+		t.Fatalf("%v\n%s", err, logs)
+	}
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() { cancel(); runErr = <-done })
+		return runErr
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("gateway stopped with %v", err)
+		}
+	})
+	select {
+	case <-app.checked:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the start-up check did not end\n%s", logs)
+	}
+	return &gateway{addr: app.Addr(), app: app, stop: stop}, logs, resolver
+}
+
+// fleetRequests is every request the fleet's instances read.
+func fleetRequests(f *sim.Fleet) uint64 {
+	var n uint64
+	for _, tr := range f.Truth() {
+		n += tr.Requests
+	}
+	return n
+}
+
+// countingServer serves status and body on 127.0.0.1 and counts requests.
+func countingServer(t *testing.T, status int, body string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		n.Add(1)
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+// TestInstanceListIsHonest: what --directory names is what is searched.
+// Each case first runs with the fleet's list, so that the store knows the
+// fleet's instances; then it restarts on the same data with the list under
+// test, and the fleet must not be contacted at all.
+func TestInstanceListIsHonest(t *testing.T) {
+	fleet, fleetDir := startFleet(t, 21, []sim.InstanceConfig{{Behaviour: sim.Fast, JSON: true, Latency: -1}, {Behaviour: sim.Fast, Latency: -1}})
+	notFound, notFoundReqs := countingServer(t, http.StatusNotFound, "not here")
+	tmp := t.TempDir()
+	empty := filepath.Join(tmp, "empty.json")
+	noInstances := filepath.Join(tmp, "no-instances.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(noInstances, []byte(`{"instances": {}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snapshotDate := directory.SnapshotDate().Format(time.DateOnly)
+
+	tests := []struct {
+		name      string
+		directory string
+		wantFrom  string
+		public    int    // public instances in the pool (-1: the snapshot's)
+		wantWarn  string // a WARN line that must be logged once
+		wantError string // the ERROR line of the start-up check
+	}{
+		{name: "none", directory: "none", wantFrom: directory.FromNone,
+			wantError: "no instance can be searched: there is no instance: --directory is none and no --instance is given"},
+		{name: "an empty file", directory: empty, wantFrom: directory.FromFile,
+			wantWarn:  "the instance list file has no instance: only your own instances (--instance) will be searched",
+			wantError: "there is no instance: the list file " + empty + " has none"},
+		{name: "a file with no instances", directory: noInstances, wantFrom: directory.FromFile,
+			wantWarn: "only your own instances (--instance) will be searched"},
+		{name: "a URL that answers 404", directory: notFound.URL + "/instances.json", wantFrom: directory.FromEmbedded, public: -1,
+			wantWarn:  `using the snapshot compiled into searxgate" snapshot_date=` + snapshotDate,
+			wantError: "unreachable: DNS lookups fail, no network?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := t.TempDir()
+			first, _, _ := startLogged(t, data, "--allow-private", "--directory", fleetDir)
+			if n := len(first.app.instances(0 /* pool.Public */)); n != 2 {
+				t.Fatalf("the fleet's list gave %d public instances, want 2", n)
+			}
+			if err := first.stop(); err != nil {
+				t.Fatal(err)
+			}
+			fleet.ResetTruth()
+			notFoundReqs.Store(0)
+
+			g, logs, _ := startLogged(t, data, "--allow-private", "--directory", tt.directory)
+			if n := fleetRequests(fleet); n != 0 {
+				t.Errorf("the fleet, no longer listed, got %d requests", n)
+			}
+			if got := logs.lines("instance list loaded", "from="+tt.wantFrom); len(got) != 1 {
+				t.Errorf("no single 'instance list loaded from=%s' line:\n%s", tt.wantFrom, logs)
+			}
+			if lines := logs.lines("0001-01-01"); len(lines) != 0 {
+				t.Errorf("a zero date was logged: %q", lines)
+			}
+			public := g.app.instances(0)
+			switch {
+			case tt.public == -1 && len(public) == 0:
+				t.Errorf("the snapshot gave no public instance")
+			case tt.public >= 0 && len(public) != tt.public:
+				t.Errorf("%d public instances, want %d: %v", len(public), tt.public, public)
+			}
+			if tt.wantWarn != "" {
+				if got := logs.lines("level=WARN", tt.wantWarn); len(got) != 1 {
+					t.Errorf("want one WARN line with %q:\n%s", tt.wantWarn, logs)
+				}
+			}
+			if tt.wantError != "" {
+				got := logs.lines("level=ERROR")
+				if len(got) != 1 || !strings.Contains(got[0], tt.wantError) {
+					t.Errorf("want one ERROR line with %q, got %q", tt.wantError, got)
+				}
+				if p := g.app.Problem(); !strings.Contains(p, tt.wantError[strings.LastIndex(tt.wantError, ": ")+2:]) {
+					t.Errorf("Problem() = %q, want the ERROR's text", p)
+				}
+			}
+			if tt.wantFrom == directory.FromEmbedded && notFoundReqs.Load() != 1 {
+				t.Errorf("the list server got %d requests, want 1", notFoundReqs.Load())
+			}
+			if tt.wantFrom != directory.FromEmbedded && notFoundReqs.Load() != 0 {
+				t.Errorf("the list server got %d requests, want none", notFoundReqs.Load())
+			}
+			// A search has nowhere to go, and still no public instance of
+			// the fleet is asked.
+			if a := g.get(t, "/search?q=honest&format=json", nil); a.status == 200 {
+				t.Errorf("a search with no usable instance answered 200: %s", a.body)
+			}
+			if n := fleetRequests(fleet); n != 0 {
+				t.Errorf("the fleet got %d requests", n)
+			}
+		})
+	}
+}
+
+// TestMissingOrBrokenListFileStopsStart: a list file that does not exist or
+// does not parse is an error at start that names it (exit 1), and nothing
+// is contacted.
+func TestMissingOrBrokenListFileStopsStart(t *testing.T) {
+	fleet, _ := startFleet(t, 22, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1}})
+	tmp := t.TempDir()
+	broken := filepath.Join(tmp, "broken.json")
+	if err := os.WriteFile(broken, []byte(`{"instances": {"`+fleet.URLs()[0]+`": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(tmp, "missing.json"), broken} {
+		var stderr bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		code := Main(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--allow-private", "--data", t.TempDir(), "--directory", path}, io.Discard, &stderr, func(string) string { return "" })
+		cancel()
+		if code != 1 {
+			t.Errorf("%s: exit %d, want 1\n%s", path, code, &stderr)
+		}
+		if !strings.Contains(stderr.String(), path) || !strings.Contains(stderr.String(), "SEARXGATE_DIRECTORY") {
+			t.Errorf("%s: the error does not name the file and the setting:\n%s", path, &stderr)
+		}
+	}
+	if n := fleetRequests(fleet); n != 0 {
+		t.Errorf("the fleet got %d requests", n)
+	}
+}
+
+// TestAllRefusedAsPrivate: a list whose instances are all on private
+// addresses, without --allow-private: one ERROR line counts them and says
+// what to do; none of them is contacted.
+func TestAllRefusedAsPrivate(t *testing.T) {
+	fleet, dir := startFleet(t, 23, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1}, {Behaviour: sim.Fast, Latency: -1}, {Behaviour: sim.Fast, Latency: -1}})
+	g, logs, _ := startLogged(t, "", "--directory", dir)
+	const want = "no instance can be searched: 3 refused as private addresses: add --allow-private"
+	if got := logs.lines("level=ERROR"); len(got) != 1 || !strings.Contains(got[0], want) {
+		t.Fatalf("want one ERROR line with %q, got %q\n%s", want, got, logs)
+	}
+	if p := g.app.Problem(); p != strings.TrimPrefix(want, "no instance can be searched: ") {
+		t.Errorf("Problem() = %q", p)
+	}
+	if n := fleetRequests(fleet); n != 0 {
+		t.Errorf("the fleet got %d requests", n)
+	}
+}
+
+// TestUnreachableCounted: instances whose names do not resolve are counted
+// as a DNS problem; instances that refuse connections as such.
+func TestUnreachableCounted(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://" + closed.Addr().String() + "/"
+	closed.Close() // nothing listens there now: connections are refused
+	dir := writeDirectory(t, dirEntry{"https://a.invalid/", 0.1}, dirEntry{"https://b.invalid/", 0.1}, dirEntry{deadURL, 0.1})
+	g, logs, resolver := startLogged(t, "", "--allow-private", "--directory", dir)
+	got := logs.lines("level=ERROR")
+	for _, want := range []string{"2 unreachable: DNS lookups fail, no network?", "1 refused the connection"} {
+		if len(got) != 1 || !strings.Contains(got[0], want) {
+			t.Errorf("want one ERROR line with %q, got %q", want, got)
+		}
+	}
+	if resolver.lookups.Load() == 0 {
+		t.Error("no name was looked up (through the test's resolver)")
+	}
+	if g.app.Problem() == "" {
+		t.Error("Problem() is empty")
+	}
+}
+
+// TestProblemClearsWhenAnOwnInstanceIsAdded: the status banner goes once an
+// instance can be searched.
+func TestProblemClearsWhenAnOwnInstanceIsAdded(t *testing.T) {
+	fleet, _ := startFleet(t, 24, []sim.InstanceConfig{{ID: "own", Behaviour: sim.Fast, JSON: true, Latency: -1}})
+	g, _, _ := startLogged(t, "", "--allow-private", "--directory", "none")
+	if g.app.Problem() == "" {
+		t.Fatal("no problem with no instance at all")
+	}
+	if _, err := g.app.ops.Add(context.Background(), fleet.Instance("own").URL()); err != nil {
+		t.Fatal(err)
+	}
+	if p := g.app.Problem(); p != "" {
+		t.Fatalf("Problem() = %q after an own instance was added", p)
+	}
+	if a := g.get(t, "/search?q=own+only&format=json", nil); a.status != 200 {
+		t.Fatalf("a search on the own instance: %d %s", a.status, a.body)
+	}
+}
+
+// TestOwnTermsReadBeforeServing: the own instances' /config is read before
+// the first request is answered; one that cannot be read is a WARN, and
+// searxgate serves anyway.
+func TestOwnTermsReadBeforeServing(t *testing.T) {
+	fleet, _ := startFleet(t, 25, []sim.InstanceConfig{{ID: "own", Behaviour: sim.Fast, JSON: true, Latency: -1}})
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://" + closed.Addr().String() + "/"
+	closed.Close()
+	own := fleet.Instance("own").URL()
+	g, logs, _ := startLogged(t, "", "--allow-private", "--directory", "none", "--instance", own, "--instance", deadURL)
+	if a := g.get(t, "/healthz", nil); a.status != 200 {
+		t.Fatalf("/healthz: %d", a.status)
+	}
+	if c := g.app.proxy.Caps(own); !c.ConfigOK || fleet.Instance("own").Truth().ConfigReads != 1 {
+		t.Errorf("own instance's terms: %+v, %d reads; want one good read before serving", c, fleet.Instance("own").Truth().ConfigReads)
+	}
+	if got := logs.lines("level=WARN", "cannot read your instance's /config", deadURL); len(got) != 1 {
+		t.Errorf("want one WARN for the dead own instance:\n%s", logs)
+	}
+	if got := logs.lines("level=ERROR"); len(got) != 0 {
+		t.Errorf("an ERROR with own instances: %q", got)
+	}
+	// The /config read came before searxgate said it serves.
+	text := logs.String()
+	if i, j := strings.Index(text, "cannot read your instance's /config"), strings.Index(text, "searxgate is serving"); i < 0 || j < 0 || i > j {
+		t.Errorf("the own instances' terms were not read before serving:\n%s", text)
+	}
+}
