@@ -59,12 +59,12 @@ const heapLimit = 64 << 20
 
 func TestUpstreamFaults(t *testing.T) {
 	cases := []faultCase{
-		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "transport"},
-		{name: "dns", setup: dnsFailure, outcome: "failed", reason: "transport", names: true},
+		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "refused"},
+		{name: "dns", setup: dnsFailure, outcome: "failed", reason: "dns", names: true},
 		{name: "hang", fault: sim.InstanceConfig{Behaviour: sim.Hang, JSON: true}, outcome: "failed", reason: "timeout"},
 		{name: "stall-body", fault: sim.InstanceConfig{Behaviour: sim.StallBody, JSON: true}, outcome: "failed", reason: "timeout"},
 		{name: "slow-loris", fault: sim.InstanceConfig{Behaviour: sim.SlowLoris, JSON: true}, outcome: "failed", reason: "timeout"},
-		{name: "reset-mid-body", fault: sim.InstanceConfig{Behaviour: sim.ResetMidBody, JSON: true}, outcome: "failed", reason: "transport"},
+		{name: "reset-mid-body", fault: sim.InstanceConfig{Behaviour: sim.ResetMidBody, JSON: true}, outcome: "failed", reason: "reset"},
 		{name: "huge-body", fault: sim.InstanceConfig{Behaviour: sim.HugeBody, BodySize: 40 << 20, Latency: -1, JSON: true},
 			outcome: "failed", reason: "too_large", memory: true},
 		{name: "gzip-bomb", fault: sim.InstanceConfig{Behaviour: sim.GzipBomb, BodySize: 64 << 20, Latency: -1, JSON: true},
@@ -76,7 +76,7 @@ func TestUpstreamFaults(t *testing.T) {
 			outcome: "refused", reason: "limiter_redirect"},
 		{name: "challenge-200", fault: sim.InstanceConfig{Behaviour: sim.CloudflareChallenge200, JSON: true},
 			outcome: "refused", reason: "bot_challenge"},
-		{name: "tls-self-signed", setup: selfSignedTLS, outcome: "failed", reason: "transport"},
+		{name: "tls-self-signed", setup: selfSignedTLS, outcome: "failed", reason: "tls"},
 	}
 	for _, c := range cases {
 		if c.answeredBy == "" {
@@ -334,8 +334,8 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 		b      sim.Behaviour
 		reason string
 	}{
-		{sim.Dead, "transport"},
-		{sim.ResetMidBody, "transport"},
+		{sim.Dead, "refused"},
+		{sim.ResetMidBody, "reset"},
 		{sim.Hang, "timeout"},
 		{sim.StallBody, "timeout"},
 	}
