@@ -3,30 +3,56 @@
 //
 // A search is looked up in the result cache (memory, then the store behind
 // the CacheStore interface), joins an identical search already in flight,
-// or is sent upstream: the pool hands out the best instance within its
+// or is sent upstream. Only then is its client admitted (Config.Admit: a
+// cache hit or a coalesced search costs no instance anything, so it is
+// never counted). The pool hands out the best instance within its
 // politeness budget (by default 10 searches in 20 s and 100 in 10 min per
-// instance, below SearXNG's limiter) and its terms (no searches to an
-// instance with the link-token check on), the answer is judged by
-// detect.Classify, the outcome recorded in the pool, and on a refusal,
-// failure or soft answer the next instance is tried, all within one
-// deadline and an attempt cap. A hedge starts the next instance early when
-// the current one is slower than its average says. Retries and hedges
-// together stay within ExtraRatio of first attempts.
+// public instance, below SearXNG's limiter; none for the operator's own
+// instances unless OwnBudget says so), its terms (no searches to an
+// instance with the link-token check on) and the client's fair share of
+// the public budget (fair.go). The answer is judged by detect.Classify,
+// the outcome recorded in the pool, and on a refusal, failure or soft
+// answer the next instance is tried, all within one deadline and an
+// attempt cap. A hedge starts the next instance early when the current
+// one is slower than its average says. Retries and hedges together stay
+// within ExtraRatio of first attempts. One search is a value (search.go)
+// that owns its attempts, hedges and deadline.
 //
-// Each instance's terms come from its /config, read in the background at
-// most once a day (ReadTerms at start, and when a search first meets it),
-// and from the formats its results page lists: JSON is used only where the
-// limiter is off and JSON is known to work; the HTML page otherwise.
+// A search that finds no instance free now only because of in-flight
+// caps, politeness windows, a half-open trial or a cooldown ending soon
+// waits in the slot queue (queue.go) for the first slot that frees, within
+// its deadline. It is refused at once, never after waiting, when the
+// earliest slot lies past its deadline or the queue is full, and its
+// *NoAnswerError then carries that real earliest time as RetryAfter.
+//
+// An honest "nothing found" (no results, no engine down) is an answer:
+// served as SearXNG serves it, cached for EmptyTTL, after at most one
+// confirming attempt on another instance free at once. It never counts
+// against the instance.
+//
+// Each instance's terms come from its /config, read at start (ReadTerms in
+// the background; ReadTermsNow for the operator's own before serving), and
+// before an instance's first search when they were never read, then at
+// most once a day; and from the formats its results page lists: JSON is
+// used only where the limiter is off and the page listed JSON (or it
+// answered JSON before); the HTML page otherwise. A 403 on JSON falls back
+// to the HTML page in the same attempt.
 //
 // The upstream client (fasthttp, one HostClient per instance) says who it
 // is in its User-Agent, sends a complete header set with the search's own
 // Accept-Language, nothing of the client's, never follows redirects, caps
 // and decodes gzip bodies within MaxBody, and renews keep-alive
-// connections after a jittered lifetime.
+// connections after a jittered lifetime. Its failures are told apart as
+// dns, refused, tls, reset, timeout (and transport for anything else).
 //
 // Caveats: fasthttp cannot cancel a request in flight, so a hedge that
 // lost runs until its answer or its search's deadline (its outcome is
 // recorded then; a timeout cut short before the instance had a fair chance
-// counts as cancelled). The politeness budget is per process: two
-// searxgates in front of the same instances each keep their own.
+// counts as cancelled). The politeness budget and the fair share are per
+// process: two searxgates in front of the same instances each keep their
+// own. The fair share counts buckets of a tenth of a window, so a client's
+// share frees up to a tenth of a window late, never early. A waiting
+// search is woken when an attempt or an autocompletion ends, or when the
+// window or cooldown it waits for runs out; a lease the pool takes back by
+// itself (its context ended) is noticed within pollEvery.
 package proxy
