@@ -7,12 +7,15 @@ import (
 
 // fairShare keeps one client from spending every public instance's budget:
 // within each politeness window, a client may make at most its share of
-// the searches the public pool allows, capacity / (active clients + 1).
-// The +1 keeps a share free for a client that has not searched yet, so a
-// newcomer is never left waiting minutes behind one busy client; a client
-// alone gets half the public capacity, which on any real pool is far
-// more than a person or an agent uses. The operator's own instances are
-// not shared out: a client over its share is still served by them.
+// the searches the public pool allows: capacity / active clients in the
+// short windows, and capacity / (active clients + 1) in the longest. The
+// +1 keeps part of the long window free for a client that has not
+// searched yet, so a newcomer is never left waiting minutes behind one
+// busy client; the short windows free within seconds, so there a client
+// alone may use all of them. (A client alone gets half of the public
+// pool's 10-minute capacity: on any real pool far more than a person or
+// an agent uses.) The operator's own instances are not shared out: a
+// client over its share is still served by them.
 //
 // Usage is counted per client in buckets (a tenth of a window each), so a
 // client costs a few hundred bytes whatever its rate; the count of
@@ -106,9 +109,14 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 		active++ // it is about to be active again
 	}
 	pub := f.capacity()
+	longest := f.longest()
 	ok, free := true, t
 	for i, w := range f.windows {
-		share := max(pub*w.Max/(active+1), 1)
+		n := max(active, 1)
+		if w.Per == longest {
+			n++
+		}
+		share := max(pub*w.Max/n, 1)
 		if n, frees := f.used(u, i, t); n >= share {
 			ok = false
 			free = max(free, frees)

@@ -198,3 +198,32 @@ func TestOwnInstancesServeAClientOverItsShare(t *testing.T) {
 		t.Fatalf("the own instance answered %d of 20", e.searches(1))
 	}
 }
+
+// TestAClientAloneMayFillTheShortWindow: the fair share keeps part of the
+// longest window for newcomers, but a client alone may use every public
+// instance's short window.
+func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}, {Max: 10, Per: 10 * time.Minute}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	served := 0
+	for i := range 12 {
+		// 20 s apart: the short window never binds; the long one (2 × 10
+		// per 10 min) does, at half for a client alone.
+		_, err := e.proxy.Search(context.Background(), Request{Query: "alone " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "solo"})
+		if err == nil {
+			served++
+		}
+		e.clock.Add(20 * time.Second)
+	}
+	if served != 10 {
+		t.Fatalf("served %d of 12 spread over 4 minutes, want 10 (half the 10-minute capacity of 20)", served)
+	}
+	e.clock.Add(10 * time.Minute)
+	for i := range 4 {
+		// Now all at once: the short window (2 × 2) is the client's alone.
+		if _, err := e.proxy.Search(context.Background(), Request{Query: "burst " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "solo"}); err != nil {
+			t.Fatalf("burst search %d: %v", i, err)
+		}
+	}
+}
