@@ -38,10 +38,13 @@ type Result struct {
 	Template                     string
 	PublishedDate                string // as upstream gave it ("" = null)
 	Thumbnail, ImgSrc, IframeSrc string
-	// Extra holds every other field of an upstream JSON result, written
-	// back unchanged. A key here overrides the field of the same JSON
-	// name (that is how a known field of an unexpected type survives).
-	// Values must be valid JSON.
+	// Extra holds the other fields of an upstream JSON result, cleaned
+	// as they were read (see ParseJSON: depth, size and count capped,
+	// no bidirectional controls, URL-named fields http(s) only) and
+	// written back as they are. A key here overrides the field of the
+	// same JSON name (that is how a known field of an unexpected type
+	// survives; parsed_url never comes from upstream). Values must be
+	// valid JSON.
 	Extra map[string]json.RawMessage
 }
 
@@ -273,8 +276,9 @@ func parsedURL(u string) []string {
 	return []string{p.Scheme, host, path, params, p.RawQuery, p.EscapedFragment()}
 }
 
-// httpURL reports whether u is an absolute http or https URL with a host:
-// the only links passed on.
+// httpURL reports whether u is an absolute http or https URL with a host,
+// without white space, control or bidirectional control characters: the
+// only links passed on.
 func httpURL(u string) bool {
 	var rest string
 	switch {
@@ -292,6 +296,9 @@ func httpURL(u string) bool {
 		if c := u[i]; c <= ' ' || c == 0x7f {
 			return false
 		}
+	}
+	if hasBidi(u) {
+		return false
 	}
 	p, err := url.Parse(u)
 	return err == nil && p.Host != ""
