@@ -126,7 +126,7 @@ func text(v gjson.Result) string {
 }
 
 // readResult reads one result object. ok is false when it is not an
-// object or its URL is not http(s).
+// object.
 func readResult(v gjson.Result) (x Result, ok bool) {
 	if !v.IsObject() {
 		return x, false
@@ -182,9 +182,7 @@ func readResult(v gjson.Result) (x Result, ok bool) {
 		}
 		return true
 	})
-	if !httpURL(x.URL) {
-		return x, false
-	}
+	// Its URL is judged by sanitize, with parsed_url made in one parse.
 	return x, true
 }
 

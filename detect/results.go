@@ -263,6 +263,11 @@ func parsedURL(u string) []string {
 	if err != nil {
 		return []string{"", "", "", "", "", ""}
 	}
+	return urlTuple(p)
+}
+
+// urlTuple returns parsedURL's 6-tuple of a parsed URL.
+func urlTuple(p *url.URL) []string {
 	path, params := p.EscapedPath(), ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
@@ -280,6 +285,12 @@ func parsedURL(u string) []string {
 // without white space, control or bidirectional control characters: the
 // only links passed on.
 func httpURL(u string) bool {
+	_, ok := parseLink(u)
+	return ok
+}
+
+// parseLink parses u when httpURL holds for it.
+func parseLink(u string) (*url.URL, bool) {
 	var rest string
 	switch {
 	case len(u) > 7 && strings.EqualFold(u[:7], "http://"):
@@ -287,21 +298,24 @@ func httpURL(u string) bool {
 	case len(u) > 8 && strings.EqualFold(u[:8], "https://"):
 		rest = u[8:]
 	default:
-		return false
+		return nil, false
 	}
 	if rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#' {
-		return false
+		return nil, false
 	}
 	for i := 0; i < len(u); i++ {
 		if c := u[i]; c <= ' ' || c == 0x7f {
-			return false
+			return nil, false
 		}
 	}
 	if hasBidi(u) {
-		return false
+		return nil, false
 	}
 	p, err := url.Parse(u)
-	return err == nil && p.Host != ""
+	if err != nil || p.Host == "" {
+		return nil, false
+	}
+	return p, true
 }
 
 func appendStrings(dst []byte, v []string) []byte {

@@ -91,10 +91,11 @@ func (r *Results) sanitize() {
 	kept := r.Results[:0]
 	for i := range r.Results {
 		x := r.Results[i]
-		if !httpURL(x.URL) {
+		p, ok := parseLink(x.URL)
+		if !ok {
 			continue
 		}
-		x.ParsedURL = parsedURL(x.URL)
+		x.ParsedURL = urlTuple(p)
 		x.Title = StripBidi(x.Title)
 		x.Content = StripBidi(x.Content)
 		x.Engine = StripBidi(x.Engine)
