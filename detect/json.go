@@ -322,7 +322,9 @@ func readInfobox(v gjson.Result) Infobox {
 		default:
 			typed = false
 		}
-		if !typed {
+		// Links that are not a list of link objects are not passed on in
+		// another shape.
+		if !typed && key != "urls" {
 			putExtra(&b.Extra, key, f)
 		}
 		return true

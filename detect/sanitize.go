@@ -202,7 +202,10 @@ func cleanExtra(k string, f gjson.Result) (json.RawMessage, bool) {
 		if u == "" || len(u) > MaxExtraBytes {
 			return nil, false
 		}
-		return appendString(nil, u), true
+		if v := appendString(nil, u); len(v) <= MaxExtraBytes {
+			return v, true
+		}
+		return nil, false
 	}
 	w := extraWriter{dst: make([]byte, 0, min(len(f.Raw)+8, MaxExtraBytes))}
 	if !w.value("", f, 0) || len(w.dst) > MaxExtraBytes {

@@ -251,8 +251,8 @@ func TestSanitizeJSON(t *testing.T) {
 	}
 }
 
-func TestSanitizeHTML(t *testing.T) {
-	page := `<html><body><input id="q" value="hello &#x202E;world">
+// hostileHTML is a results page whose every part tries something.
+const hostileHTML = `<html><body><input id="q" value="hello &#x202E;world">
 <div id="results"><div id="urls">
 <article class="result result-default category-general"><a class="url_header" href="https://ok.example/a">x</a>
  <h3>Hello &#x202E;dlrow&#x202C;</h3><p class="content">world &#x2066;isolated&#x2069;</p>
@@ -270,6 +270,9 @@ func TestSanitizeHTML(t *testing.T) {
  <div class="attributes"><dl><dt>L&#x202E;:</dt><dd>V</dd></dl></div></aside></div>
 <div id="engines_msg"><table><tr><td class="engine-name">g&#x202E;</td><td class="response-error">timeout&#x2069;</td></tr></table></div>
 </div></body></html>`
+
+func TestSanitizeHTML(t *testing.T) {
+	page := hostileHTML
 	r, err := ParseHTML([]byte(page))
 	if err != nil {
 		t.Fatal(err)
@@ -350,6 +353,20 @@ func TestExtraLimits(t *testing.T) {
 			checkBounded(t, r.AppendJSON(nil), len(body))
 		})
 	}
+	t.Run("infobox links of another shape", func(t *testing.T) {
+		r, err := ParseJSON([]byte(`{"query": "q", "results": [], "infoboxes": [{"infobox": "b", "urls": "javascript:alert(1)", "attributes": "text"}, {"infobox": "c", "urls": [{"url": "https://ok.example/"}, "javascript:alert(2)"]}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range r.Infoboxes {
+			if _, ok := b.Extra["urls"]; ok || b.URLs != nil {
+				t.Errorf("infobox %s: urls %v, extra %s", b.Infobox, b.URLs, b.Extra["urls"])
+			}
+		}
+		if string(r.Infoboxes[0].Extra["attributes"]) != `"text"` {
+			t.Errorf("attributes of another type: %s", r.Infoboxes[0].Extra["attributes"])
+		}
+	})
 	t.Run("count", func(t *testing.T) {
 		var b strings.Builder
 		for i := range MaxExtraKeys + 10 {
@@ -433,7 +450,10 @@ func checkBounded(t *testing.T, out []byte, inLen int) {
 	if max := maxWrittenDepth(); jsonDepth(out) > max {
 		t.Fatalf("written %d deep, cap %d", jsonDepth(out), max)
 	}
-	if len(out) > 16*inLen+4096 {
+	// A page's text may be read into several fields at once (a title that
+	// holds the content and the engine names) and "<" is written as
+	// \u003c: 48 times the input is a bound no answer reaches.
+	if len(out) > 48*inLen+4096 {
 		t.Fatalf("%d bytes written from %d", len(out), inLen)
 	}
 	if hasBidi(string(out)) {
