@@ -97,6 +97,16 @@ var classifyCases = []struct {
 	{"extra/nginx-welcome.txt", "html", "hello", Failed, BadBody, 0, -1},
 	{"extra/redirect-302.txt", "json", "hello", Refused, LimiterRedirect, 0, -1},
 	{"extra/redirect-302.txt", "html", "hello", Refused, LimiterRedirect, 0, -1},
+
+	// Captured from real SearXNG later: edge cases of the query and format.
+	{"searxng/a-search-json-bang.txt", "json", "!fb edge bang", OK, "", 0, 10},
+	{"searxng/a-search-json-bang.txt", "json", "edge bang", OK, "", 0, 10},
+	{"searxng/a-search-json-long-query.txt", "json", strings.Repeat("a", 3000), OK, "", 0, 10},
+	{"searxng/a-search-json-long-query.txt", "json", strings.Repeat("a", 2999), Soft, OffTopic, 0, 10},
+	// SearXNG matches format case-sensitively: format=JSON gets the HTML
+	// page. A JSON search that gets a page is not the answer asked for.
+	{"searxng/a-search-format-upper-JSON.txt", "html", "hello world", OK, "", 0, 10},
+	{"searxng/a-search-format-upper-JSON.txt", "JSON", "hello world", Failed, BadBody, 0, -1},
 }
 
 func TestClassifyFixtures(t *testing.T) {

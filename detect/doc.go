@@ -12,8 +12,9 @@
 //
 // ParseJSON (gjson) and ParseHTML (goquery) read SearXNG's JSON, old and
 // new shapes, and its simple theme's results page, 2024 and current
-// markup, into Results; Results.AppendJSON writes SearXNG's classic JSON
-// with nothing of an upstream JSON result lost. ParseConfig reads an
+// markup, into sanitised Results (see the caveats); Results.AppendJSON
+// writes SearXNG's classic JSON, an upstream JSON result's other fields
+// kept within bounds. ParseConfig reads an
 // instance's /config, ParseFormats the formats its results page offers,
 // ParseRetryAfter the wait a refusal asks for.
 //
@@ -31,8 +32,18 @@
 //     ё; other scripts are only lower-cased, and words are split on
 //     anything that is not a letter or digit, so a CJK query is matched as
 //     whole runs of characters.
-//   - The HTML page does not show a result's score or positions: results
-//     read from HTML have them zero and empty, in page order. The empty
+//   - The HTML page does not show a result's score or positions. A result
+//     read from HTML gets its rank on the page as its one position
+//     (1-based, in page order, counting only the results passed on) and
+//     the score SearXNG itself gives a result one engine found at that
+//     rank: searx/results.py's calculate_score sums
+//     weight * len(positions) / position over the positions, weight 1.0,
+//     so rank p scores 1/p (1, 0.5, 0.333…), as the JSON of the same
+//     answer says. Ranks start at 1 on every page, page 2 included: the
+//     page does not say how many results page 1 had, and SearXNG's own
+//     JSON restarts its positions on each page too (they are the engines'
+//     ranks for the page asked). A result several engines found scores
+//     higher in SearXNG's JSON than its rank on the page tells. The empty
 //     content placeholder is recognised by its class (current markup) or
 //     its English text.
 //   - To read a results page fast, only its div#results (up to the
@@ -43,6 +54,26 @@
 //     format is BadBody.
 //   - Answers are kept as strings (the classic shape): an answer's link is
 //     kept in its text as "text (url)".
-//   - Links that are not absolute http(s) URLs are dropped: results, the
-//     links of answers and infobox links.
+//   - Answers are sanitised where they are read (ParseJSON, ParseHTML),
+//     so every format written from Results gets the same: a result whose
+//     url is not an absolute http(s) URL with a host (no white space,
+//     control or bidirectional control characters) is dropped, as are
+//     such links of answers and infoboxes; thumbnail, img_src, iframe_src
+//     and an infobox's img_src that fail the rule are blanked (relative
+//     links such as SearXNG's /image_proxy ones included: they would
+//     point at searxgate); parsed_url is always rebuilt from url;
+//     bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E,
+//     U+200F, U+061C; the set web's pages strip) are removed from every
+//     text.
+//   - Unknown fields of a result, infobox, infobox link or attribute are
+//     written afresh, not passed on raw: at most MaxExtraKeys of them,
+//     names up to 64 bytes, values nested at most MaxExtraDepth deep and
+//     at most MaxExtraBytes long as written (a value beyond is dropped
+//     with its key), strings without bidirectional controls, and a string
+//     under a URL-named key (url, src, href, link, thumbnail,
+//     torrentfile, *_url, *_src, *_link, at any depth) kept only if it is
+//     an http(s) link (a magnetlink may be a magnet: link), else blanked;
+//     at the top level such a field that is not a good link is dropped.
+//     A JSON answer nested deeper than 64 levels anywhere is not read at
+//     all (BadBody): validating it would cost a recursion as deep.
 package detect

@@ -17,6 +17,21 @@ func seedBodies(f *testing.F) {
 	for _, s := range []string{"", "{}", "[]", "null", `{"results": [{"url": "http://x"}]}`, "<html>", `<div id="results"><div id="urls">`, `id="q" id="results"`} {
 		f.Add([]byte(s))
 	}
+	// Attacks: hostile fields, bidi controls, deep and large unknown
+	// fields, a spoofed parsed_url, a document nested too deep.
+	f.Add([]byte(hostileJSON))
+	f.Add([]byte(hostileHTML))
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, s := range []string{
+		`{"query": "q", "results": [{"url": "https://a.example/", "x": ` + nest(MaxExtraDepth+1) + `, "y": ` + nest(MaxExtraDepth) + `}]}`,
+		`{"query": "q", "results": [{"url": "https://a.example/", "x": ` + nest(maxJSONDepth+1) + `}]}`,
+		`{"query": "q", "results": [{"url": "https://a.example/", "x": "` + strings.Repeat("<", MaxExtraBytes) + `"}]}`,
+		`{"query": "q", "results": [{"url": "https://a.example/", "parsed_url": ["javascript", "", "alert(1)", "", "", ""], "thumbnail_src": "javascript:alert(1)", "icon": {"src": "data:,x", "url": "vbscript:x"}}]}`,
+		`{"query": "q\u202e", "results": [{"url": "https://a.example/\u202e", "title": "t"}, {"url": "https://b.example/", "title": "\u2066t\u2069", "img_src": "//x", "iframe_src": " https://a.example/"}]}`,
+		`{"query": "q", "results": [], "infoboxes": [{"infobox": "b", "img_src": "javascript:x", "urls": [{"url": "data:,x"}], "attributes": [{"label": "l", "value": "v", "image": {"src": "javascript:x"}}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
 }
 
 // FuzzParseJSON: never panics; what it reads, AppendJSON writes as valid
@@ -31,7 +46,7 @@ func FuzzParseJSON(f *testing.F) {
 			}
 			return
 		}
-		checkResults(t, r)
+		checkResults(t, r, len(body))
 	})
 }
 
@@ -42,7 +57,7 @@ func FuzzParseHTML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r, err := ParseHTML(body)
 		if err == nil {
-			checkResults(t, r)
+			checkResults(t, r, len(body))
 		} else if r != nil {
 			t.Fatalf("results with an error")
 		}
@@ -54,18 +69,28 @@ func FuzzParseHTML(f *testing.F) {
 	})
 }
 
-// checkResults asserts what every parser promises.
-func checkResults(t *testing.T, r *Results) {
+// checkResults asserts what every parser promises of what it read from
+// inLen bytes: only http(s) links, no bidi controls, bounded depth and
+// size (checkBounded), and a faithful round trip.
+func checkResults(t *testing.T, r *Results, inLen int) {
 	t.Helper()
 	for _, x := range r.Results {
 		if !httpURL(x.URL) {
 			t.Fatalf("result URL %q passed on", x.URL)
 		}
+		for _, u := range []string{x.Thumbnail, x.ImgSrc, x.IframeSrc} {
+			if u != "" && !httpURL(u) {
+				t.Fatalf("link %q passed on", u)
+			}
+		}
+	}
+	for _, b := range r.Infoboxes {
+		if b.ImgSrc != "" && !httpURL(b.ImgSrc) {
+			t.Fatalf("infobox image %q passed on", b.ImgSrc)
+		}
 	}
 	out := r.AppendJSON(nil)
-	if !json.Valid(out) {
-		t.Fatalf("AppendJSON wrote invalid JSON: %q", out)
-	}
+	checkBounded(t, out, inLen)
 	back, err := ParseJSON(out)
 	if err != nil {
 		t.Fatalf("reading back: %v", err)
@@ -120,13 +145,16 @@ func FuzzParseRetryAfter(f *testing.F) {
 	})
 }
 
-// FuzzClassify: never panics; the verdict is consistent with itself.
+// FuzzClassify: never panics; the verdict is consistent with itself; the
+// results it carries are bounded and sanitised (checkBounded).
 func FuzzClassify(f *testing.F) {
 	for _, name := range fixtureNames(f) {
 		c := loadCapture(f, name)
 		f.Add(c.status, c.body, "json", "hello world", c.header.Peek("Retry-After"))
 		f.Add(c.status, c.body, "html", "hello world", []byte(nil))
 	}
+	f.Add(200, []byte(hostileJSON), "json", "hello world", []byte(nil))
+	f.Add(200, []byte(hostileHTML), "html", "hello world", []byte(nil))
 	f.Fuzz(func(t *testing.T, status int, body []byte, format, query string, retryAfter []byte) {
 		v := Classify(Answer{Status: status, Body: body, Format: format, Query: query, Now: fixtureNow,
 			Header: Headers{"Retry-After": string(retryAfter)}})
@@ -147,6 +175,9 @@ func FuzzClassify(f *testing.F) {
 		}
 		if v.Results != nil && (v.Kind == Refused || v.Kind == Failed) {
 			t.Fatalf("%s verdict with results", v.Kind)
+		}
+		if v.Results != nil {
+			checkBounded(t, v.Results.AppendJSON(nil), len(body))
 		}
 	})
 }

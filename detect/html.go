@@ -49,8 +49,10 @@ type htmlPage struct {
 // ParseHTML reads a results page of SearXNG's simple theme, in the 2024
 // markup (a.url_wrapper, suggestions in div.wrapper, engine errors in a
 // table) and the current one (a.url_header, ul.wrapper, p.content
-// empty_element). Results whose URL is not http(s) are dropped. What the
-// page cannot tell (score, positions) is left zero.
+// empty_element). Results whose URL is not http(s) are dropped. The page
+// does not show scores or positions: each result gets its rank on the
+// page (1-based, counting the results passed on) as its one position,
+// and the score SearXNG gives one engine's result at that rank (1/rank).
 func ParseHTML(body []byte) (*Results, error) {
 	p, err := parseHTML(body)
 	if err != nil {
@@ -180,8 +182,14 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	}
 	items := ids["urls"].Find(".result")
 	r.Results = make([]Result, 0, items.Length())
+	// One backing array for every result's positions.
+	ranks := make([]int, items.Length())
 	items.Each(func(_ int, s *goquery.Selection) {
 		if x, ok := readHTMLResult(s); ok {
+			i := len(r.Results)
+			ranks[i] = i + 1
+			x.Positions = ranks[i : i+1 : i+1]
+			x.Score = rankScore(i + 1)
 			r.Results = append(r.Results, x)
 		}
 	})
@@ -225,7 +233,16 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	if s := ids["apis"]; s != nil {
 		p.formats = readFormats(s)
 	}
+	r.sanitize()
 	return p
+}
+
+// rankScore is the score SearXNG gives a result found by one engine (of
+// weight 1) at rank: searx/results.py's calculate_score sums
+// weight*len(positions)/position over the positions, so one position p
+// scores 1/p.
+func rankScore(rank int) float64 {
+	return 1 / float64(rank)
 }
 
 // readHTMLResult reads one article.result.
@@ -247,7 +264,6 @@ func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 	if !httpURL(x.URL) {
 		return x, false
 	}
-	x.ParsedURL = parsedURL(x.URL)
 	x.Title = firstText(s, selH3, selTitle, selH4)
 	if images {
 		x.Content = firstText(s, selResultText)

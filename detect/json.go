@@ -23,9 +23,16 @@ var (
 
 // ParseJSON reads a SearXNG JSON search answer, in the classic shape or the
 // newer one (answers as objects, number_of_results absent, fields missing
-// rather than empty). Results whose URL is not http(s) are dropped. The
-// Results share no memory with body.
+// rather than empty). What it reads is sanitised: results whose URL is not
+// http(s) are dropped, other URL fields that are not are blanked,
+// parsed_url is rebuilt from url, bidirectional controls are stripped
+// from every text, and unknown fields are kept only within MaxExtraDepth,
+// MaxExtraBytes and MaxExtraKeys. An answer nested deeper than 64 levels
+// is not read. The Results share no memory with body.
 func ParseJSON(body []byte) (*Results, error) {
+	if tooDeep(body, maxJSONDepth) {
+		return nil, fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, maxJSONDepth)
+	}
 	if !gjson.ValidBytes(body) {
 		return nil, fmt.Errorf("%w: invalid JSON", ErrNotJSON)
 	}
@@ -102,6 +109,7 @@ func ParseJSON(body []byte) (*Results, error) {
 	if !seen {
 		return nil, fmt.Errorf("%w: neither query nor results", ErrNotJSON)
 	}
+	r.sanitize()
 	return &r, nil
 }
 
@@ -118,7 +126,7 @@ func text(v gjson.Result) string {
 }
 
 // readResult reads one result object. ok is false when it is not an
-// object or its URL is not http(s).
+// object.
 func readResult(v gjson.Result) (x Result, ok bool) {
 	if !v.IsObject() {
 		return x, false
@@ -163,7 +171,7 @@ func readResult(v gjson.Result) (x Result, ok bool) {
 		case "engines":
 			x.Engines, typed = readStrings(f)
 		case "parsed_url":
-			x.ParsedURL, typed = readStrings(f)
+			// never trusted: rebuilt from url (sanitize)
 		case "positions":
 			x.Positions, typed = readInts(f)
 		default:
@@ -174,14 +182,7 @@ func readResult(v gjson.Result) (x Result, ok bool) {
 		}
 		return true
 	})
-	if !httpURL(x.URL) {
-		return x, false
-	}
-	if x.ParsedURL == nil {
-		if _, given := x.Extra["parsed_url"]; !given {
-			x.ParsedURL = parsedURL(x.URL)
-		}
-	}
+	// Its URL is judged by sanitize, with parsed_url made in one parse.
 	return x, true
 }
 
@@ -321,7 +322,9 @@ func readInfobox(v gjson.Result) Infobox {
 		default:
 			typed = false
 		}
-		if !typed {
+		// Links that are not a list of link objects are not passed on in
+		// another shape.
+		if !typed && key != "urls" {
 			putExtra(&b.Extra, key, f)
 		}
 		return true
@@ -381,13 +384,4 @@ func readPairs[T any](v gjson.Result, a, b string, fields func(*T) (*string, *st
 		return nil, false
 	}
 	return out, true
-}
-
-// putExtra keeps a field the typed reader did not take, unchanged, so that
-// writing the answer back loses nothing.
-func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
-	if *m == nil {
-		*m = make(map[string]json.RawMessage, 4)
-	}
-	(*m)[key] = json.RawMessage(f.Raw)
 }

@@ -38,10 +38,13 @@ type Result struct {
 	Template                     string
 	PublishedDate                string // as upstream gave it ("" = null)
 	Thumbnail, ImgSrc, IframeSrc string
-	// Extra holds every other field of an upstream JSON result, written
-	// back unchanged. A key here overrides the field of the same JSON
-	// name (that is how a known field of an unexpected type survives).
-	// Values must be valid JSON.
+	// Extra holds the other fields of an upstream JSON result, cleaned
+	// as they were read (see ParseJSON: depth, size and count capped,
+	// no bidirectional controls, URL-named fields http(s) only) and
+	// written back as they are. A key here overrides the field of the
+	// same JSON name (that is how a known field of an unexpected type
+	// survives; parsed_url never comes from upstream). Values must be
+	// valid JSON.
 	Extra map[string]json.RawMessage
 }
 
@@ -260,6 +263,11 @@ func parsedURL(u string) []string {
 	if err != nil {
 		return []string{"", "", "", "", "", ""}
 	}
+	return urlTuple(p)
+}
+
+// urlTuple returns parsedURL's 6-tuple of a parsed URL.
+func urlTuple(p *url.URL) []string {
 	path, params := p.EscapedPath(), ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
@@ -273,9 +281,16 @@ func parsedURL(u string) []string {
 	return []string{p.Scheme, host, path, params, p.RawQuery, p.EscapedFragment()}
 }
 
-// httpURL reports whether u is an absolute http or https URL with a host:
-// the only links passed on.
+// httpURL reports whether u is an absolute http or https URL with a host,
+// without white space, control or bidirectional control characters: the
+// only links passed on.
 func httpURL(u string) bool {
+	_, ok := parseLink(u)
+	return ok
+}
+
+// parseLink parses u when httpURL holds for it.
+func parseLink(u string) (*url.URL, bool) {
 	var rest string
 	switch {
 	case len(u) > 7 && strings.EqualFold(u[:7], "http://"):
@@ -283,18 +298,24 @@ func httpURL(u string) bool {
 	case len(u) > 8 && strings.EqualFold(u[:8], "https://"):
 		rest = u[8:]
 	default:
-		return false
+		return nil, false
 	}
 	if rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#' {
-		return false
+		return nil, false
 	}
 	for i := 0; i < len(u); i++ {
 		if c := u[i]; c <= ' ' || c == 0x7f {
-			return false
+			return nil, false
 		}
 	}
+	if hasBidi(u) {
+		return nil, false
+	}
 	p, err := url.Parse(u)
-	return err == nil && p.Host != ""
+	if err != nil || p.Host == "" {
+		return nil, false
+	}
+	return p, true
 }
 
 func appendStrings(dst []byte, v []string) []byte {

@@ -29,9 +29,26 @@ func slug(q string) string {
 	return strings.Join(words, "-")
 }
 
+// NoResultsPrefix starts the queries that legitimately find nothing: an
+// instance that answers searches at all answers one of them (matched
+// without regard to case) with 200, an empty result list and no
+// unresponsive engine, as SearXNG does when its engines found nothing
+// (shared/fixtures/searxng/a-search-*-noresults.txt). Off-topic and
+// empty-engines-down instances keep their own answers.
+const NoResultsPrefix = "noresults"
+
+// findsNothing reports whether the instance answers the search with an
+// honest empty answer because of its query (NoResultsPrefix).
+func (in *Instance) findsNothing(s search) bool {
+	if in.cfg.Behaviour == OffTopic || in.cfg.Behaviour == EmptyEnginesDown {
+		return false
+	}
+	return len(s.q) >= len(NoResultsPrefix) && strings.EqualFold(s.q[:len(NoResultsPrefix)], NoResultsPrefix)
+}
+
 // page builds the answer to a search from the instance's behaviour: ten
 // results a page (Results), Pages pages, each echoing the query's words and
-// naming the instance.
+// naming the instance; nothing at all for a query that finds nothing.
 func (in *Instance) page(s search) *page {
 	cfg := &in.cfg
 	q := s.q
@@ -46,7 +63,7 @@ func (in *Instance) page(s search) *page {
 		}
 		return p
 	}
-	if s.pageno > cfg.Pages {
+	if s.pageno > cfg.Pages || in.findsNothing(s) {
 		return p
 	}
 	p.HasNext = s.pageno < cfg.Pages

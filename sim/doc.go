@@ -12,12 +12,16 @@
 // SearXNG's 429 bodies, /config, /healthz, /opensearch.xml and
 // /autocompleter. Results echo the query's words and carry the instance's
 // id in their URL path and content, so a test can tell who served what and
-// whether the answer was on-topic.
+// whether the answer was on-topic. A query starting with NoResultsPrefix
+// ("noresults") legitimately finds nothing: an instance that answers
+// searches answers it 200 with no result and no unresponsive engine, in
+// JSON and HTML alike, as real SearXNG does (a-search-*-noresults.txt).
 //
 // Every instance counts what it received (Truth): requests, searches,
 // refusals, searches inside a running refusal window, searches with
 // headers SearXNG's bot check refuses, requests that leak the client
-// (forwarding headers, cookies), /config reads. Tests read it directly;
+// (forwarding headers, cookies), /config reads, searches answered with
+// nothing found. Tests read it directly;
 // the control handler serves it as JSON. Directory gives a
 // searx.space-shaped instances.json for the fleet, with entries a reader
 // must filter out and priors that sometimes lie. Mix names whole fleets

@@ -49,6 +49,10 @@ type Truth struct {
 	LastAcceptLanguage string `json:"last_accept_language"`
 	// Formats counts searches by the format asked ("html" when none).
 	Formats map[string]uint64 `json:"formats"`
+	// NoResults counts searches answered in full with 200, no result
+	// and no unresponsive engine because their query finds nothing
+	// (NoResultsPrefix): SearXNG's honest "nothing found".
+	NoResults uint64 `json:"no_results"`
 }
 
 func (t Truth) clone() Truth {
@@ -531,6 +535,10 @@ func (in *Instance) search(ctx *fasthttp.RequestCtx, now time.Time, addr string,
 		} else if i := bytes.Index(body, []byte(`<div id="urls"`)); i > 0 {
 			body = body[:i]
 		}
+	} else if in.findsNothing(s) {
+		in.mu.Lock()
+		in.truth.NoResults++
+		in.mu.Unlock()
 	}
 	in.send(ctx, 200, contentType(s.format), body)
 }

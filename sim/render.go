@@ -434,11 +434,20 @@ func writeHTML(s *site, p *page) string {
 		sb.WriteString(`</table>
   </details>
 </div>`)
-	} else if len(p.Results) > 0 {
-		sb.WriteString(`<div id="engines_msg">
+	} else {
+		// The engines' response times; SearXNG opens the box and titles it
+		// as messages when nothing was found (a-search-html-noresults.txt).
+		if len(p.Results) > 0 {
+			sb.WriteString(`<div id="engines_msg">
   <details class="sidebar-collapsable">
     <summary class="title" id="engines_msg-title">Response time: 0.2 seconds</summary>
     <table class="engine-stats" id="engines_msg-table">`)
+		} else {
+			sb.WriteString(`<div id="engines_msg">
+  <details class="sidebar-collapsable" open>
+    <summary class="title" id="engines_msg-title">Messages from the search engines</summary>
+    <table class="engine-stats" id="engines_msg-table">`)
+		}
 		for _, e := range s.EngineList {
 			sb.WriteString(`<tr>
         <td class="engine-name"><a href="/stats?engine=` + e + `">` + e + `</a></td>
@@ -499,7 +508,8 @@ func writeHTML(s *site, p *page) string {
       <a href="#" aria-label="Back to top"></a>
     </div>
 `)
-	if len(p.Results) > 0 || p.PageNo > 1 {
+	// SearXNG leaves the pagination out only when engines failed.
+	if len(p.Results) > 0 || p.PageNo > 1 || len(p.Unresponsive) == 0 {
 		writePagination(&sb, p)
 	}
 	sb.WriteString("</div>\n")

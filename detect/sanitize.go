@@ -1,0 +1,315 @@
+package detect
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Limits on what an upstream answer may carry through searxgate. They are
+// applied where answers are read, so every format written from Results
+// (JSON, HTML, CSV, RSS) gets them.
+const (
+	// MaxExtraDepth is the deepest nesting an unknown field's value may
+	// have (a scalar is 0, [1] is 1, [[1]] is 2). A deeper value is
+	// dropped with its key.
+	MaxExtraDepth = 8
+	// MaxExtraBytes caps one unknown field's value as written back; a
+	// larger value is dropped with its key.
+	MaxExtraBytes = 4096
+	// MaxExtraKeys caps the unknown fields kept per result, infobox,
+	// infobox link or attribute; the first ones in the answer are kept.
+	MaxExtraKeys = 32
+	// maxExtraKey caps the length of an unknown field's name.
+	maxExtraKey = 64
+	// maxJSONDepth is the deepest nesting of a JSON answer read at all:
+	// SearXNG's answers nest about six levels; a hostile one nested a
+	// million deep would cost a deep recursion just to validate.
+	maxJSONDepth = 64
+)
+
+// IsBidiControl reports the Unicode bidirectional controls (embeddings,
+// overrides, isolates, LRM, RLM and ALM), which would let an upstream
+// string reorder the text around it where a client shows it. They are
+// stripped from every text read and make a URL unusable.
+func IsBidiControl(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// StripBidi returns s without its bidirectional controls (IsBidiControl).
+// s is returned as is, without a copy, when it has none.
+func StripBidi(s string) string {
+	if !hasBidi(s) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if IsBidiControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// hasBidi reports whether s holds a bidirectional control. They are all
+// encoded as E2 80 xx, E2 81 xx or D8 9C: strings without those lead
+// bytes (nearly all) are passed at the speed of IndexByte.
+func hasBidi(s string) bool {
+	for _, lead := range [...]byte{0xe2, 0xd8} {
+		for i := 0; i < len(s); {
+			j := strings.IndexByte(s[i:], lead)
+			if j < 0 {
+				break
+			}
+			i += j
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if IsBidiControl(r) {
+				return true
+			}
+			i += size
+		}
+	}
+	return false
+}
+
+// link returns u when it is an http(s) URL a client may follow, else "".
+func link(u string) string {
+	if httpURL(u) {
+		return u
+	}
+	return ""
+}
+
+// sanitize applies the read-time rules to everything r holds: no
+// bidirectional controls in any text, only http(s) URLs in URL fields,
+// parsed_url rebuilt from url. Results whose URL fails are dropped.
+// Unknown fields were cleaned as they were read (cleanExtra).
+func (r *Results) sanitize() {
+	r.Query = StripBidi(r.Query)
+	kept := r.Results[:0]
+	for i := range r.Results {
+		x := r.Results[i]
+		p, ok := parseLink(x.URL)
+		if !ok {
+			continue
+		}
+		x.ParsedURL = urlTuple(p)
+		x.Title = StripBidi(x.Title)
+		x.Content = StripBidi(x.Content)
+		x.Engine = StripBidi(x.Engine)
+		stripAll(x.Engines)
+		x.Category = StripBidi(x.Category)
+		x.Template = StripBidi(x.Template)
+		x.PublishedDate = StripBidi(x.PublishedDate)
+		x.Thumbnail = link(x.Thumbnail)
+		x.ImgSrc = link(x.ImgSrc)
+		x.IframeSrc = link(x.IframeSrc)
+		kept = append(kept, x)
+	}
+	clear(r.Results[len(kept):])
+	r.Results = kept
+	stripAll(r.Answers)
+	stripAll(r.Corrections)
+	stripAll(r.Suggestions)
+	for i := range r.Infoboxes {
+		b := &r.Infoboxes[i]
+		b.Infobox = StripBidi(b.Infobox)
+		b.ID = StripBidi(b.ID)
+		b.Content = StripBidi(b.Content)
+		b.ImgSrc = link(b.ImgSrc)
+		b.Engine = StripBidi(b.Engine)
+		stripAll(b.Engines)
+		urls := b.URLs[:0]
+		for _, u := range b.URLs {
+			if httpURL(u.URL) {
+				u.Title = StripBidi(u.Title)
+				urls = append(urls, u)
+			}
+		}
+		clear(b.URLs[len(urls):])
+		if len(urls) == 0 {
+			urls = nil
+		}
+		b.URLs = urls
+		for j := range b.Attributes {
+			a := &b.Attributes[j]
+			a.Label, a.Value = StripBidi(a.Label), StripBidi(a.Value)
+		}
+	}
+	for i := range r.UnresponsiveEngines {
+		e := &r.UnresponsiveEngines[i]
+		e[0], e[1] = StripBidi(e[0]), StripBidi(e[1])
+	}
+}
+
+func stripAll(v []string) {
+	for i, s := range v {
+		v[i] = StripBidi(s)
+	}
+}
+
+// urlKey reports whether an unknown field named k holds a link by
+// SearXNG's naming (url, *_url, *_src, src, href, link, thumbnail,
+// torrentfile, magnetlink): its string value must then pass the URL rule.
+func urlKey(k string) bool {
+	switch k {
+	case "url", "src", "href", "link", "thumbnail", "torrentfile", "magnetlink":
+		return true
+	}
+	return strings.HasSuffix(k, "_url") || strings.HasSuffix(k, "_src") || strings.HasSuffix(k, "_link")
+}
+
+// linkValue is the rule for a string under a URL key: http(s) only; a
+// magnet link (SearXNG's torrent results) is passed only as magnetlink.
+func linkValue(k, v string) string {
+	if k == "magnetlink" && len(v) > 8 && strings.EqualFold(v[:8], "magnet:?") && !hasBidi(v) && !strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return v
+	}
+	return link(v)
+}
+
+// putExtra keeps a field the typed reader did not take, cleaned
+// (cleanExtra): a value too deep or too large, a name that is too long,
+// holds a bidirectional control or is parsed_url (always rebuilt), and
+// fields beyond MaxExtraKeys are dropped.
+func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
+	if key == "" || len(key) > maxExtraKey || key == "parsed_url" || hasBidi(key) || len(*m) >= MaxExtraKeys {
+		return
+	}
+	v, ok := cleanExtra(key, f)
+	if !ok {
+		return
+	}
+	if *m == nil {
+		*m = make(map[string]json.RawMessage, 4)
+	}
+	(*m)[key] = v
+}
+
+// cleanExtra writes the value of the unknown field k afresh: strings
+// without bidirectional controls, strings under URL keys through the URL
+// rule, at most MaxExtraDepth levels and MaxExtraBytes bytes. ok is false
+// when the value must be dropped: too deep, too large, or a top-level URL
+// field whose value is not a URL a client may follow.
+func cleanExtra(k string, f gjson.Result) (json.RawMessage, bool) {
+	if urlKey(k) {
+		if f.Type != gjson.String {
+			return nil, false
+		}
+		u := linkValue(k, f.Str)
+		if u == "" || len(u) > MaxExtraBytes {
+			return nil, false
+		}
+		if v := appendString(nil, u); len(v) <= MaxExtraBytes {
+			return v, true
+		}
+		return nil, false
+	}
+	w := extraWriter{dst: make([]byte, 0, min(len(f.Raw)+8, MaxExtraBytes))}
+	if !w.value("", f, 0) || len(w.dst) > MaxExtraBytes {
+		return nil, false
+	}
+	return w.dst, true
+}
+
+// extraWriter writes one cleaned value; it gives up (false) as soon as
+// the value is too deep or too large.
+type extraWriter struct {
+	dst []byte
+}
+
+func (w *extraWriter) value(k string, v gjson.Result, depth int) bool {
+	if len(w.dst) > MaxExtraBytes {
+		return false
+	}
+	switch v.Type {
+	case gjson.String:
+		s := StripBidi(v.Str)
+		if urlKey(k) {
+			s = linkValue(k, s)
+		}
+		w.dst = appendString(w.dst, s)
+	case gjson.Number:
+		w.dst = append(w.dst, v.Raw...)
+	case gjson.True:
+		w.dst = append(w.dst, "true"...)
+	case gjson.False:
+		w.dst = append(w.dst, "false"...)
+	case gjson.Null:
+		w.dst = append(w.dst, "null"...)
+	default: // an object or array
+		if urlKey(k) {
+			// not a link: nothing a client could follow
+			w.dst = append(w.dst, "null"...)
+			return true
+		}
+		if depth >= MaxExtraDepth {
+			return false
+		}
+		obj := v.IsObject()
+		open, end := byte('['), byte(']')
+		if obj {
+			open, end = '{', '}'
+		}
+		w.dst = append(w.dst, open)
+		n, ok := 0, true
+		v.ForEach(func(key, e gjson.Result) bool {
+			name := ""
+			if obj {
+				name = StripBidi(key.Str)
+			}
+			if n > 0 {
+				w.dst = append(w.dst, ',')
+			}
+			n++
+			if obj {
+				w.dst = appendString(w.dst, name)
+				w.dst = append(w.dst, ':')
+			}
+			ok = w.value(name, e, depth+1)
+			return ok
+		})
+		if !ok {
+			return false
+		}
+		w.dst = append(w.dst, end)
+	}
+	return len(w.dst) <= MaxExtraBytes
+}
+
+// tooDeep reports whether body nests arrays and objects deeper than
+// limit. It counts brackets outside strings (a stray closing one does not
+// count below zero); a body with no more brackets than limit in all is
+// not scanned.
+func tooDeep(body []byte, limit int) bool {
+	if bytes.Count(body, []byte{'['})+bytes.Count(body, []byte{'{'}) <= limit {
+		return false
+	}
+	depth, inString := 0, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			if depth > limit {
+				return true
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+		}
+	}
+	return false
+}
