@@ -471,3 +471,47 @@ func TestJSONRefusedFallsBackToHTMLAtOnce(t *testing.T) {
 		t.Fatalf("the refused format opened the circuit: %v", st.Circuit)
 	}
 }
+
+// TestNothingFoundIsAnAnswer: searches that honestly find nothing are
+// answered (after one confirming attempt on another instance), cached for
+// EmptyTTL, and leave every instance as usable as before.
+func TestNothingFoundIsAnAnswer(t *testing.T) {
+	e := newEnv(t, Config{EmptyTTL: 5 * time.Minute},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for i := range 4 {
+		q := sim.NoResultsPrefix + " gibberish " + string(rune('a'+i))
+		res, err := e.search(t, q)
+		if err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+		r, err := res.Results()
+		if err != nil || !r.NothingFound() || res.Soft != "" {
+			t.Fatalf("%q: soft %q, results %+v, err %v; want an honest empty answer", q, res.Soft, r, err)
+		}
+		if res.Attempts != 2 {
+			t.Fatalf("%q: %d attempts, want 2 (one confirmation)", q, res.Attempts)
+		}
+	}
+	for _, u := range e.urls {
+		st := e.pool.Stats(u)
+		if st.Circuit != pool.Closed || st.FailureRate != 0 {
+			t.Fatalf("%s after four nothing-found answers: circuit %v, failure %v", u, st.Circuit, st.FailureRate)
+		}
+	}
+	if _, err := e.search(t, "something real"); err != nil {
+		t.Fatalf("a normal search after them: %v", err)
+	}
+	// Cached, for EmptyTTL only.
+	before := e.searches(0) + e.searches(1)
+	if res, err := e.search(t, sim.NoResultsPrefix+" gibberish a"); err != nil || !res.Cached {
+		t.Fatalf("repeat: cached %v, err %v", res != nil && res.Cached, err)
+	}
+	e.clock.Add(5*time.Minute + time.Second)
+	if res, err := e.search(t, sim.NoResultsPrefix+" gibberish a"); err != nil || res.Cached {
+		t.Fatalf("after EmptyTTL: cached %v, err %v; want asked again", res != nil && res.Cached, err)
+	}
+	if got := e.searches(0) + e.searches(1) - before; got != 2 {
+		t.Fatalf("%d upstream searches for the cached and expired repeats, want 2", got)
+	}
+}
