@@ -77,7 +77,11 @@ type Metrics struct {
 	queueWait    Histogram     // how long searches that got a slot waited for it
 	queueRefused atomic.Uint64 // searches refused because no slot could be had in time, or the queue was full
 	limited      atomic.Uint64 // searches refused by Config.Admit
+	fanout       atomic.Uint64 // searches answered by merging several instances' answers
 }
+
+// FanoutSearches counts searches answered by merging several instances.
+func (m *Metrics) FanoutSearches() uint64 { return m.fanout.Load() }
 
 // QueueDepth is the number of searches waiting for a free slot now.
 func (m *Metrics) QueueDepth() int64 { return m.queueDepth.Load() }

@@ -72,8 +72,12 @@ type Response struct {
 	Cached    bool   // served from the cache
 	Stale     bool   // served from the cache past its expiry, because nothing answered
 	Coalesced bool   // shared with an identical search in flight
-	Soft      string // non-empty when the best answer was a soft one (e.g. "empty")
-	Elapsed   time.Duration
+	// Fanout is "asked/answered" for a search sent to several instances
+	// at once and merged ("" otherwise); Instance then lists every
+	// instance that answered, comma-separated.
+	Fanout  string
+	Soft    string // non-empty when the best answer was a soft one (e.g. "empty")
+	Elapsed time.Duration
 
 	once    sync.Once
 	results *detect.Results
@@ -146,6 +150,11 @@ type Config struct {
 	CacheBytes   int64         // default 64 MiB
 	Store        CacheStore    // optional
 
+	// Fanout is the default Request.Fanout (default 1: one instance
+	// answers); MaxFanout caps what a request may ask (default 3).
+	Fanout    int
+	MaxFanout int
+
 	// AllowLinkToken lets searches go to instances whose link-token check is
 	// on. Off by default: such an instance treats searxgate as a bot after
 	// three searches.
@@ -198,6 +207,10 @@ func (c *Config) defaults() {
 	if c.EmptyTTL <= 0 {
 		c.EmptyTTL = 10 * time.Minute
 	}
+	if c.MaxFanout <= 0 {
+		c.MaxFanout = 3
+	}
+	c.Fanout = min(max(c.Fanout, 1), c.MaxFanout)
 	if c.MaxQueue <= 0 {
 		c.MaxQueue = 256
 	}
@@ -334,6 +347,10 @@ func (p *Proxy) Politeness() *Politeness { return p.polite }
 // error when the client went away.
 func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	start := p.cfg.Now()
+	if req.Fanout <= 0 {
+		req.Fanout = p.cfg.Fanout
+	}
+	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
 	key := req.Key()
 	stale, hit := p.cacheGet(key)
 	if hit && start.Before(stale.Expires) {
@@ -352,7 +369,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		l := fl.res
 		r := &Response{JSON: l.JSON, Instance: l.Instance, Attempts: l.Attempts, Cached: l.Cached,
-			Stale: l.Stale, Soft: l.Soft, Coalesced: true, Elapsed: p.cfg.Now().Sub(start)}
+			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.cfg.Now().Sub(start)}
 		p.metrics.search("coalesced", r.Elapsed)
 		return r, nil
 	}

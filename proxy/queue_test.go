@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +226,91 @@ func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
 		if _, err := e.proxy.Search(context.Background(), Request{Query: "burst " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "solo"}); err != nil {
 			t.Fatalf("burst search %d: %v", i, err)
 		}
+	}
+}
+
+// TestFanoutMergesSeveralInstances: fanout=3 asks three instances at once
+// and merges their answers; a hanging one does not hold the answer past
+// the deadline; a budget that affords fewer asks fewer and says so.
+func TestFanoutMergesSeveralInstances(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	res, err := e.proxy.Search(context.Background(), Request{Query: "wide", PageNo: 1, Format: FormatJSON, Fanout: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fanout != "3/3" || strings.Count(res.Instance, ",") != 2 {
+		t.Fatalf("fanout %q, instances %q; want 3/3 and all three named", res.Fanout, res.Instance)
+	}
+	for i := range 3 {
+		if e.searches(i) != 1 {
+			t.Fatalf("instance %d got %d searches, want 1", i, e.searches(i))
+		}
+	}
+	r, err := res.Results()
+	if err != nil || len(r.Results) == 0 {
+		t.Fatalf("merged results: %v, %d", err, len(r.Results))
+	}
+	if e.proxy.Metrics().FanoutSearches() != 1 {
+		t.Fatalf("fan-out searches counted %d", e.proxy.Metrics().FanoutSearches())
+	}
+	// The same search with one instance: another answer, another key.
+	if one, err := e.search(t, "wide"); err != nil || one.Cached {
+		t.Fatalf("fanout 1 after fanout 3: cached %v err %v; want its own answer", one != nil && one.Cached, err)
+	}
+}
+
+func TestFanoutAsksFewerWhenTheBudgetIsShort(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	if _, err := e.search(t, "spend one"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.proxy.Search(context.Background(), Request{Query: "wide", PageNo: 1, Format: FormatJSON, Fanout: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fanout != "2/2" {
+		t.Fatalf("fanout %q, want 2/2: one instance's window is spent", res.Fanout)
+	}
+	total := e.searches(0) + e.searches(1) + e.searches(2)
+	if total != 3 {
+		t.Fatalf("%d upstream searches, want 3 (1 + 2): never over budget", total)
+	}
+}
+
+func TestFanoutDoesNotWaitForAHangingInstance(t *testing.T) {
+	deadline := make(chan time.Time, 1)
+	timers := func(d time.Duration) (<-chan time.Time, func()) {
+		if d >= 3*time.Second { // the search's deadline
+			return deadline, func() {}
+		}
+		return nil, func() {}
+	}
+	e := newEnv(t, Config{Timer: timers},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 300 * time.Millisecond, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	done := make(chan struct{})
+	var res *Response
+	var err error
+	go func() {
+		defer close(done)
+		res, err = e.proxy.Search(context.Background(), Request{Query: "patient", PageNo: 1, Format: FormatJSON, Fanout: 3})
+	}()
+	waitFor(t, "two answers in and the third asked", func() bool {
+		return e.pool.Stats(e.urls[0]).Successes == 1 && e.pool.Stats(e.urls[2]).Successes == 1 && e.searches(1) == 1
+	})
+	deadline <- time.Now()
+	<-done
+	if err != nil {
+		t.Fatalf("%v; want the two answers merged at the deadline", err)
+	}
+	if res.Fanout != "3/2" {
+		t.Fatalf("fanout %q, want 3/2 at the deadline", res.Fanout)
 	}
 }

@@ -61,6 +61,9 @@ type Request struct {
 	// per-client admission and the fair share of the upstream budget. It is
 	// not part of Key: two clients asking the same search share one answer.
 	Client string
+	// Fanout is how many instances to ask at once and merge (0 or 1: one
+	// answers; capped by Config.MaxFanout).
+	Fanout int
 }
 
 // Params is how a caller hands the raw parameters to ParseRequest: Get
@@ -174,6 +177,10 @@ func (r *Request) Key() string {
 	b.WriteString(r.TimeRange)
 	b.WriteByte(0)
 	b.WriteString(r.SafeSearch)
+	if r.Fanout > 1 { // a merged answer is another answer
+		b.WriteString("\x00f")
+		b.WriteString(strconv.Itoa(r.Fanout))
+	}
 	return b.String()
 }
 

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"searxgate/detect"
@@ -27,6 +29,12 @@ type search struct {
 	inflight int
 	started  int
 
+	// A fan-out search asks up to fanout instances at once and merges
+	// their good answers (answers, in the order they came).
+	fanout  int
+	asked   int // fan-out attempts started, replacements included
+	answers []attemptResult
+
 	hedge     <-chan time.Time
 	stopHedge func()
 
@@ -42,6 +50,7 @@ const (
 	launchRetry                     // after every attempt failed: waits too
 	launchHedge                     // a slow attempt's race: only a slot free now
 	launchConfirm                   // a second opinion on "nothing found": only a slot free now
+	launchFan                       // one more instance of a fan-out: only a slot free now, no extra budget
 )
 
 // fetch runs the attempts of one search.
@@ -58,9 +67,10 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.T
 	}
 	s := &search{
 		p: p, ctx: ctx, req: req, key: key, deadline: deadline,
-		results:   make(chan attemptResult, p.cfg.MaxAttempts),
-		tried:     make(map[string]bool, p.cfg.MaxAttempts),
+		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),
+		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
 		stopHedge: func() {},
+		fanout:    max(req.Fanout, 1),
 	}
 	defer func() { s.stopHedge() }()
 	return s.run()
@@ -70,6 +80,14 @@ func (s *search) run() (*Response, error) {
 	p := s.p
 	if !s.launch(launchFirst) {
 		return nil, s.noAnswer()
+	}
+	if s.fanout > 1 {
+		// The others only where a slot is free now: asking fewer is said
+		// (Response.Fanout), waiting for more is not worth the deadline.
+		s.stopHedge()
+		s.hedge, s.stopHedge = nil, func() {}
+		for s.asked < s.fanout && s.launch(launchFan) {
+		}
 	}
 	timeout, stopTimeout := p.cfg.Timer(s.deadline.Sub(p.cfg.Now()))
 	defer stopTimeout()
@@ -85,6 +103,10 @@ func (s *search) run() (*Response, error) {
 				s.launch(launchHedge)
 			}
 		case <-timeout:
+			s.drainAnswers()
+			if len(s.answers) > 0 {
+				return s.merged()
+			}
 			if a := s.fallback(); a != nil {
 				return s.answer(*a)
 			}
@@ -130,6 +152,9 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 			s.log[i].Reason = r.outcome.Reason
 			s.log[i].ElapsedMS = r.elapsed.Milliseconds()
 		}
+	}
+	if s.fanout > 1 {
+		return s.onFanResult(r)
 	}
 	switch r.verdict.Kind {
 	case detect.OK:
@@ -180,7 +205,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 func (s *search) launch(kind launchKind) bool {
 	p := s.p
 	now := p.cfg.Now()
-	if s.started > 0 && !p.extra.TakeExtra(now, kind == launchHedge) {
+	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(now, kind == launchHedge) {
 		if kind == launchRetry {
 			s.why = "budget"
 		}
@@ -194,8 +219,11 @@ func (s *search) launch(kind launchKind) bool {
 	if !ok {
 		return false
 	}
-	if s.started == 0 {
+	if s.started == 0 || kind == launchFan {
 		p.extra.First(now)
+	}
+	if kind == launchFan || (s.fanout > 1 && s.started == 0) {
+		s.asked++
 	}
 	s.started++
 	s.inflight++
@@ -214,9 +242,88 @@ func (s *search) launch(kind launchKind) bool {
 		}
 		return false
 	}
-	s.stopHedge()
-	s.hedge, s.stopHedge = p.hedgeTimer(l.inst, now, s.deadline)
+	if s.fanout == 1 {
+		s.stopHedge()
+		s.hedge, s.stopHedge = p.hedgeTimer(l.inst, now, s.deadline)
+	}
 	return true
+}
+
+// onFanResult takes one result of a fan-out search: good answers are kept
+// for the merge; a failed instance is replaced by another free now, while
+// the attempt cap allows; the search ends when nothing is in flight.
+func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
+	p := s.p
+	switch {
+	case r.verdict.Kind == detect.OK:
+		s.answers = append(s.answers, r)
+	case r.verdict.Kind == detect.Soft && r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil:
+		// A poor page (engines down) is kept as a last resort only.
+		if s.best == nil || len(r.verdict.Results.Results) > len(s.best.verdict.Results.Results) {
+			rr := r
+			s.best = &rr
+		}
+		fallthrough
+	default:
+		if s.started < p.cfg.MaxAttempts+s.fanout-1 {
+			s.launch(launchFan)
+		}
+	}
+	if s.inflight > 0 {
+		return nil, nil, false
+	}
+	if len(s.answers) > 0 {
+		res, err := s.merged()
+		return res, err, true
+	}
+	if s.started < p.cfg.MaxAttempts+s.fanout-1 && s.launch(launchRetry) {
+		return nil, nil, false
+	}
+	if s.best != nil {
+		res, err := s.answer(*s.best)
+		return res, err, true
+	}
+	if s.why == "" {
+		s.why = "attempts"
+	}
+	return nil, s.noAnswer(), true
+}
+
+// drainAnswers takes, at the deadline, the fan-out answers that came in
+// time but were not read yet.
+func (s *search) drainAnswers() {
+	if s.fanout == 1 {
+		return
+	}
+	for {
+		select {
+		case r := <-s.results:
+			s.inflight--
+			if r.verdict.Kind == detect.OK {
+				s.answers = append(s.answers, r)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// merged answers a fan-out search with the merge of the good answers that
+// came in time.
+func (s *search) merged() (*Response, error) {
+	results := make([]*detect.Results, len(s.answers))
+	insts := make([]string, len(s.answers))
+	for i, a := range s.answers {
+		results[i], insts[i] = a.verdict.Results, a.instance
+	}
+	m := detect.Merge(results...)
+	s.p.metrics.fanout.Add(1)
+	merged := attemptResult{instance: strings.Join(insts, ", "), verdict: detect.Verdict{Kind: detect.OK, Results: m}}
+	res, err := s.p.answer(s.req, s.key, merged, s.started, "")
+	if res != nil {
+		res.Fanout = strconv.Itoa(s.asked) + "/" + strconv.Itoa(len(s.answers))
+	}
+	return res, err
 }
 
 // answer turns a winning attempt into the client's response.
