@@ -313,7 +313,7 @@ func (p *Proxy) Politeness() *Politeness { return p.polite }
 // error when the client went away.
 func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	start := p.cfg.Now()
-	key := req.Key()
+	key := p.cacheKey(req.Key())
 	stale, hit := p.cacheGet(key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.cfg.Now().Sub(start))
