@@ -13,6 +13,13 @@
 // the current one is slower than its average says. Retries and hedges
 // together stay within ExtraRatio of first attempts.
 //
+// Cache and coalescing keys are keyed hashes of the search (HMAC-SHA256
+// under the secret a CacheKeyer store offers, or one made per process),
+// never the search itself; a key's second half is a key the store may seal
+// the answer with and never keep (see Keyer). DropAnswersOf (called by
+// Forget, and by cmd when an instance is disabled) drops an instance's
+// answers from memory and from a CacheDropper store; PurgeCache drops all.
+//
 // Each instance's terms come from its /config, read in the background at
 // most once a day (ReadTerms at start, and when a search first meets it),
 // and from the formats its results page lists: JSON is used only where the
@@ -28,5 +35,7 @@
 // lost runs until its answer or its search's deadline (its outcome is
 // recorded then; a timeout cut short before the instance had a fair chance
 // counts as cancelled). The politeness budget is per process: two
-// searxgates in front of the same instances each keep their own.
+// searxgates in front of the same instances each keep their own. An
+// answer an attempt brings back at the very moment its instance's answers
+// are dropped may still be cached (it was not there to drop).
 package proxy
