@@ -46,10 +46,10 @@
 // Compaction was chosen over dropping and recreating a cache bucket: a
 // dropped bucket's pages are free pages like any other, still holding their
 // bytes, while a compacted file holds nothing but what is live. Its cost is
-// a copy of the live data (tens of milliseconds per MiB); reads wait only
-// for the swap, writes for the whole copy. A crash during a compaction
-// leaves the old file whole; the partial copy ("<path>.compact") is removed
-// at the next Open.
+// a copy of the live data (about half a second for a full 64 MiB cache on
+// a small server); reads wait only for the swap, writes for the whole
+// copy. A crash during a compaction leaves the old file whole; the partial
+// copy ("<path>.compact") is removed at the next Open.
 //
 // One [Batch] is one bbolt transaction, synced to disk before WriteBatch
 // returns: a process killed at any moment leaves a file holding every batch

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -253,4 +254,41 @@ func TestCompactWhileReading(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// After a compaction the file at path is the new one, and it is locked: a
+// second store on it fails with ErrLocked instead of opening the old,
+// replaced file.
+func TestCompactKeepsTheLock(t *testing.T) {
+	path := testPath(t)
+	s := openT(t, path, Options{})
+	if err := s.WriteBatch(Batch{Cache: []CacheEntry{{Key: "k", Value: []byte("v")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{LockTimeout: -1, Logger: discard()}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second Open after a compaction: %v, want ErrLocked", err)
+	}
+	if _, err := os.Stat(path + ".compact"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the compaction's copy is still there: %v", err)
+	}
+	if e, ok, err := s.CacheGet("k"); !ok || err != nil || string(e.Value) != "v" {
+		t.Fatalf("CacheGet after a compaction = %+v, %v, %v", e, ok, err)
+	}
+}
+
+// A copy left by a compaction that a crash cut short is removed at Open.
+func TestCompactionLeftoverRemoved(t *testing.T) {
+	path := testPath(t)
+	writeStore(t, path, 5)
+	writeFile(t, path+".compact", []byte("half a copy of the cache"))
+	s := openT(t, path, Options{})
+	if _, err := os.Stat(path + ".compact"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the leftover copy is still there: %v", err)
+	}
+	if p, err := s.LoadPool(); err != nil || len(p) != 5 {
+		t.Fatalf("LoadPool = %d, %v", len(p), err)
+	}
 }
