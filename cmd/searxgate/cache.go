@@ -37,8 +37,18 @@ type cacheQueue struct {
 	dropped map[string]time.Time
 }
 
+// newCacheQueue returns the cache queue of st. With ttl 0 it also drops
+// what an earlier run with a cache left in the file.
 func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration) *cacheQueue {
-	return &cacheQueue{st: st, log: log, keyer: proxy.NewKeyer(st.CacheSecret()), off: ttl == 0}
+	q := &cacheQueue{st: st, log: log, keyer: proxy.NewKeyer(st.CacheSecret()), off: ttl == 0}
+	if n, _ := st.CacheStats(); q.off && n > 0 {
+		if _, err := st.CachePurge(); err != nil {
+			log.Error("--cache-ttl is 0 but the answers an earlier run cached could not be dropped", "err", err)
+		} else {
+			log.Info("--cache-ttl is 0: the answers an earlier run cached were dropped", "entries", n)
+		}
+	}
+	return q
 }
 
 // proxyCacheTTL is the proxy's TTL for --cache-ttl: 0 means no answer is

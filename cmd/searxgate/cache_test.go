@@ -236,7 +236,18 @@ func TestCachePurgeEndpoint(t *testing.T) {
 func TestCacheTTLZeroKeepsNothingOnDisk(t *testing.T) {
 	fleet, dir := hostileFleet(t)
 	data := t.TempDir()
-	g := startGateway(t, dir, data, "--cache-ttl", "0")
+	// An earlier run with a cache left answers in the file.
+	g := startGateway(t, dir, data)
+	g.search(t, "kept before")
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+	fleet.ResetTruth()
+
+	g = startGateway(t, dir, data, "--cache-ttl", "0")
+	if n, _ := g.app.store.CacheStats(); n != 0 {
+		t.Fatalf("with --cache-ttl 0 the store still holds %d answers of an earlier run", n)
+	}
 	for i := range 2 {
 		if a := g.search(t, "never kept"); a.header.Get("X-Searxgate-Cache") == "hit" {
 			t.Fatalf("search %d was a cache hit with --cache-ttl 0", i)
