@@ -34,7 +34,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		q = q[:MaxQueryLen]
 	}
 	now := p.cfg.Now()
-	key := "ac\x00" + language + "\x00" + q
+	key := p.cacheKey("ac\x00" + language + "\x00" + q)
 	if c, ok := p.cache.get(key); ok && now.Before(c.Expires) {
 		var out []string
 		if json.Unmarshal(c.JSON, &out) == nil {

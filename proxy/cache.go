@@ -2,9 +2,133 @@ package proxy
 
 import (
 	"container/list"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"hash"
 	"sync"
 	"time"
 )
+
+// Cache keys are keyed hashes, never the search itself. A key is 64 bytes:
+// HMAC-SHA256(secret, "id" + Request.Key()) names the entry (in memory, in
+// the coalescing table and on disk), and HMAC-SHA256(secret, "seal" +
+// Request.Key()) is a key a CacheStore may seal the stored answer with.
+// The second half is never written anywhere: only a process that is asked
+// the same search again can rebuild it, so a stored answer (live, or left
+// in the file's free pages after eviction) cannot be read without knowing
+// the search. The secret comes from the CacheStore when it offers one
+// (CacheKeyer; the store keeps it per install), else it is made at start
+// and kept in memory.
+
+// CacheKeyLen is the length of a cache key; CacheIDLen of its first half,
+// the part that names an entry.
+const (
+	CacheKeyLen = 2 * sha256.Size
+	CacheIDLen  = sha256.Size
+)
+
+// CacheKeyer makes cache keys. A CacheStore that implements it keys the
+// cache with its own (persistent) secret.
+type CacheKeyer interface {
+	CacheKey(plain string) string
+}
+
+// CacheDropper is what a CacheStore may also do: drop what it keeps, for
+// DropAnswersOf and PurgeCache.
+type CacheDropper interface {
+	// CacheDropInstance drops every answer inst gave.
+	CacheDropInstance(inst string) (int, error)
+	// CachePurge drops every answer, leaving none of it on disk.
+	CachePurge() (int, error)
+}
+
+// Keyer makes cache keys with one secret. It is safe for concurrent use.
+type Keyer struct {
+	pool sync.Pool // of hash.Hash: HMAC-SHA256 under the secret
+}
+
+// NewKeyer returns a Keyer for secret (which it copies).
+func NewKeyer(secret []byte) *Keyer {
+	s := append([]byte(nil), secret...)
+	k := &Keyer{}
+	k.pool.New = func() any { return hmac.New(sha256.New, s) }
+	return k
+}
+
+// CacheKey returns the cache key of the plain key (Request.Key()).
+func (k *Keyer) CacheKey(plain string) string {
+	h := k.pool.Get().(hash.Hash)
+	var out [CacheKeyLen]byte
+	h.Reset()
+	h.Write([]byte("id\x00"))
+	h.Write([]byte(plain))
+	h.Sum(out[:0])
+	h.Reset()
+	h.Write([]byte("seal\x00"))
+	h.Write([]byte(plain))
+	h.Sum(out[CacheIDLen:CacheIDLen])
+	k.pool.Put(h)
+	return string(out[:])
+}
+
+// SplitCacheKey returns a cache key's halves: id names the entry; seal is
+// the key its stored value may be sealed with, never to be stored. ok is
+// false for a string that is not a cache key.
+func SplitCacheKey(key string) (id string, seal []byte, ok bool) {
+	if len(key) != CacheKeyLen {
+		return "", nil, false
+	}
+	return key[:CacheIDLen], []byte(key[CacheIDLen:]), true
+}
+
+// processKeyer keys the cache of a Proxy whose store offers no secret: a
+// secret made once per process, never written anywhere.
+var processKeyer = sync.OnceValue(func() *Keyer {
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret) // crypto/rand.Read never fails
+	return NewKeyer(secret)
+})
+
+// cacheKey is the key of a search (or an autocompletion) in the cache and
+// the coalescing table, given its plain key.
+func (p *Proxy) cacheKey(plain string) string {
+	if k, ok := p.cfg.Store.(CacheKeyer); ok {
+		return k.CacheKey(plain)
+	}
+	return processKeyer().CacheKey(plain)
+}
+
+// DropAnswersOf drops every cached answer inst gave, from memory and from
+// the store (when it can drop), and returns how many it dropped: an
+// instance the operator removed or disabled, or one that left the
+// directory, serves nothing more from the cache, fresh or stale.
+func (p *Proxy) DropAnswersOf(inst string) (int, error) {
+	n := p.cache.drop(func(c *Cached) bool { return c.Instance == inst })
+	if d, ok := p.cfg.Store.(CacheDropper); ok {
+		m, err := d.CacheDropInstance(inst)
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// PurgeCache drops every cached answer and autocompletion, from memory
+// and from the store, and returns how many entries it dropped (an answer
+// in both counts twice).
+func (p *Proxy) PurgeCache() (int, error) {
+	n := p.cache.purge()
+	if d, ok := p.cfg.Store.(CacheDropper); ok {
+		m, err := d.CachePurge()
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
 
 // Cached is one cached answer: the upstream results, encoded once as
 // SearXNG JSON, with who served them.
@@ -84,6 +208,36 @@ func (c *memCache) put(key string, v *Cached) {
 		delete(c.items, it.key)
 		c.bytes -= it.val.size(it.key)
 	}
+}
+
+// drop removes the entries doomed says so of, and returns how many.
+func (c *memCache) drop(doomed func(*Cached) bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for e := c.ll.Front(); e != nil; {
+		next := e.Next()
+		it := e.Value.(*cacheItem)
+		if doomed(it.val) {
+			c.ll.Remove(e)
+			delete(c.items, it.key)
+			c.bytes -= it.val.size(it.key)
+			n++
+		}
+		e = next
+	}
+	return n
+}
+
+// purge removes every entry and returns how many there were.
+func (c *memCache) purge() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.ll.Len()
+	c.ll.Init()
+	clear(c.items)
+	c.bytes = 0
+	return n
 }
 
 // len returns the number of entries and the bytes they count.

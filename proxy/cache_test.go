@@ -1,9 +1,14 @@
 package proxy
 
 import (
+	"context"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"searxgate/sim"
 )
 
 func TestMemCacheBounds(t *testing.T) {
@@ -68,5 +73,175 @@ func TestFlights(t *testing.T) {
 	}
 	if _, leader := f.join("k"); !leader {
 		t.Fatal("a finished flight was joined again")
+	}
+}
+
+func TestCacheKeys(t *testing.T) {
+	a, b := NewKeyer([]byte("secret one")), NewKeyer([]byte("secret two"))
+	plain := (&Request{Query: "a very private question", PageNo: 1}).Key()
+	k := a.CacheKey(plain)
+	if len(k) != CacheKeyLen || k != a.CacheKey(plain) {
+		t.Fatalf("key of %d bytes, or not the same twice", len(k))
+	}
+	if strings.Contains(k, "private") {
+		t.Fatal("the key holds the query")
+	}
+	if b.CacheKey(plain) == k {
+		t.Fatal("two secrets give the same key")
+	}
+	if a.CacheKey((&Request{Query: "a very private question", PageNo: 2}).Key()) == k {
+		t.Fatal("two searches give the same key")
+	}
+	id, seal, ok := SplitCacheKey(k)
+	if !ok || len(id) != CacheIDLen || len(seal) != CacheKeyLen-CacheIDLen || id == string(seal) {
+		t.Fatalf("SplitCacheKey = %x, %x, %v", id, seal, ok)
+	}
+	if _, _, ok := SplitCacheKey(plain); ok {
+		t.Fatal("a plain key split as a cache key")
+	}
+}
+
+// fakeCacheStore is a CacheStore that keys, drops and purges, and records
+// what it was given.
+type fakeCacheStore struct {
+	*Keyer
+	mu      sync.Mutex // guards m and dropped
+	m       map[string]Cached
+	dropped []string
+}
+
+func newFakeCacheStore() *fakeCacheStore {
+	return &fakeCacheStore{Keyer: NewKeyer([]byte("install secret")), m: map[string]Cached{}}
+}
+
+func (f *fakeCacheStore) CacheGet(key string) (Cached, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.m[key]
+	return c, ok
+}
+
+func (f *fakeCacheStore) CachePut(key string, c Cached) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.m[key] = c
+}
+
+func (f *fakeCacheStore) CacheDropInstance(inst string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dropped = append(f.dropped, inst)
+	n := 0
+	for k, c := range f.m {
+		if c.Instance == inst {
+			delete(f.m, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (f *fakeCacheStore) CachePurge() (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.m)
+	clear(f.m)
+	return n, nil
+}
+
+// The cache, in memory and in the store, is keyed by the store's keyed
+// hash: nothing of the query is in a key.
+func TestSearchKeysTheCacheWithTheStoresSecret(t *testing.T) {
+	st := newFakeCacheStore()
+	e := newEnv(t, Config{Store: st}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	req := Request{Query: "private words", PageNo: 1, Format: FormatJSON}
+	if _, err := e.proxy.Search(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	want := st.CacheKey(req.Key())
+	if _, ok := st.CacheGet(want); !ok || len(st.m) != 1 {
+		t.Fatalf("the store holds %d entries, none under the keyed hash", len(st.m))
+	}
+	if _, ok := e.proxy.cache.get(want); !ok {
+		t.Fatal("the memory cache is not keyed by the keyed hash")
+	}
+	e.proxy.cache.mu.Lock()
+	for k := range e.proxy.cache.items {
+		if strings.Contains(k, "private") {
+			t.Error("a memory cache key holds the query")
+		}
+	}
+	e.proxy.cache.mu.Unlock()
+}
+
+// A removed (forgotten) or disabled instance's answers are not served
+// from the cache, fresh or stale; other instances' answers stay.
+func TestDropAnswersOf(t *testing.T) {
+	st := newFakeCacheStore()
+	e := newEnv(t, Config{Store: st},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	hostile, good := e.urls[0], e.urls[1]
+	if res, err := e.search(t, "poisoned answer"); err != nil || res.Instance != hostile {
+		t.Fatalf("first search: %v, %v", res, err)
+	}
+	if res, err := e.search(t, "poisoned answer"); err != nil || !res.Cached {
+		t.Fatalf("second search not cached: %+v, %v", res, err)
+	}
+	other := e.proxy.cacheKey("other search")
+	e.proxy.cache.put(other, &Cached{JSON: []byte(`{}`), Instance: good, Expires: e.clock.Now().Add(time.Hour)})
+
+	n, err := e.proxy.DropAnswersOf(hostile)
+	if err != nil || n != 2 { // one in memory, one in the store
+		t.Fatalf("DropAnswersOf = %d, %v; want 2", n, err)
+	}
+	if len(st.dropped) != 1 || st.dropped[0] != hostile {
+		t.Fatalf("the store was told to drop %q", st.dropped)
+	}
+	if _, ok := e.proxy.cache.get(other); !ok {
+		t.Fatal("another instance's answer was dropped too")
+	}
+	// Served again from upstream, not from the cache; the hostile
+	// instance is taken out of the pool as the operator would.
+	e.pool.Remove(hostile)
+	res, err := e.search(t, "poisoned answer")
+	if err != nil || res.Cached || res.Instance != good {
+		t.Fatalf("after the drop: %+v, %v", res, err)
+	}
+
+	// Forget drops them too (an instance removed from the pool).
+	if _, err := e.proxy.DropAnswersOf(good); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.search(t, "fresh one"); err != nil {
+		t.Fatal(err)
+	}
+	e.proxy.Forget(good)
+	if _, ok := e.proxy.cache.get(e.proxy.cacheKey((&Request{Query: "fresh one", PageNo: 1, Format: FormatJSON}).Key())); ok {
+		t.Fatal("Forget left the instance's answer in memory")
+	}
+	if len(st.m) != 0 {
+		t.Fatalf("Forget left %d answers in the store", len(st.m))
+	}
+}
+
+func TestPurgeCache(t *testing.T) {
+	st := newFakeCacheStore()
+	e := newEnv(t, Config{Store: st}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, q := range []string{"one", "two"} {
+		if _, err := e.search(t, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := e.proxy.PurgeCache()
+	if err != nil || n != 4 {
+		t.Fatalf("PurgeCache = %d, %v; want 4 (2 in memory, 2 in the store)", n, err)
+	}
+	if entries, bytes := e.proxy.cache.len(); entries != 0 || bytes != 0 || len(st.m) != 0 {
+		t.Fatalf("after a purge: %d entries (%d bytes) in memory, %d in the store", entries, bytes, len(st.m))
+	}
+	res, err := e.search(t, "one")
+	if err != nil || res.Cached {
+		t.Fatalf("after a purge: %+v, %v", res, err)
 	}
 }

@@ -188,8 +188,11 @@ func (p *Proxy) RequeueCaps(instances []string) {
 func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
 
 // Forget drops what the proxy keeps about inst (its terms, budget,
-// connections and metrics): the pool no longer has it.
+// connections, metrics and cached answers): the pool no longer has it.
 func (p *Proxy) Forget(inst string) {
+	if _, err := p.DropAnswersOf(inst); err != nil {
+		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)
+	}
 	p.caps.forget(inst)
 	p.polite.Forget(inst)
 	p.acPolite.Forget(inst)

@@ -38,6 +38,13 @@
 // answered JSON before); the HTML page otherwise. A 403 on JSON falls back
 // to the HTML page in the same attempt.
 //
+// Cache and coalescing keys are keyed hashes of the search (HMAC-SHA256
+// under the secret a CacheKeyer store offers, or one made per process),
+// never the search itself; a key's second half is a key the store may seal
+// the answer with and never keep (see Keyer). DropAnswersOf (called by
+// Forget, and by cmd when an instance is disabled) drops an instance's
+// answers from memory and from a CacheDropper store; PurgeCache drops all.
+//
 // The upstream client (fasthttp, one HostClient per instance) says who it
 // is in its User-Agent, sends a complete header set with the search's own
 // Accept-Language, nothing of the client's, never follows redirects, caps
@@ -55,4 +62,6 @@
 // search is woken when an attempt or an autocompletion ends, or when the
 // window or cooldown it waits for runs out; a lease the pool takes back by
 // itself (its context ended) is noticed within pollEvery.
+// An answer an attempt brings back at the very moment its instance's
+// answers are dropped may still be cached (it was not there to drop).
 package proxy

@@ -351,7 +351,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		req.Fanout = p.cfg.Fanout
 	}
 	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
-	key := req.Key()
+	key := p.cacheKey(req.Key())
 	stale, hit := p.cacheGet(key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.cfg.Now().Sub(start))

@@ -49,7 +49,10 @@ func (b Batch) validate() error {
 		if err := checkKey("cache", []byte(e.Key), orderPrefixSize); err != nil {
 			return err
 		}
-		if err := checkValue("cache", e.Key, e.Value, cacheHeaderSize); err != nil {
+		if len(e.Source) > maxSourceLen {
+			return fmt.Errorf("%w: cache source of %d bytes is longer than %d", ErrInvalid, len(e.Source), maxSourceLen)
+		}
+		if err := checkValue("cache", e.Key, e.Value, cacheHeaderSize+len(e.Source)); err != nil {
 			return err
 		}
 	}
@@ -82,12 +85,15 @@ func (s *Store) WriteBatch(b Batch) error {
 		if len(b.Cache) == 0 {
 			return nil
 		}
-		c := cacheTx{cache: tx.Bucket(bucketCache), order: tx.Bucket(bucketCacheOrder), t: &totals}
+		c := s.cacheTx(tx, &totals)
+		var put int64
 		for _, e := range b.Cache {
 			if err := c.put(e, now, s.opts.CacheMaxBytes); err != nil {
 				return fmt.Errorf("store: writing the result cache: %w", err)
 			}
+			put += entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
 		}
+		s.maxBatch = max(s.maxBatch, min(put, s.opts.CacheMaxBytes))
 		_, err := c.evict(s.opts.CacheMaxEntries, s.opts.CacheMaxBytes)
 		return err
 	})
@@ -95,6 +101,13 @@ func (s *Store) WriteBatch(b Batch) error {
 		return err
 	}
 	s.cacheEntries, s.cacheBytes = totals.entries, totals.bytes
+	if len(b.Cache) == 0 {
+		return nil
+	}
+	// The batch is written: a compaction that fails leaves it in place.
+	if err := s.maybeCompact(); err != nil {
+		s.log.Warn("store: compacting the file failed; it stays larger than its bound until the next try", "err", err)
+	}
 	return nil
 }
 

@@ -12,22 +12,45 @@ import (
 
 // CacheEntry is one answer in the result cache.
 type CacheEntry struct {
+	// Key names the entry. The store keeps it as given: callers pass
+	// keyed hashes, never anything a person typed.
 	Key      string
 	Value    []byte
+	Source   string    // who gave the answer (an instance URL); CacheDropSource drops by it
 	StoredAt time.Time // orders eviction: the oldest stored goes first
 	Expires  time.Time // zero: never expires (only evicted)
 }
 
 // The cache bucket maps Key to a record: a format byte, StoredAt and
 // Expires as big-endian Unix nanoseconds (math.MinInt64 for a zero time),
-// then Value. The cache_order bucket holds one empty-valued key per entry:
-// StoredAt as 8 big-endian bytes with the sign bit flipped (so byte order is
-// time order), then Key.
+// Source's length (big-endian uint16), Source, then Value. The cache_order
+// bucket holds one empty-valued key per entry: StoredAt as 8 big-endian
+// bytes with the sign bit flipped (so byte order is time order), then Key.
 const (
-	cacheFormat     = 1
-	cacheHeaderSize = 17
+	cacheFormat     = 2
+	cacheHeaderSize = 19 // without Source
 	orderPrefixSize = 8
+	maxSourceLen    = 1024
 )
+
+// leafElemSize is bbolt's per-key header in a leaf page.
+const leafElemSize = 16
+
+// entryCost is what one entry counts against CacheMaxBytes: the space it
+// takes in the file, estimated. A record larger than half a page gets
+// pages of its own (rounded up to whole pages); a smaller one shares a
+// page that splits leave about half full, so it counts twice. Its index
+// entry counts the same way.
+func entryCost(keyLen, sourceLen, valueLen, pageSize int) int64 {
+	rec := int64(leafElemSize + keyLen + cacheHeaderSize + sourceLen + valueLen)
+	ps := int64(pageSize)
+	if rec > ps/2 {
+		rec = (rec + ps - 1) / ps * ps
+	} else {
+		rec *= 2
+	}
+	return rec + 2*int64(leafElemSize+orderPrefixSize+keyLen)
+}
 
 func encodeTime(t time.Time) int64 {
 	if t.IsZero() {
@@ -43,26 +66,47 @@ func decodeTime(n int64) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-func encodeCacheRecord(storedAt, expires time.Time, value []byte) []byte {
-	b := make([]byte, cacheHeaderSize+len(value))
+func encodeCacheRecord(storedAt, expires time.Time, source string, value []byte) []byte {
+	b := make([]byte, cacheHeaderSize+len(source)+len(value))
 	b[0] = cacheFormat
 	binary.BigEndian.PutUint64(b[1:], uint64(encodeTime(storedAt)))
 	binary.BigEndian.PutUint64(b[9:], uint64(encodeTime(expires)))
-	copy(b[cacheHeaderSize:], value)
+	binary.BigEndian.PutUint16(b[17:], uint16(len(source)))
+	copy(b[cacheHeaderSize:], source)
+	copy(b[cacheHeaderSize+len(source):], value)
 	return b
 }
 
-// decodeCacheRecord reads a record; value aliases b.
-func decodeCacheRecord(b []byte) (storedAt, expires time.Time, value []byte, err error) {
+// cacheRecord is a decoded record; source and value alias the bytes it was
+// read from.
+type cacheRecord struct {
+	storedAt, expires time.Time
+	source, value     []byte
+}
+
+// cost is what the record under a key of keyLen bytes counts.
+func (r cacheRecord) cost(keyLen, pageSize int) int64 {
+	return entryCost(keyLen, len(r.source), len(r.value), pageSize)
+}
+
+// decodeCacheRecord reads a record.
+func decodeCacheRecord(b []byte) (cacheRecord, error) {
 	if len(b) < cacheHeaderSize {
-		return time.Time{}, time.Time{}, nil, fmt.Errorf("%w: cache record of %d bytes", ErrCorrupt, len(b))
+		return cacheRecord{}, fmt.Errorf("%w: cache record of %d bytes", ErrCorrupt, len(b))
 	}
 	if b[0] != cacheFormat {
-		return time.Time{}, time.Time{}, nil, fmt.Errorf("%w: cache record format %d", ErrCorrupt, b[0])
+		return cacheRecord{}, fmt.Errorf("%w: cache record format %d", ErrCorrupt, b[0])
 	}
-	storedAt = decodeTime(int64(binary.BigEndian.Uint64(b[1:])))
-	expires = decodeTime(int64(binary.BigEndian.Uint64(b[9:])))
-	return storedAt, expires, b[cacheHeaderSize:], nil
+	n := int(binary.BigEndian.Uint16(b[17:]))
+	if len(b) < cacheHeaderSize+n {
+		return cacheRecord{}, fmt.Errorf("%w: cache record of %d bytes with a source of %d", ErrCorrupt, len(b), n)
+	}
+	return cacheRecord{
+		storedAt: decodeTime(int64(binary.BigEndian.Uint64(b[1:]))),
+		expires:  decodeTime(int64(binary.BigEndian.Uint64(b[9:]))),
+		source:   b[cacheHeaderSize : cacheHeaderSize+n],
+		value:    b[cacheHeaderSize+n:],
+	}, nil
 }
 
 func orderKey(storedAt time.Time, key []byte) []byte {
@@ -81,12 +125,19 @@ type cacheTotals struct {
 type cacheTx struct {
 	cache, order *bolt.Bucket
 	t            *cacheTotals
+	pageSize     int
+}
+
+func (s *Store) cacheTx(tx *bolt.Tx, t *cacheTotals) cacheTx {
+	order := tx.Bucket(bucketCacheOrder)
+	order.FillPercent = 0.9 // keys are appended (newest last)
+	return cacheTx{cache: tx.Bucket(bucketCache), order: order, t: t, pageSize: s.pageSize}
 }
 
 // put stores e (StoredAt zero means now). An entry larger than maxBytes on
 // its own is not stored: it would only evict everything else.
 func (c cacheTx) put(e CacheEntry, now time.Time, maxBytes int64) error {
-	size := int64(len(e.Key) + len(e.Value))
+	size := entryCost(len(e.Key), len(e.Source), len(e.Value), c.pageSize)
 	key := []byte(e.Key)
 	if err := c.remove(key); err != nil {
 		return err
@@ -98,7 +149,7 @@ func (c cacheTx) put(e CacheEntry, now time.Time, maxBytes int64) error {
 	if storedAt.IsZero() {
 		storedAt = now
 	}
-	if err := c.cache.Put(key, encodeCacheRecord(storedAt, e.Expires, e.Value)); err != nil {
+	if err := c.cache.Put(key, encodeCacheRecord(storedAt, e.Expires, e.Source, e.Value)); err != nil {
 		return err
 	}
 	if err := c.order.Put(orderKey(storedAt, key), []byte{}); err != nil {
@@ -115,13 +166,12 @@ func (c cacheTx) remove(key []byte) error {
 	if old == nil {
 		return nil
 	}
-	size := int64(len(key) + len(old) - cacheHeaderSize)
-	if storedAt, _, _, err := decodeCacheRecord(old); err == nil {
-		if err := c.order.Delete(orderKey(storedAt, key)); err != nil {
+	var size int64
+	if r, err := decodeCacheRecord(old); err == nil {
+		size = r.cost(len(key), c.pageSize)
+		if err := c.order.Delete(orderKey(r.storedAt, key)); err != nil {
 			return err
 		}
-	} else {
-		size = int64(len(key))
 	}
 	if err := c.cache.Delete(key); err != nil {
 		return err
@@ -146,8 +196,8 @@ func (c cacheTx) evict(maxEntries int, maxBytes int64) (int, error) {
 		key := bytes.Clone(k[orderPrefixSize:])
 		stale := true
 		if rec := c.cache.Get(key); rec != nil {
-			storedAt, _, _, err := decodeCacheRecord(rec)
-			stale = err == nil && !bytes.Equal(orderKey(storedAt, key), k)
+			r, err := decodeCacheRecord(rec)
+			stale = err == nil && !bytes.Equal(orderKey(r.storedAt, key), k)
 		}
 		if err := cur.Delete(); err != nil {
 			return n, err
@@ -171,11 +221,11 @@ func (s *Store) CacheGet(key string) (e CacheEntry, ok bool, err error) {
 		if rec == nil {
 			return nil
 		}
-		storedAt, expires, value, err := decodeCacheRecord(rec)
+		r, err := decodeCacheRecord(rec)
 		if err != nil {
-			return fmt.Errorf("%q: %w", key, err)
+			return err
 		}
-		e = CacheEntry{Key: key, Value: bytes.Clone(value), StoredAt: storedAt, Expires: expires}
+		e = CacheEntry{Key: key, Value: bytes.Clone(r.value), Source: string(r.source), StoredAt: r.storedAt, Expires: r.expires}
 		if e.Value == nil {
 			e.Value = []byte{}
 		}
@@ -196,11 +246,11 @@ func (s *Store) CachePrune(now time.Time, maxStale time.Duration) (removed int, 
 	defer s.mu.Unlock()
 	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
 	err = s.update(func(tx *bolt.Tx) error {
-		c := cacheTx{cache: tx.Bucket(bucketCache), order: tx.Bucket(bucketCacheOrder), t: &totals}
+		c := s.cacheTx(tx, &totals)
 		var doomed [][]byte
 		err := c.cache.ForEach(func(k, v []byte) error {
-			_, expires, _, derr := decodeCacheRecord(v)
-			if derr != nil || (!expires.IsZero() && expires.Before(limit)) {
+			r, derr := decodeCacheRecord(v)
+			if derr != nil || (!r.expires.IsZero() && r.expires.Before(limit)) {
 				doomed = append(doomed, bytes.Clone(k))
 			}
 			return nil
@@ -223,8 +273,8 @@ func (s *Store) CachePrune(now time.Time, maxStale time.Duration) (removed int, 
 	return removed, nil
 }
 
-// CacheStats returns the result cache's entry count and size in bytes
-// (len(Key)+len(Value) summed).
+// CacheStats returns the result cache's entry count and the space it
+// takes in the file, estimated as CacheMaxBytes counts it.
 func (s *Store) CacheStats() (entries int, size int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -242,13 +292,13 @@ func (s *Store) initCache() error {
 	err := s.view(func(tx *bolt.Tx) error {
 		order := tx.Bucket(bucketCacheOrder)
 		err := tx.Bucket(bucketCache).ForEach(func(k, v []byte) error {
-			storedAt, _, value, err := decodeCacheRecord(v)
-			if err != nil || order.Get(orderKey(storedAt, k)) == nil {
+			r, err := decodeCacheRecord(v)
+			if err != nil || order.Get(orderKey(r.storedAt, k)) == nil {
 				consistent = false
 				return nil
 			}
 			totals.entries++
-			totals.bytes += int64(len(k) + len(value))
+			totals.bytes += r.cost(len(k), s.pageSize)
 			return nil
 		})
 		if err != nil {
@@ -270,7 +320,7 @@ func (s *Store) initCache() error {
 	}
 	if totals.entries > s.opts.CacheMaxEntries || totals.bytes > s.opts.CacheMaxBytes {
 		err = s.update(func(tx *bolt.Tx) error {
-			c := cacheTx{cache: tx.Bucket(bucketCache), order: tx.Bucket(bucketCacheOrder), t: &totals}
+			c := s.cacheTx(tx, &totals)
 			_, err := c.evict(s.opts.CacheMaxEntries, s.opts.CacheMaxBytes)
 			return err
 		})
@@ -279,7 +329,11 @@ func (s *Store) initCache() error {
 		}
 	}
 	s.cacheEntries, s.cacheBytes = totals.entries, totals.bytes
-	return nil
+	if s.migrated {
+		s.log.Info("store: the result cache of an older searxgate (plain-text keys) was dropped", "path", s.path)
+		return s.compactLocked()
+	}
+	return s.maybeCompact()
 }
 
 // rebuildCacheIndex rewrites cache_order from the cache bucket, dropping
@@ -298,14 +352,14 @@ func (s *Store) rebuildCacheIndex() (cacheTotals, error) {
 		cache := tx.Bucket(bucketCache)
 		var bad [][]byte
 		err = cache.ForEach(func(k, v []byte) error {
-			storedAt, _, value, err := decodeCacheRecord(v)
+			r, err := decodeCacheRecord(v)
 			if err != nil {
 				bad = append(bad, bytes.Clone(k))
 				return nil
 			}
 			totals.entries++
-			totals.bytes += int64(len(k) + len(value))
-			return order.Put(orderKey(storedAt, k), []byte{})
+			totals.bytes += r.cost(len(k), s.pageSize)
+			return order.Put(orderKey(r.storedAt, k), []byte{})
 		})
 		if err != nil {
 			return err
@@ -323,4 +377,64 @@ func (s *Store) rebuildCacheIndex() (cacheTotals, error) {
 	}
 	s.log.Warn("store: result cache index rebuilt", "path", s.path, "entries", totals.entries, "dropped_unreadable", dropped)
 	return totals, nil
+}
+
+// CacheDropSource removes every entry whose Source is source (the answers
+// of an instance that was removed or disabled), and returns how many it
+// removed. Their bytes stay in the file's free pages until bbolt reuses
+// them or the file is compacted (CachePurge compacts).
+func (s *Store) CacheDropSource(source string) (removed int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
+	var doomed [][]byte
+	err = s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCache).ForEach(func(k, v []byte) error {
+			if r, err := decodeCacheRecord(v); err == nil && string(r.source) == source {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err == nil && len(doomed) > 0 {
+		err = s.update(func(tx *bolt.Tx) error {
+			c := s.cacheTx(tx, &totals)
+			for _, k := range doomed {
+				if err := c.remove(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: dropping cached answers: %w", err)
+	}
+	s.cacheEntries, s.cacheBytes = totals.entries, totals.bytes
+	return len(doomed), nil
+}
+
+// CachePurge drops the whole result cache and compacts the file, so that
+// nothing the cache held stays on disk, not even in free pages. It returns
+// how many entries it dropped.
+func (s *Store) CachePurge() (removed int, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = s.update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketCache, bucketCacheOrder} {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: purging the result cache: %w", err)
+	}
+	removed = s.cacheEntries
+	s.cacheEntries, s.cacheBytes = 0, 0
+	return removed, s.compactLocked()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -23,6 +24,11 @@ func cacheKeys(t *testing.T, s *Store) []string {
 		t.Fatal(err)
 	}
 	return keys
+}
+
+// cost is what entry(key, size, ...) counts against CacheMaxBytes.
+func cost(key string, size int) int64 {
+	return entryCost(len(key), 0, size-len(key), os.Getpagesize())
 }
 
 func entry(key string, size int, storedAt time.Duration) CacheEntry {
@@ -48,12 +54,12 @@ func TestCacheEviction(t *testing.T) {
 		},
 		{
 			name:       "by bytes, oldest stored first",
-			maxEntries: 100, maxBytes: 100,
+			maxEntries: 100, maxBytes: 2*cost("a", 40) + cost("d", 15),
 			batches: [][]CacheEntry{
 				{entry("a", 40, 1*time.Second), entry("b", 40, 2*time.Second)},
-				{entry("c", 40, 3*time.Second)}, // 120 bytes: a goes
-				{entry("d", 15, 4*time.Second)}, // 95 bytes: stays
-				{entry("e", 10, 5*time.Second)}, // 105 bytes: b goes
+				{entry("c", 40, 3*time.Second)}, // 3 of 40: a goes
+				{entry("d", 15, 4*time.Second)}, // the bound: stays
+				{entry("e", 10, 5*time.Second)}, // over it: b goes
 			},
 			want: []string{"c", "d", "e"},
 		},
@@ -69,10 +75,10 @@ func TestCacheEviction(t *testing.T) {
 		},
 		{
 			name:       "an entry larger than the byte bound is not stored",
-			maxEntries: 10, maxBytes: 50,
+			maxEntries: 10, maxBytes: 2 * cost("a", 20),
 			batches: [][]CacheEntry{
 				{entry("a", 20, 1*time.Second), entry("b", 20, 2*time.Second)},
-				{entry("huge", 51, 3*time.Second)},
+				{entry("huge", 200, 3*time.Second)},
 			},
 			want: []string{"a", "b"},
 		},
@@ -94,7 +100,7 @@ func TestCacheEviction(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, e := range b {
-					sizes[e.Key] = int64(len(e.Key) + len(e.Value))
+					sizes[e.Key] = cost(e.Key, len(e.Key)+len(e.Value))
 				}
 			}
 			got := cacheKeys(t, s)
@@ -138,7 +144,7 @@ func TestCacheBoundsAppliedAtOpen(t *testing.T) {
 	if got, want := cacheKeys(t, s), []string{"k0", "k1", "k2"}; !slices.Equal(got, want) {
 		t.Fatalf("cache holds %q, want %q", got, want)
 	}
-	if n, size := s.CacheStats(); n != 3 || size != 30 {
+	if n, size := s.CacheStats(); n != 3 || size != 3*cost("k0", 10) {
 		t.Fatalf("CacheStats = %d, %d", n, size)
 	}
 }
@@ -166,7 +172,7 @@ func TestCachePrune(t *testing.T) {
 	if got, want := cacheKeys(t, s), []string{"edge", "forever", "fresh", "stale"}; !slices.Equal(got, want) {
 		t.Fatalf("after prune the cache holds %q, want %q", got, want)
 	}
-	if c, size := s.CacheStats(); c != 4 || size != 25 { // edge5 forever4 fresh1 stale2
+	if c, size := s.CacheStats(); c != 4 || size != cost("edge", 5)+cost("forever", 8)+cost("fresh", 6)+cost("stale", 6) {
 		t.Fatalf("CacheStats = %d, %d", c, size)
 	}
 	n, err = s.CachePrune(t0.Add(2*time.Hour), 0)
@@ -219,7 +225,7 @@ func TestCacheIndexRebuilt(t *testing.T) {
 	if got, want := cacheKeys(t, s), []string{"k2", "k3", "k4"}; !slices.Equal(got, want) {
 		t.Fatalf("cache holds %q, want %q", got, want)
 	}
-	if n, size := s.CacheStats(); n != 3 || size != 30 {
+	if n, size := s.CacheStats(); n != 3 || size != 3*cost("k0", 10) {
 		t.Fatalf("CacheStats = %d, %d", n, size)
 	}
 }
@@ -227,21 +233,26 @@ func TestCacheIndexRebuilt(t *testing.T) {
 func TestCacheRecordCodec(t *testing.T) {
 	cases := []struct {
 		storedAt, expires time.Time
+		source            string
 		value             []byte
 	}{
-		{t0, t0.Add(time.Hour), []byte("answer")},
-		{t0, time.Time{}, nil},
-		{time.Unix(0, 1), time.Unix(-5, 0), []byte{0}},
-		{t0.In(time.FixedZone("X", 3600)), t0, bytes.Repeat([]byte("x"), 1000)},
+		{t0, t0.Add(time.Hour), "https://a.example/", []byte("answer")},
+		{t0, time.Time{}, "", nil},
+		{time.Unix(0, 1), time.Unix(-5, 0), "x", []byte{0}},
+		{t0.In(time.FixedZone("X", 3600)), t0, "", bytes.Repeat([]byte("x"), 1000)},
 	}
 	for i, c := range cases {
-		s, e, v, err := decodeCacheRecord(encodeCacheRecord(c.storedAt, c.expires, c.value))
-		if err != nil || !s.Equal(c.storedAt) || !e.Equal(c.expires) || e.IsZero() != c.expires.IsZero() || !bytes.Equal(v, c.value) {
-			t.Errorf("case %d: decoded %v %v %q %v", i, s, e, v, err)
+		r, err := decodeCacheRecord(encodeCacheRecord(c.storedAt, c.expires, c.source, c.value))
+		if err != nil || !r.storedAt.Equal(c.storedAt) || !r.expires.Equal(c.expires) || r.expires.IsZero() != c.expires.IsZero() ||
+			string(r.source) != c.source || !bytes.Equal(r.value, c.value) {
+			t.Errorf("case %d: decoded %+v %v", i, r, err)
 		}
 	}
-	for _, bad := range [][]byte{nil, {cacheFormat}, make([]byte, cacheHeaderSize)} {
-		if _, _, _, err := decodeCacheRecord(bad); err == nil {
+	short := encodeCacheRecord(t0, t0, "source", nil)[:cacheHeaderSize+2]
+	format1 := make([]byte, 17)
+	format1[0] = 1
+	for _, bad := range [][]byte{nil, {cacheFormat}, make([]byte, cacheHeaderSize), short, format1} {
+		if _, err := decodeCacheRecord(bad); err == nil {
 			t.Errorf("decodeCacheRecord(%v) accepted it", bad)
 		}
 	}
@@ -255,18 +266,18 @@ func TestCacheRecordCodec(t *testing.T) {
 }
 
 func FuzzDecodeCacheRecord(f *testing.F) {
-	f.Add(encodeCacheRecord(t0, t0.Add(time.Hour), []byte("answer")))
-	f.Add(encodeCacheRecord(t0, time.Time{}, nil))
+	f.Add(encodeCacheRecord(t0, t0.Add(time.Hour), "https://a.example/", []byte("answer")))
+	f.Add(encodeCacheRecord(t0, time.Time{}, "", nil))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, e, v, err := decodeCacheRecord(b)
+		r, err := decodeCacheRecord(b)
 		if err != nil {
 			return
 		}
-		if len(v) != len(b)-cacheHeaderSize {
-			t.Fatalf("value of %d bytes from a record of %d", len(v), len(b))
+		if len(r.source)+len(r.value) != len(b)-cacheHeaderSize {
+			t.Fatalf("source and value of %d bytes from a record of %d", len(r.source)+len(r.value), len(b))
 		}
-		re := encodeCacheRecord(s, e, v)
+		re := encodeCacheRecord(r.storedAt, r.expires, string(r.source), r.value)
 		if !bytes.Equal(re, b) {
 			t.Fatalf("re-encoding %x gave %x", b, re)
 		}

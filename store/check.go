@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -72,6 +73,35 @@ func parseMeta(b []byte) (boltMeta, error) {
 		pgid:     ne.Uint64(m[40:]),
 		txid:     ne.Uint64(m[48:]),
 	}, nil
+}
+
+// freelistSynced reports whether the newest meta page of the file at path
+// points to a freelist: when it does not, bbolt rebuilt the freelist at
+// open by walking every tree with the checks of its consistency check, so
+// that check need not run again. In doubt it says yes.
+func freelistSynced(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	buf := make([]byte, pageHeaderSize+metaSize)
+	read := func(off int64) (boltMeta, bool) {
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return boltMeta{}, false
+		}
+		m, err := parseMeta(buf)
+		return m, err == nil
+	}
+	m0, ok0 := read(0)
+	if !ok0 {
+		return true
+	}
+	m := m0
+	if m1, ok1 := read(int64(m0.pageSize)); ok1 && m1.txid > m0.txid {
+		m = m1
+	}
+	return m.freelist != noFreelist
 }
 
 // checkOpenFile checks the structure of an open file; an empty file is
@@ -169,7 +199,7 @@ func checkFile(r io.ReaderAt, size int64) error {
 	if m.root == 0 {
 		return fmt.Errorf("%w: root bucket has no page", errStructure)
 	}
-	return w.tree(m.root, 0)
+	return w.tree(m.root, 0, nil, nil)
 }
 
 // walker reads pages [2, hwm) of a bbolt file, each at most once.
@@ -233,8 +263,35 @@ func (w *walker) freelist(id uint64) error {
 	return nil
 }
 
-// tree checks the branch or leaf page id and everything below it.
-func (w *walker) tree(id uint64, depth int) error {
+// keyOrder checks that the keys of one page are in strictly increasing
+// order, at or above lo (the key its parent names it by) and below hi (the
+// parent's next key), nil meaning no bound. bbolt checks the same when it
+// rebuilds the freelist at open, but it panics on the first fault while its
+// walk goes on in another goroutine: the store finds such faults first.
+type keyOrder struct {
+	id     uint64
+	lo, hi []byte
+	prev   []byte
+	n      int
+}
+
+func (o *keyOrder) next(k []byte) error {
+	switch {
+	case o.n == 0 && o.lo != nil && bytes.Compare(k, o.lo) < 0:
+		return fmt.Errorf("%w: the first key on page %d sorts before its parent's key", errStructure, o.id)
+	case o.n > 0 && bytes.Compare(o.prev, k) >= 0:
+		return fmt.Errorf("%w: keys on page %d are out of order", errStructure, o.id)
+	case o.hi != nil && bytes.Compare(k, o.hi) >= 0:
+		return fmt.Errorf("%w: a key on page %d sorts after its parent's next key", errStructure, o.id)
+	}
+	o.prev = k
+	o.n++
+	return nil
+}
+
+// tree checks the branch or leaf page id and everything below it; its keys
+// lie in [lo, hi).
+func (w *walker) tree(id uint64, depth int, lo, hi []byte) error {
 	if depth > maxDepth {
 		return fmt.Errorf("%w: pages nested deeper than %d at page %d", errStructure, maxDepth, id)
 	}
@@ -251,30 +308,48 @@ func (w *walker) tree(id uint64, depth int) error {
 		if pageHeaderSize+count*elemSize > len(p) {
 			return fmt.Errorf("%w: page %d has more elements than fit", errStructure, id)
 		}
-		for i := range count {
+		key := func(i int) ([]byte, error) {
 			e := pageHeaderSize + i*elemSize
 			pos, ksize := uint64(ne.Uint32(p[e:])), uint64(ne.Uint32(p[e+4:]))
 			if uint64(e)+pos+ksize > uint64(len(p)) {
-				return fmt.Errorf("%w: a key on page %d lies past its end", errStructure, id)
+				return nil, fmt.Errorf("%w: a key on page %d lies past its end", errStructure, id)
 			}
-			if err := w.tree(ne.Uint64(p[e+8:]), depth+1); err != nil {
+			return p[uint64(e)+pos : uint64(e)+pos+ksize], nil
+		}
+		order := keyOrder{id: id, lo: lo, hi: hi}
+		for i := range count {
+			k, err := key(i)
+			if err != nil {
+				return err
+			}
+			if err := order.next(k); err != nil {
+				return err
+			}
+			childHi := hi
+			if i+1 < count {
+				if childHi, err = key(i + 1); err != nil {
+					return err
+				}
+			}
+			if err := w.tree(ne.Uint64(p[pageHeaderSize+i*elemSize+8:]), depth+1, k, childHi); err != nil {
 				return err
 			}
 		}
 		return nil
 	case flagLeaf:
-		return w.leaf(p, id, depth)
+		return w.leaf(p, id, depth, lo, hi)
 	}
 	return fmt.Errorf("%w: page %d has flags %#x, not a branch or a leaf", errStructure, id, flags)
 }
 
 // leaf checks the leaf page p (a page of the file, or an inline bucket's
 // page inside a value) and the buckets it holds.
-func (w *walker) leaf(p []byte, id uint64, depth int) error {
+func (w *walker) leaf(p []byte, id uint64, depth int, lo, hi []byte) error {
 	count := int(ne.Uint16(p[10:]))
 	if pageHeaderSize+count*elemSize > len(p) {
 		return fmt.Errorf("%w: page %d has more elements than fit", errStructure, id)
 	}
+	order := keyOrder{id: id, lo: lo, hi: hi}
 	for i := range count {
 		e := pageHeaderSize + i*elemSize
 		flags := ne.Uint32(p[e:])
@@ -282,6 +357,9 @@ func (w *walker) leaf(p []byte, id uint64, depth int) error {
 		kstart := uint64(e) + pos
 		if kstart+ksize+vsize > uint64(len(p)) {
 			return fmt.Errorf("%w: a key or value on page %d lies past its end", errStructure, id)
+		}
+		if err := order.next(p[kstart : kstart+ksize]); err != nil {
+			return err
 		}
 		if flags&leafFlagBucket == 0 {
 			continue
@@ -291,7 +369,7 @@ func (w *walker) leaf(p []byte, id uint64, depth int) error {
 			return fmt.Errorf("%w: a bucket on page %d has a short header", errStructure, id)
 		}
 		if root := ne.Uint64(v); root != 0 {
-			if err := w.tree(root, depth+1); err != nil {
+			if err := w.tree(root, depth+1, nil, nil); err != nil {
 				return err
 			}
 			continue
@@ -306,7 +384,7 @@ func (w *walker) leaf(p []byte, id uint64, depth int) error {
 		if depth+1 > maxDepth {
 			return fmt.Errorf("%w: buckets nested deeper than %d on page %d", errStructure, maxDepth, id)
 		}
-		if err := w.leaf(inline, id, depth+1); err != nil {
+		if err := w.leaf(inline, id, depth+1, nil, nil); err != nil {
 			return err
 		}
 	}

@@ -46,7 +46,7 @@ func reachablePages(t *testing.T, b []byte, ps int) map[uint64]bool {
 	t.Helper()
 	m := newestMeta(t, b, ps)
 	w := &walker{r: bytes.NewReader(b), ps: int64(ps), hwm: m.pgid, seen: map[uint64]bool{}}
-	if err := w.tree(m.root, 0); err != nil {
+	if err := w.tree(m.root, 0, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return w.seen
@@ -77,7 +77,21 @@ func TestCheckFileAcceptsStores(t *testing.T) {
 func TestCheckFileFindsDamage(t *testing.T) {
 	ps := os.Getpagesize()
 	path := filepath.Join(t.TempDir(), FileName)
-	sound := writeStore(t, path, 600) // branch pages, overflow pages, a freelist
+	sound := writeStore(t, path, 600) // branch pages, overflow pages
+	// The store writes no freelist (NoFreelistSync); a file an older build
+	// wrote has one, and it is checked too.
+	flPath := filepath.Join(t.TempDir(), FileName)
+	writeStore(t, flPath, 600)
+	writeRawBolt(t, flPath, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPool).Delete([]byte("https://searx-0001.example.org/"))
+	})
+	withFreelist, err := os.ReadFile(flPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newestMeta(t, withFreelist, ps).freelist == noFreelist {
+		t.Fatal("bbolt wrote no freelist")
+	}
 	cases := []struct {
 		name    string
 		corrupt func(t *testing.T, b []byte)
@@ -125,6 +139,9 @@ func TestCheckFileFindsDamage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := bytes.Clone(sound)
+			if strings.HasPrefix(c.name, "freelist") {
+				b = bytes.Clone(withFreelist)
+			}
 			c.corrupt(t, b)
 			err := checkFile(bytes.NewReader(b), int64(len(b)))
 			if err == nil || !strings.Contains(err.Error(), c.want) {

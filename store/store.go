@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -35,8 +36,10 @@ var (
 
 // SchemaVersion is the layout of the buckets this build reads and writes.
 // A file with a higher version is treated as damaged (moved aside, never
-// overwritten); there is no lower version yet.
-const SchemaVersion = 1
+// overwritten). Version 1 kept cache keys as given (plain text, before they
+// were keyed hashes): Open drops a version 1 file's result cache and
+// compacts the file, so that none of it stays on disk.
+const SchemaVersion = 2
 
 // FileName is the name of the store's file in the data folder.
 const FileName = "searxgate.db"
@@ -52,6 +55,7 @@ var (
 	bucketCacheOrder = []byte("cache_order")
 
 	keySchema       = []byte("schema_version")
+	keySecret       = []byte("cache_secret")
 	keyDirRaw       = []byte("raw")
 	keyDirMeta      = []byte("meta")
 	allBuckets      = [][]byte{bucketMeta, bucketPool, bucketCaps, bucketOperators, bucketDirectory, bucketCache, bucketCacheOrder}
@@ -98,18 +102,34 @@ func (o Options) withDefaults() Options {
 
 // Store is searxgate's bbolt file. Its methods are safe for concurrent use.
 type Store struct {
-	db        *bolt.DB
 	path      string
 	recovered string
 	opts      Options
 	log       *slog.Logger
+	secret    []byte // the per-install cache secret, read at Open
+	pageSize  int
 
-	// mu guards cacheEntries, cacheBytes and closed; it is held across
-	// every write transaction so that the totals always match the file.
+	// dbMu guards db: read transactions hold it shared, a compaction
+	// swaps the file under it. Writers hold mu, which a compaction holds
+	// too, so they read db under mu alone.
+	dbMu sync.RWMutex
+	db   *bolt.DB
+
+	// mu guards cacheEntries, cacheBytes, closed, base, compactions and
+	// migrated; it is held across every write transaction (and every
+	// compaction) so that the totals always match the file.
 	mu           sync.Mutex
 	cacheEntries int
 	cacheBytes   int64
 	closed       bool
+	// base is what the file holds besides the result cache, measured at
+	// the last compaction (0 before the first): the file is compacted when
+	// it grows past base + CacheMaxBytes + compactSlack().
+	base        int64
+	compactions int
+	migrated    bool  // a version 1 file: its cache was dropped, it must be compacted
+	compactMin  int64 // see compactSlack
+	maxBatch    int64 // the most cache bytes one WriteBatch put, since Open
 }
 
 // Open opens (creating it and its folder if needed) the store at path.
@@ -144,12 +164,62 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.db = db
-	if err := s.initCache(); err != nil {
+	s.pageSize = db.Info().PageSize
+	s.compactMin = defaultCompactMin
+	// A compaction that a crash interrupted left its copy: it may hold
+	// what the cache held, so it goes (the lock on path is ours now).
+	_ = os.Remove(s.compactPath())
+	if err := s.readSecret(); err != nil {
 		_ = db.Close()
+		return nil, err
+	}
+	if err := s.initCache(); err != nil {
+		_ = s.db.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// boltOptions are the options every bbolt file of the store is opened with.
+// The freelist is not written to the file (NoFreelistSync): bbolt rebuilds
+// it at open by walking the trees, so a file never carries a list of pages
+// that once held evicted answers, and commits write less.
+func boltOptions(timeout time.Duration, deadline time.Time) *bolt.Options {
+	return &bolt.Options{
+		Timeout:        timeout,
+		FreelistType:   bolt.FreelistMapType,
+		NoFreelistSync: true,
+		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+			return openLocked(name, flag, mode, deadline)
+		},
+	}
+}
+
+// allocSize is how much bbolt grows the file by at a time past its first
+// 16 MiB (bbolt's default, 16 MiB, would leave that much unused at the end
+// of the file).
+const allocSize = 1 << 20
+
+// readSecret reads the per-install cache secret that initBuckets made.
+func (s *Store) readSecret() error {
+	return s.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketMeta).Get(keySecret)
+		if len(v) != secretSize {
+			return fmt.Errorf("%w: cache secret of %d bytes", ErrCorrupt, len(v))
+		}
+		s.secret = clone(v)
+		return nil
+	})
+}
+
+// secretSize is the length of the cache secret.
+const secretSize = 32
+
+// CacheSecret returns the per-install secret that searxgate keys its cache
+// with (HMAC-SHA256): 32 random bytes made when the file was created (or
+// first opened by a build that keys its cache) and kept in the meta bucket.
+// A fresh file (one that replaced a damaged file) has a new secret.
+func (s *Store) CacheSecret() []byte { return clone(s.secret) }
 
 // openChecked opens path with bbolt after the structural check, then runs
 // bbolt's consistency check and the schema check, and creates what is
@@ -160,36 +230,41 @@ func (s *Store) openChecked() (*bolt.DB, error) {
 		timeout = time.Nanosecond // one attempt
 	}
 	deadline := time.Now().Add(timeout)
-	bopts := &bolt.Options{
-		Timeout:      timeout,
-		FreelistType: bolt.FreelistMapType,
-		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
-			return openLocked(name, flag, mode, deadline)
-		},
-	}
-	db, err := guardedOpen(s.path, bopts)
+	db, err := openBolt(s.path, boltOptions(timeout, deadline))
 	if err != nil {
-		switch {
-		case errors.Is(err, bolt.ErrTimeout):
-			return nil, lockedError(s.path)
-		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
-			return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
-		}
 		return nil, err
 	}
-	if err := verify(db); err != nil {
+	if err := verify(db, freelistSynced(s.path)); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if err := initBuckets(db); err != nil {
+	db.AllocSize = allocSize
+	migrated, err := initBuckets(db)
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
+	s.migrated = migrated
 	return db, nil
 }
 
 func lockedError(path string) error {
 	return fmt.Errorf("%w: another searxgate process holds %s (stop it, or give this one another data folder)", ErrLocked, path)
+}
+
+// openBolt opens path, with bbolt's errors turned into the store's.
+func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
+	db, err := guardedOpen(path, o)
+	if err != nil {
+		switch {
+		case errors.Is(err, bolt.ErrTimeout):
+			return nil, lockedError(path)
+		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
+			return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
+		}
+		return nil, err
+	}
+	return db, nil
 }
 
 // guardedOpen runs bolt.Open with memory faults turned into panics, and
@@ -204,8 +279,10 @@ func guardedOpen(path string, o *bolt.Options) (db *bolt.DB, err error) {
 	return bolt.Open(path, 0o600, o)
 }
 
-// verify runs bbolt's consistency check and reads the schema version.
-func verify(db *bolt.DB) (err error) {
+// verify runs bbolt's consistency check (when check is set) and reads the
+// schema version. The check is needed only when bbolt read a freelist from
+// the file: otherwise it walked every tree at open, with the same checks.
+func verify(db *bolt.DB, check bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -215,6 +292,9 @@ func verify(db *bolt.DB) (err error) {
 	return db.View(func(tx *bolt.Tx) error {
 		// Drain the whole channel: the check's goroutine reads the
 		// transaction until it closes the channel.
+		if !check {
+			return checkSchema(tx)
+		}
 		var first error
 		n := 0
 		for cerr := range tx.Check() {
@@ -258,29 +338,57 @@ func checkSchema(tx *bolt.Tx) error {
 	return nil
 }
 
-func initBuckets(db *bolt.DB) error {
+// initBuckets creates what is missing: the buckets, the schema version and
+// the cache secret. A version 1 file's result cache (plain-text keys) is
+// dropped and its version raised; migrated says so, and the caller then
+// compacts the file.
+func initBuckets(db *bolt.DB) (migrated bool, err error) {
 	complete := true
 	_ = db.View(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			complete = complete && tx.Bucket(name) != nil
 		}
+		if complete {
+			meta := tx.Bucket(bucketMeta)
+			complete = string(meta.Get(keySchema)) == strconv.Itoa(SchemaVersion) && len(meta.Get(keySecret)) == secretSize
+		}
 		return nil
 	})
 	if complete {
-		return nil // checkSchema found the version
+		return false, nil
 	}
-	return db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return fmt.Errorf("store: creating bucket %s: %w", name, err)
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if meta.Get(keySchema) == nil {
-			return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
+		if v := meta.Get(keySchema); v != nil && string(v) != strconv.Itoa(SchemaVersion) {
+			// checkSchema let only older versions through.
+			for _, name := range [][]byte{bucketCache, bucketCacheOrder} {
+				if err := tx.DeleteBucket(name); err != nil {
+					return err
+				}
+				if _, err := tx.CreateBucket(name); err != nil {
+					return err
+				}
+			}
+			migrated = true
+		}
+		if err := meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion))); err != nil {
+			return err
+		}
+		if len(meta.Get(keySecret)) != secretSize {
+			secret := make([]byte, secretSize)
+			if _, err := rand.Read(secret); err != nil {
+				return fmt.Errorf("store: making the cache secret: %w", err)
+			}
+			return meta.Put(keySecret, secret)
 		}
 		return nil
 	})
+	return migrated, err
 }
 
 // moveAside renames the damaged file to "<path>.damaged-<UTC timestamp>"
@@ -323,6 +431,8 @@ func (s *Store) Close() error {
 
 // view runs fn in a read transaction.
 func (s *Store) view(fn func(*bolt.Tx) error) error {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
 	return mapClosed(s.db.View(fn))
 }
 

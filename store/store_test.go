@@ -182,7 +182,7 @@ func TestRoundTripEveryBucket(t *testing.T) {
 	entries, size := s.CacheStats()
 	wantSize := int64(0)
 	for _, e := range cache {
-		wantSize += int64(len(e.Key) + len(e.Value))
+		wantSize += entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
 	}
 	if entries != len(cache) || size != wantSize {
 		t.Errorf("CacheStats after reopen = %d, %d; want %d, %d", entries, size, len(cache), wantSize)

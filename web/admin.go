@@ -185,3 +185,23 @@ func (s *Server) apiReset(ctx *fasthttp.RequestCtx) {
 	s.log.Info("pool reset by the operator")
 	writeJSON(ctx, fasthttp.StatusOK, map[string]string{"status": "reset"})
 }
+
+// apiPurgeCache serves POST /api/cache/purge: every cached answer and
+// autocompletion is dropped, from memory and from the store's file (which
+// is compacted, so that none of it stays on disk).
+func (s *Server) apiPurgeCache(ctx *fasthttp.RequestCtx) {
+	if !s.authorized(ctx) {
+		return
+	}
+	if s.cfg.Proxy == nil {
+		apiErr(ctx, fasthttp.StatusServiceUnavailable, "the cache is not available in this process")
+		return
+	}
+	n, err := s.cfg.Proxy.PurgeCache()
+	if err != nil {
+		s.opError(ctx, "cache purge", err)
+		return
+	}
+	s.log.Info("result cache purged by the operator", "entries", n)
+	writeJSON(ctx, fasthttp.StatusOK, map[string]any{"status": "purged", "entries": n})
+}

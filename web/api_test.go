@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"searxgate/pool"
+	"searxgate/sim"
 )
 
 // fakeOperator records the operator's calls.
@@ -189,5 +190,50 @@ func TestInstancePath(t *testing.T) {
 		if inst != tt.inst || action != tt.action || ok != tt.ok {
 			t.Errorf("instancePath(%q) = %q, %q, %v; want %q, %q, %v", tt.raw, inst, action, ok, tt.inst, tt.action, tt.ok)
 		}
+	}
+}
+
+// POST /api/cache/purge is a write like the others: it needs the token,
+// and then drops every cached answer.
+func TestCachePurgeAPI(t *testing.T) {
+	live := startLive(t, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	op := &fakeOperator{known: map[string]bool{}}
+	_, c := serve(t, Config{Proxy: live.proxy, Pool: live.pool, Operator: op, AdminToken: "t"})
+	if r := c.get("/search?q=cached+words&format=json"); r.status != 200 {
+		t.Fatalf("search: %d %s", r.status, r.body)
+	}
+	if r := c.get("/search?q=cached+words&format=json"); r.header[HeaderCache] != "hit" {
+		t.Fatalf("the second search was not a cache hit: %q", r.header[HeaderCache])
+	}
+	for _, tt := range []struct {
+		method, auth string
+		status       int
+	}{
+		{"POST", "", 401},
+		{"POST", "Bearer nope", 401},
+		{"GET", "Bearer t", 405},
+	} {
+		var h []string
+		if tt.auth != "" {
+			h = []string{"Authorization", tt.auth}
+		}
+		if r := c.do(tt.method, "/api/cache/purge", "", h...); r.status != tt.status {
+			t.Fatalf("%s with %q: %d, want %d: %s", tt.method, tt.auth, r.status, tt.status, r.body)
+		}
+	}
+	if r := c.get("/search?q=cached+words&format=json"); r.header[HeaderCache] != "hit" {
+		t.Fatal("a refused purge dropped the cache")
+	}
+	r := c.do("POST", "/api/cache/purge", "", "Authorization", "Bearer t")
+	if r.status != 200 || !strings.Contains(r.body, `"status":"purged"`) || !strings.Contains(r.body, `"entries":1`) {
+		t.Fatalf("purge: %d %s", r.status, r.body)
+	}
+	if r := c.get("/search?q=cached+words&format=json"); r.header[HeaderCache] == "hit" {
+		t.Fatal("served from the cache after a purge")
+	}
+	// Without a token configured, writes are off.
+	_, c = serve(t, Config{Proxy: live.proxy, Operator: op})
+	if r := c.do("POST", "/api/cache/purge", "", "Authorization", "Bearer t"); r.status != 403 {
+		t.Fatalf("purge without --admin-token: %d %s", r.status, r.body)
 	}
 }

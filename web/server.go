@@ -192,6 +192,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		if allow(ctx, fasthttp.MethodPost) {
 			s.apiReset(ctx)
 		}
+	case "/api/cache/purge":
+		if allow(ctx, fasthttp.MethodPost) {
+			s.apiPurgeCache(ctx)
+		}
 	case "/api/instances", "/api/instances/":
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
 			s.apiInstances(ctx)

@@ -127,7 +127,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if cfg.Budget20s == 0 || cfg.Budget10m == 0 {
 		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
-	a.cache = &cacheQueue{st: st, log: log}
+	a.cache = newCacheQueue(st, log, cfg.CacheTTL)
 	a.limiter = newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
@@ -146,7 +146,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		OwnBudget:      ownBudget(cfg),
 		MaxQueue:       cfg.Queue,
 		Admit:          a.limiter.admitFunc(),
-		CacheTTL:       cfg.CacheTTL,
+		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
 	})
@@ -472,80 +472,6 @@ func (d dirCache) LoadDirectory() (directory.Saved, bool, error) {
 
 func (d dirCache) SaveDirectory(s directory.Saved) error {
 	return d.st.SaveDirectory(store.Directory{Raw: s.Raw, ETag: s.ETag, LastModified: s.LastModified, FetchedAt: s.FetchedAt})
-}
-
-// cacheQueue is the proxy's persistent cache: reads go to the store, writes
-// wait in memory for the next flush.
-type cacheQueue struct {
-	st  *store.Store
-	log *slog.Logger
-
-	mu      sync.Mutex // guards pending
-	pending []store.CacheEntry
-}
-
-// staleFor is how long past its expiry a cached answer may still be served
-// when nothing answers (the proxy's default); older ones are pruned.
-const staleFor = 24 * time.Hour
-
-// maxPendingCache bounds the cache writes waiting for a flush; past it the
-// oldest are dropped (they are still in the memory cache).
-const maxPendingCache = 4096
-
-func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
-	e, ok, err := q.st.CacheGet(key)
-	if err != nil || !ok {
-		return proxy.Cached{}, false
-	}
-	inst, js, ok := splitCacheValue(e.Value)
-	if !ok {
-		return proxy.Cached{}, false
-	}
-	return proxy.Cached{JSON: js, Instance: inst, StoredAt: e.StoredAt, Expires: e.Expires}, true
-}
-
-func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
-	v := make([]byte, 0, len(c.Instance)+1+len(c.JSON))
-	v = append(append(append(v, c.Instance...), 0), c.JSON...)
-	q.mu.Lock()
-	if len(q.pending) >= maxPendingCache {
-		q.pending = q.pending[1:]
-	}
-	q.pending = append(q.pending, store.CacheEntry{Key: key, Value: v, StoredAt: c.StoredAt, Expires: c.Expires})
-	q.mu.Unlock()
-}
-
-// requeue puts back entries a failed flush took, ahead of newer ones,
-// within the bound.
-func (q *cacheQueue) requeue(entries []store.CacheEntry) {
-	if len(entries) == 0 {
-		return
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	all := append(entries, q.pending...)
-	if len(all) > maxPendingCache {
-		all = all[len(all)-maxPendingCache:]
-	}
-	q.pending = all
-}
-
-func (q *cacheQueue) take() []store.CacheEntry {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	p := q.pending
-	q.pending = nil
-	return p
-}
-
-// splitCacheValue undoes CachePut's encoding: instance, NUL, JSON.
-func splitCacheValue(v []byte) (string, []byte, bool) {
-	for i, c := range v {
-		if c == 0 {
-			return string(v[:i]), v[i+1:], true
-		}
-	}
-	return "", nil, false
 }
 
 // requestError answers a request the server could not read, with the

@@ -155,7 +155,7 @@ func (c *Config) options() []option {
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
 		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
-		{"cache-ttl", "how long an answer is served from the cache", durationVar(&c.CacheTTL)},
+		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", durationVar(&c.CacheTTL)},
 		{"budget-20s", "searches one public instance may get in any 20 s (0: no limit; never for instances you do not run)", intVar(&c.Budget20s)},
 		{"budget-10m", "searches one public instance may get in any 10 min (0: no limit; never for instances you do not run)", intVar(&c.Budget10m)},
 		{"max-in-flight", "searches in flight to one public instance at once", intVar(&c.MaxInFlight)},

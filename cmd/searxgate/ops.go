@@ -175,7 +175,12 @@ func (o *operator) SetDisabled(raw string, disabled bool) (bool, error) {
 		return false, err
 	}
 	if disabled {
-		return o.app.pool.Disable(u), nil
+		found := o.app.pool.Disable(u)
+		// A disabled instance's answers are not served from the cache either.
+		if _, err := o.app.proxy.DropAnswersOf(u); err != nil {
+			return found, fmt.Errorf("dropping the cached answers of %s: %w", u, err)
+		}
+		return found, nil
 	}
 	return o.app.pool.Enable(u), nil
 }

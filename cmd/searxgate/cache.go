@@ -1,0 +1,216 @@
+package main
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"searxgate/proxy"
+	"searxgate/store"
+)
+
+// cacheQueue is the proxy's persistent cache: reads go to the store, writes
+// wait in memory for the next flush.
+//
+// What reaches the file: the entry's id (the first half of the proxy's
+// keyed hash, never the search), who answered, when, and the answer sealed
+// (AES-256-GCM) with the key's second half, which is never stored. So the
+// file holds no query text, not even in the free pages an evicted answer
+// leaves: an answer can be read back only by a process asked the same
+// search again. With --cache-ttl 0 nothing is written at all.
+type cacheQueue struct {
+	st    *store.Store
+	log   *slog.Logger
+	keyer *proxy.Keyer
+	off   bool // --cache-ttl 0: nothing is kept on disk
+
+	mu      sync.Mutex // guards pending and dropped
+	pending []store.CacheEntry
+	// dropped holds, per instance whose answers were dropped, when: a
+	// flush that took its entries just before the drop writes them after
+	// it, so until the next flush drops them again, entries stored before
+	// that time are not served.
+	dropped map[string]time.Time
+}
+
+// newCacheQueue returns the cache queue of st. With ttl 0 it also drops
+// what an earlier run with a cache left in the file.
+func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration) *cacheQueue {
+	q := &cacheQueue{st: st, log: log, keyer: proxy.NewKeyer(st.CacheSecret()), off: ttl == 0}
+	if n, _ := st.CacheStats(); q.off && n > 0 {
+		if _, err := st.CachePurge(); err != nil {
+			log.Error("--cache-ttl is 0 but the answers an earlier run cached could not be dropped", "err", err)
+		} else {
+			log.Info("--cache-ttl is 0: the answers an earlier run cached were dropped", "entries", n)
+		}
+	}
+	return q
+}
+
+// proxyCacheTTL is the proxy's TTL for --cache-ttl: 0 means no answer is
+// served from the cache (the proxy reads 0 as its default), so answers
+// expire at once; in memory the last one is still the stale fallback
+// when no instance answers.
+func proxyCacheTTL(ttl time.Duration) time.Duration {
+	if ttl == 0 {
+		return time.Nanosecond
+	}
+	return ttl
+}
+
+// staleFor is how long past its expiry a cached answer may still be served
+// when nothing answers (the proxy's default); older ones are pruned.
+const staleFor = 24 * time.Hour
+
+// maxPendingCache bounds the cache writes waiting for a flush; past it the
+// oldest are dropped (they are still in the memory cache).
+const maxPendingCache = 4096
+
+// CacheKey keys the cache with the store's per-install secret.
+func (q *cacheQueue) CacheKey(plain string) string { return q.keyer.CacheKey(plain) }
+
+func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
+	id, seal, ok := proxy.SplitCacheKey(key)
+	if !ok || q.off {
+		return proxy.Cached{}, false
+	}
+	e, ok, err := q.st.CacheGet(id)
+	if err != nil || !ok {
+		return proxy.Cached{}, false
+	}
+	q.mu.Lock()
+	at, dropped := q.dropped[e.Source]
+	q.mu.Unlock()
+	if dropped && !e.StoredAt.After(at) {
+		return proxy.Cached{}, false
+	}
+	js, ok := openAnswer(seal, id, e.Value)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	return proxy.Cached{JSON: js, Instance: e.Source, StoredAt: e.StoredAt, Expires: e.Expires}, true
+}
+
+func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
+	id, seal, ok := proxy.SplitCacheKey(key)
+	if !ok || q.off {
+		return
+	}
+	v, err := sealAnswer(seal, id, c.JSON)
+	if err != nil {
+		q.log.Error("sealing a cached answer failed; it is not stored", "err", err)
+		return
+	}
+	q.mu.Lock()
+	if len(q.pending) >= maxPendingCache {
+		q.pending = q.pending[1:]
+	}
+	q.pending = append(q.pending, store.CacheEntry{Key: id, Value: v, Source: c.Instance, StoredAt: c.StoredAt, Expires: c.Expires})
+	q.mu.Unlock()
+}
+
+// CacheDropInstance drops inst's answers, waiting or stored.
+func (q *cacheQueue) CacheDropInstance(inst string) (int, error) {
+	q.mu.Lock()
+	before := len(q.pending)
+	q.pending = slices.DeleteFunc(q.pending, func(e store.CacheEntry) bool { return e.Source == inst })
+	n := before - len(q.pending)
+	if q.dropped == nil {
+		q.dropped = map[string]time.Time{}
+	}
+	q.dropped[inst] = time.Now()
+	q.mu.Unlock()
+	m, err := q.st.CacheDropSource(inst)
+	return n + m, err
+}
+
+// CachePurge drops every answer, waiting or stored, and compacts the file.
+func (q *cacheQueue) CachePurge() (int, error) {
+	q.mu.Lock()
+	n := len(q.pending)
+	q.pending = nil
+	q.mu.Unlock()
+	m, err := q.st.CachePurge()
+	return n + m, err
+}
+
+// requeue puts back entries a failed flush took, ahead of newer ones,
+// within the bound.
+func (q *cacheQueue) requeue(entries []store.CacheEntry) {
+	if len(entries) == 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	all := append(entries, q.pending...)
+	if len(all) > maxPendingCache {
+		all = all[len(all)-maxPendingCache:]
+	}
+	q.pending = all
+}
+
+// take returns the entries waiting for a flush. It first drops again the
+// answers of instances dropped since the last flush: the flush that was
+// running then may have written some after the drop.
+func (q *cacheQueue) take() []store.CacheEntry {
+	q.mu.Lock()
+	dropped := q.dropped
+	q.dropped = nil
+	q.mu.Unlock()
+	for inst := range dropped {
+		if _, err := q.st.CacheDropSource(inst); err != nil {
+			q.log.Error("dropping an instance's cached answers failed", "instance", inst, "err", err)
+			q.mu.Lock()
+			if q.dropped == nil {
+				q.dropped = map[string]time.Time{}
+			}
+			if _, again := q.dropped[inst]; !again {
+				q.dropped[inst] = dropped[inst]
+			}
+			q.mu.Unlock()
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pending
+	q.pending = nil
+	return p
+}
+
+// sealAnswer seals an answer for the file: a random nonce, then the
+// answer encrypted and authenticated with AES-256-GCM under seal, bound to
+// the entry's id.
+func sealAnswer(seal []byte, id string, js []byte) ([]byte, error) {
+	aead, err := answerAEAD(seal)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, aead.NonceSize(), aead.NonceSize()+len(js)+aead.Overhead())
+	if _, err := rand.Read(out); err != nil {
+		return nil, err
+	}
+	return aead.Seal(out, out, js, []byte(id)), nil
+}
+
+// openAnswer undoes sealAnswer; ok is false for a value that was not
+// sealed under seal for id.
+func openAnswer(seal []byte, id string, v []byte) ([]byte, bool) {
+	aead, err := answerAEAD(seal)
+	if err != nil || len(v) < aead.NonceSize() {
+		return nil, false
+	}
+	js, err := aead.Open(nil, v[:aead.NonceSize()], v[aead.NonceSize():], []byte(id))
+	return js, err == nil
+}
+
+func answerAEAD(seal []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(seal)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
