@@ -66,11 +66,18 @@ func xmlEscape(s string) string {
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
 // baseURL is the configured public URL, or the address the client used,
-// ending in "/".
+// ending in "/". A link built from the client's Host header is only as
+// true as the header: such an answer is marked Cache-Control: private and
+// Vary: Host, so that no shared cache (a reverse proxy, a CDN) keeps a copy
+// made for a poisoned Host and serves it to others. X-Forwarded-Host is
+// never read. --public-url (Config.PublicURL) makes the links fixed and the
+// answer cacheable.
 func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 	if s.cfg.PublicURL != "" {
 		return s.cfg.PublicURL
 	}
+	ctx.Response.Header.Set("Cache-Control", "private")
+	ctx.Response.Header.Add("Vary", "Host")
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
@@ -201,6 +208,8 @@ type pageData struct {
 	Status  int
 	Message string
 	Retry   string // a link that repeats the request
+	RetryIn string // when trying again may work ("12 s"), from Retry-After
+	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView
 }
@@ -222,8 +231,13 @@ func (s *Server) index(ctx *fasthttp.RequestCtx) {
 	s.render(ctx, fasthttp.StatusOK, "index.html", pageData{Title: s.cfg.InstanceName})
 }
 
-func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string) {
+// errorPage answers status with the error page; retrySecs > 0 tells when
+// to try again (the Retry-After sent with it).
+func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64) {
 	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: msg}
+	if retrySecs > 0 {
+		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
+	}
 	if req.Query != "" {
 		d.Retry = "/search?" + searchArgs(req, req.PageNo).Encode()
 	}
@@ -329,7 +343,11 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response) 
 		case res.Coalesced:
 			p.Cache = "shared with an identical search"
 		}
-		p.Soft = res.Soft
+		// An empty answer with no engine down is an answer ("nothing
+		// matched"), not a lesser one.
+		if res.Soft != string(detect.Empty) {
+			p.Soft = res.Soft
+		}
 	}
 	return p
 }

@@ -60,8 +60,14 @@ type Config struct {
 	// Bearer <token>"; empty refuses every write with 403.
 	AdminToken string
 	// PublicURL is the address people reach searxgate at, for the links
-	// of /opensearch.xml and RSS; empty = the address each request used.
+	// of /opensearch.xml and RSS. Empty = the Host each request named,
+	// and then those answers are Cache-Control: private (a poisoned Host
+	// reaches no one but its sender).
 	PublicURL string
+	// Formats are the formats /search serves (html, json, csv, rss); a
+	// request for another is refused with 403, as SearXNG refuses a format
+	// its settings do not enable. Empty = all four.
+	Formats []string
 	// Client names the client of a request for proxy.Request.Client (the
 	// per-client admission and fair share); nil = the peer's address.
 	Client func(ctx *fasthttp.RequestCtx) string
@@ -160,6 +166,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.SetBodyString("OK")
+	case "/robots.txt":
+		if allow(ctx, fasthttp.MethodGet) {
+			ctx.SetContentType("text/plain; charset=utf-8")
+			ctx.SetBodyString(robotsTxt)
+		}
 	case "/opensearch.xml":
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
 			s.openSearch(ctx)
@@ -205,9 +216,23 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// notFound answers 404: a page for browsers, plain text for others.
+// robotsTxt is SearXNG's robots.txt (fixture a-robots.txt), with
+// searxgate's own pages that no crawler should read.
+const robotsTxt = "User-agent: *\n" +
+	"Allow: /info/en/about\n" +
+	"Disallow: /stats\n" +
+	"Disallow: /image_proxy\n" +
+	"Disallow: /preferences\n" +
+	"Disallow: /*?*q=*\n" +
+	"Disallow: /status\n" +
+	"Disallow: /metrics\n" +
+	"Disallow: /api/\n"
+
+// notFound answers 404 as SearXNG does, with a page (fixture a-404.txt),
+// to every client that takes HTML; plain text to one whose Accept names
+// other types only (an API client asking for JSON).
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
-	if wantsHTML(ctx) {
+	if takesHTML(ctx) {
 		s.render(ctx, fasthttp.StatusNotFound, "error.html", pageData{Title: "Not found", Status: fasthttp.StatusNotFound,
 			Message: "There is no page at this address."})
 		return
@@ -215,9 +240,25 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 	plainError(ctx, fasthttp.StatusNotFound, "Not Found")
 }
 
-// wantsHTML reports whether the client asked for a page (a browser).
-func wantsHTML(ctx *fasthttp.RequestCtx) bool {
-	return strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/html")
+// takesHTML reports whether the client takes a page: it sent no Accept,
+// or one that names text/html, text/* or */*.
+func takesHTML(ctx *fasthttp.RequestCtx) bool {
+	accept := string(ctx.Request.Header.Peek("Accept"))
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, _ := strings.Cut(part, ";")
+		typ = strings.ToLower(strings.TrimSpace(typ))
+		if typ != "text/html" && typ != "text/*" && typ != "*/*" {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.ReplaceAll(strings.TrimSpace(params), " ", ""), "q="); ok && (q == "0" || strings.Trim(q, "0.") == "") {
+			continue // q=0: not acceptable
+		}
+		return true
+	}
+	return false
 }
 
 // allow answers 405 unless the method is one of methods (HEAD counts as GET).
