@@ -355,7 +355,7 @@ func assertSafePage(t *testing.T, page string) {
 		"p": true, "article": true, "img": true, "h1": true, "h2": true, "h3": true, "time": true, "aside": true, "section": true,
 		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true,
 		"table": true, "caption": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true, "small": true, "br": true,
-		"svg": true, "polyline": true, "circle": true, "rect": true}
+		"svg": true, "polyline": true, "circle": true, "rect": true, "strong": true}
 	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
 		name := goquery.NodeName(el)
 		if !allowed[name] {
