@@ -64,6 +64,11 @@ type Config struct {
 	// and then those answers are Cache-Control: private (a poisoned Host
 	// reaches no one but its sender).
 	PublicURL string
+	// Images is how result thumbnails and infobox images reach the page:
+	// through /image_proxy (signed links, the address guard on every fetch
+	// and redirect), or not at all (Images.Off). The browser never loads
+	// an address an instance chose.
+	Images ImageConfig
 	// Formats are the formats /search serves (html, json, csv, rss); a
 	// request for another is refused with 403, as SearXNG refuses a format
 	// its settings do not enable. Empty = all four.
@@ -83,6 +88,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	tmpl    *template.Template
+	images  *imageProxy
 	started time.Time
 }
 
@@ -119,7 +125,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, started: cfg.Now()}, nil
+	images, err := newImageProxy(cfg.Images, cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Now()}, nil
 }
 
 // Handler routes every request.
@@ -128,8 +138,9 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 }
 
 // contentSecurityPolicy allows nothing but searxgate's own stylesheet and
-// images (upstream thumbnails included); no script at all.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; " +
+// images (upstream thumbnails come through /image_proxy); no script at
+// all, and no image from any other origin.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // securityHeaders are set on every response.
@@ -194,6 +205,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	case "/metrics":
 		if allow(ctx, fasthttp.MethodGet) {
 			s.metrics(ctx)
+		}
+	case "/image_proxy":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.imageProxyHandler(ctx)
 		}
 	case "/static/style.css", "/static/favicon.svg", "/favicon.ico":
 		if allow(ctx, fasthttp.MethodGet) {

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"html"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func TestRoutes(t *testing.T) {
 				}
 			}
 			csp := r.header["Content-Security-Policy"]
-			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "style-src 'self'"} {
+			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "style-src 'self'", "img-src 'self' data:;"} {
 				if !strings.Contains(csp, want) {
 					t.Errorf("CSP %q lacks %q", csp, want)
 				}
@@ -314,7 +315,7 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 			Attributes: []detect.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
 		UnresponsiveEngines: [][2]string{{"<x>", "</y>"}},
 	}
-	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"})
+	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"}, s.images.link)
 	var b strings.Builder
 	if err := s.tmpl.ExecuteTemplate(&b, "results.html", pageData{Search: p, Query: p.Query}); err != nil {
 		t.Fatal(err)
@@ -324,8 +325,8 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 	if !strings.Contains(page, "&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt;") {
 		t.Error("a hostile title is not shown as escaped text")
 	}
-	if !strings.Contains(page, `src="https://img.example/t.png"`) {
-		t.Error("a protocol-relative thumbnail is not shown over https")
+	if want := `src="` + html.EscapeString(s.images.link("https://img.example/t.png")) + `"`; !strings.Contains(page, want) {
+		t.Errorf("a protocol-relative thumbnail is not proxied over https: want %s", want)
 	}
 	if len(page) > 100_000 {
 		t.Errorf("the page is %d bytes: a huge upstream string got through", len(page))
