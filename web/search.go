@@ -97,12 +97,15 @@ var classicKeys = [][]byte{
 // already so, rewritten from its results otherwise (an answer kept in
 // another shape, or with a key missing or null).
 func classicJSON(res *proxy.Response) ([]byte, error) {
-	complete := true
-	for _, k := range classicKeys {
-		if !bytes.Contains(res.JSON, k) {
+	// One pass: the keys come in AppendJSON's order.
+	rest, complete := res.JSON, bytes.HasPrefix(res.JSON, classicKeys[0])
+	for _, k := range classicKeys[1:] {
+		i := bytes.Index(rest, k)
+		if !complete || i < 0 {
 			complete = false
 			break
 		}
+		rest = rest[i+len(k):]
 	}
 	if complete {
 		return res.JSON, nil
