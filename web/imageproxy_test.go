@@ -13,6 +13,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
+
+	"searxgate/sim"
 )
 
 // imageHosts plays the image hosts an instance names (over plain http: the
@@ -356,5 +358,32 @@ func TestImageLinks(t *testing.T) {
 	other, _ := newImageProxy(ImageConfig{}, "1")
 	if other.valid("https://i.example/a.png", ip.sign("https://i.example/a.png")) {
 		t.Error("a random key accepts another key's signature")
+	}
+}
+
+// TestLiveFleetThumbnails: the thumbnails sim instances name (on
+// img.example.org) reach the page only as searxgate's own links, through
+// the real proxy and its HTML and JSON readers.
+func TestLiveFleetThumbnails(t *testing.T) {
+	for _, json := range []bool{true, false} {
+		lf := startLive(t, []sim.InstanceConfig{{ID: "thumbs", Behaviour: sim.Fast, JSON: json, Latency: -1}})
+		_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+		r := c.get("/search?q=thumbnail+test")
+		if r.status != 200 {
+			t.Fatalf("json %v: status %d", json, r.status)
+		}
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs := doc.Find("img")
+		if imgs.Length() == 0 {
+			t.Fatalf("json %v: no thumbnail on the page: the test shows nothing", json)
+		}
+		imgs.Each(func(_ int, el *goquery.Selection) {
+			if src, _ := el.Attr("src"); !strings.HasPrefix(src, "/image_proxy?") {
+				t.Errorf("json %v: <img src=%q>", json, src)
+			}
+		})
 	}
 }
