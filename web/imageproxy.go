@@ -111,8 +111,11 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 		WriteTimeout:             cfg.Timeout,
 		MaxResponseBodySize:      cfg.MaxBytes,
 		MaxIdleConnDuration:      10 * time.Second,
-		MaxConnsPerHost:          4,
-		DisablePathNormalizing:   true,
+		// A page's thumbnails often share one host: they wait for a
+		// connection rather than fail.
+		MaxConnsPerHost:        8,
+		MaxConnWaitTimeout:     cfg.Timeout,
+		DisablePathNormalizing: true,
 	}
 	return ip, nil
 }

@@ -387,3 +387,27 @@ func TestLiveFleetThumbnails(t *testing.T) {
 		})
 	}
 }
+
+// TestImageProxyManyFromOneHost: a page's thumbnails that share a host all
+// arrive, more of them than connections to that host.
+func TestImageProxyManyFromOneHost(t *testing.T) {
+	hosts := startImageHosts(t)
+	s, c := serve(t, Config{Search: &fakeSearch{}, Images: hosts.config()})
+	const n = 24
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- c.get(s.images.link("http://img.example/ok.png")).status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if st != 200 {
+			t.Errorf("a thumbnail: %d", st)
+		}
+	}
+}
