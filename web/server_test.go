@@ -182,7 +182,7 @@ func TestRefusals(t *testing.T) {
 		body   []string
 	}{
 		{"limited json", limited(2500 * time.Millisecond), "json", 429, "3", "application/json", []string{`{"error":"too many searches from this client: retry in 3 s"}`}},
-		{"limited html", limited(40 * time.Second), "html", 429, "40", "text/html", []string{"Too many searches", "it may search again in 40 s", "HTTP 429"}},
+		{"limited html", limited(40 * time.Second), "html", 429, "40", "text/html", []string{"Too many searches", "you may search again in 40 s", "HTTP 429"}},
 		{"limited csv", limited(time.Second), "csv", 429, "1", "text/plain", []string{"too many searches from this client: retry in 1 s"}},
 		{"limited rss", limited(61 * time.Second), "rss", 429, "61", "text/plain", []string{"retry in 61 s"}},
 		{"limited below a second", limited(time.Millisecond), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
