@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,17 +16,21 @@ const (
 	FormatRSS  = "rss"
 )
 
-// MaxQueryLen caps the query text, in bytes. SearXNG itself has no limit,
-// but a search longer than this is no search a person or an agent makes and
-// would only be forwarded to every instance we try.
-const MaxQueryLen = 2048
+// MaxQueryLen caps the query text, in bytes (8 KiB). SearXNG itself has no
+// limit, and clients (agents pasting a passage, a long boolean query) send
+// queries past 2,048 bytes that SearXNG answers; past 8 KiB a search is no
+// search a person or an agent makes and would only be forwarded to every
+// instance we try. A GET must also fit the server's read buffer: the
+// longest queries come by POST.
+const MaxQueryLen = 8 << 10
 
 // ErrNoQuery is returned by Request.Validate when q is empty; SearXNG
 // answers it with {"error": "No query"} and status 400.
 var ErrNoQuery = errors.New("No query")
 
-// ErrFormat is returned for a format searxgate does not serve. SearXNG
-// answers an unknown or disabled format with 403.
+// ErrFormat is what a caller wraps for a format SearXNG knows but the
+// operator did not enable: SearXNG answers it with 403. ParseRequest never
+// returns it: an unknown format is the HTML page, as in SearXNG.
 var ErrFormat = errors.New("format not allowed")
 
 // ParamError is SearXNG's SearxParameterException: a parameter with a value
@@ -74,17 +77,18 @@ type Params interface {
 
 // ParseRequest reads and validates a search the way SearXNG's webadapter
 // does. The returned Request is normalised (trimmed lists, defaults set).
-// Errors are ErrNoQuery, ErrFormat or a *ParamError.
+// Errors are ErrNoQuery or a *ParamError.
+//
+// A format SearXNG does not know ("xml", or "JSON": the names are
+// case-sensitive) is the HTML page, as SearXNG's webapp does.
 func ParseRequest(p Params) (Request, error) {
 	var r Request
 	r.Format = FormatHTML
-	if f, ok := p.Get("format"); ok && f != "" {
-		r.Format = f
-	}
-	switch r.Format {
-	case FormatHTML, FormatJSON, FormatCSV, FormatRSS:
-	default:
-		return r, fmt.Errorf("%w: %q", ErrFormat, r.Format)
+	if f, ok := p.Get("format"); ok {
+		switch f {
+		case FormatHTML, FormatJSON, FormatCSV, FormatRSS:
+			r.Format = f
+		}
 	}
 	q, _ := p.Get("q")
 	r.Query = strings.TrimSpace(q)
@@ -92,7 +96,7 @@ func ParseRequest(p Params) (Request, error) {
 		return r, ErrNoQuery
 	}
 	if len(r.Query) > MaxQueryLen {
-		return r, &ParamError{Name: "q", Value: r.Query[:32] + "…"}
+		return r, &ParamError{Name: "q", Value: strings.ToValidUTF8(r.Query[:32], "") + "…"}
 	}
 
 	r.PageNo = 1
@@ -196,4 +200,46 @@ func (r *Request) acceptLanguage() string {
 	default:
 		return l
 	}
+}
+
+// Echo is the query an answer echoes: what the answering instance echoed
+// when it is the client's query with some of its search syntax left out
+// (SearXNG echoes "!fb edge bang" as "edge bang": the bang chose the
+// engines, it is not what was searched), the client's query otherwise. An
+// instance cannot make the echo say anything the client did not type.
+func (r *Request) Echo(upstream string) string {
+	asked := strings.Fields(r.Query)
+	echoed := strings.Fields(upstream)
+	if len(echoed) == 0 || len(echoed) >= len(asked) {
+		return r.Query
+	}
+	i := 0
+	for _, tok := range asked {
+		if i < len(echoed) && tok == echoed[i] {
+			i++
+			continue
+		}
+		if !isSyntax(tok) {
+			return r.Query
+		}
+	}
+	if i != len(echoed) {
+		return r.Query
+	}
+	return strings.Join(echoed, " ")
+}
+
+// isSyntax reports whether a query token is SearXNG search syntax rather
+// than a word: !bang, !!external-bang, :language, <timeout.
+func isSyntax(tok string) bool {
+	if len(tok) < 2 {
+		return false
+	}
+	switch tok[0] {
+	case '!', ':':
+		return true
+	case '<':
+		return tok[1] >= '0' && tok[1] <= '9'
+	}
+	return false
 }

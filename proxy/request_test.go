@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type mapParams map[string]string
@@ -24,7 +25,15 @@ func TestParseRequest(t *testing.T) {
 				Categories: []string{"general", "news"}, Engines: []string{"ddg"}}, ""},
 		{"no query json", mapParams{"format": "json"}, Request{}, "No query"},
 		{"blank query", mapParams{"q": "   "}, Request{}, "No query"},
-		{"bad format", mapParams{"q": "x", "format": "xml"}, Request{}, "format not allowed"},
+		// SearXNG answers a format it does not know with the HTML page
+		// (fixtures a-search-format-xml.txt, a-search-format-upper-JSON.txt).
+		{"unknown format", mapParams{"q": "x", "format": "xml"}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
+		{"upper-case format", mapParams{"q": "x", "format": "JSON"}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
+		{"empty format", mapParams{"q": "x", "format": ""}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
+		// SearXNG has no cap (a-search-json-long-query.txt answers 2,500
+		// bytes); searxgate's is MaxQueryLen.
+		{"past 2 KiB", mapParams{"q": strings.Repeat("a", 2500)}, Request{Query: strings.Repeat("a", 2500), PageNo: 1, Format: "html"}, ""},
+		{"at the cap", mapParams{"q": strings.Repeat("a", MaxQueryLen)}, Request{Query: strings.Repeat("a", MaxQueryLen), PageNo: 1, Format: "html"}, ""},
 		{"pageno zero", mapParams{"q": "x", "pageno": "0"}, Request{}, `Invalid value "0" for parameter pageno`},
 		{"pageno text", mapParams{"q": "x", "pageno": "two"}, Request{}, `Invalid value "two" for parameter pageno`},
 		{"pageno signed", mapParams{"q": "x", "pageno": "+2"}, Request{}, `Invalid value "+2" for parameter pageno`},
@@ -67,6 +76,42 @@ func TestKeyIgnoresFormatAndOrder(t *testing.T) {
 	c, _ := ParseRequest(mapParams{"q": "x", "pageno": "2"})
 	if a.Key() == c.Key() {
 		t.Fatal("pageno does not change the key")
+	}
+}
+
+func TestQueryCapIsEightKiB(t *testing.T) {
+	if MaxQueryLen != 8192 {
+		t.Fatalf("MaxQueryLen = %d; the documented cap is 8 KiB", MaxQueryLen)
+	}
+	_, err := ParseRequest(mapParams{"q": strings.Repeat("é", MaxQueryLen)})
+	var pe *ParamError
+	if !errors.As(err, &pe) || pe.Name != "q" || !utf8.ValidString(pe.Error()) {
+		t.Fatalf("a query past the cap: %v", err)
+	}
+}
+
+func TestEcho(t *testing.T) {
+	cases := []struct{ asked, upstream, want string }{
+		// a-search-json-bang.txt: SearXNG echoes a bang query without its bang.
+		{"!fb edge bang", "edge bang", "edge bang"},
+		{"edge bang", "edge bang", "edge bang"},
+		{":de !ddg <3 hallo welt", "hallo welt", "hallo welt"},
+		{"!!g go", "go", "go"},
+		{"!fb edge bang", "!fb edge bang", "!fb edge bang"},
+		// Anything that is not the query with syntax left out is not echoed.
+		{"!fb edge bang", "", "!fb edge bang"},
+		{"!fb edge bang", "edge", "!fb edge bang"},
+		{"!fb edge bang", "bang edge", "!fb edge bang"},
+		{"!fb edge bang", "buy pills", "!fb edge bang"},
+		{"!fb edge bang", "EDGE bang", "!fb edge bang"},
+		{"hello world", "hello", "hello world"},
+		{"a ! b", "a b", "a ! b"},
+	}
+	for _, c := range cases {
+		r := Request{Query: c.asked}
+		if got := r.Echo(c.upstream); got != c.want {
+			t.Errorf("Echo(%q) of %q = %q, want %q", c.upstream, c.asked, got, c.want)
+		}
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 )
 
 // TestDependencies: web imports only the standard library, proxy, pool,
-// detect and fasthttp (the design's package table).
+// detect and fasthttp (the design's package table), and directory for its
+// address guard: /image_proxy fetches what instances name, and must refuse
+// the same private addresses instance fetches refuse (as reader/ does).
 func TestDependencies(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/proxy", "searxgate/pool", "searxgate/detect", "github.com/valyala/fasthttp")
+	deptest.Check(t, ".", "searxgate/proxy", "searxgate/pool", "searxgate/detect", "searxgate/directory", "github.com/valyala/fasthttp")
 }

@@ -2,19 +2,56 @@
 //
 // To SearXNG clients it is a SearXNG instance: /search (GET and POST; json,
 // html, csv and rss), / (which searches when given q), /opensearch.xml,
-// /autocompleter (both answer shapes), /config and /healthz, with
-// SearXNG's parameter checks and error forms. To people it is a search
-// page (results, answers, infobox, suggestions, corrections, category
-// tabs, time range, safe search, pagination; light and dark; no script)
-// and /status, which shows every instance the pool knows, best first, with
-// a latency sparkline and an outcome bar drawn server-side. To machines it
-// is /status.json, /metrics (Prometheus text format, names prefixed
-// searxgate_) and the instance API under /api/, whose writes need
+// /autocompleter (both answer shapes), /config, /healthz and /robots.txt,
+// with SearXNG's parameter checks and error forms, checked against
+// captures of SearXNG 2024.10.5 (testdata/searxng): a format SearXNG does
+// not know (format=xml, or format=JSON: names are case-sensitive) is the
+// HTML page; one the operator left out of Config.Formats is Werkzeug's 403
+// page; RSS is text/xml; an empty answer has every key, with empty lists,
+// and the "Sorry! No results were found" page; a 404 is a page for every
+// client that takes HTML. To people it is a search page (results,
+// answers, infobox, suggestions, corrections, category tabs, time range,
+// safe search, pagination; light and dark; no script) and /status, which
+// shows every instance the pool knows, best first, with a latency
+// sparkline and an outcome bar drawn server-side, the slot queue and the
+// per-client refusals among its totals, and Config.Problem as a banner. To
+// machines it is /status.json, /metrics (Prometheus text format, names
+// prefixed searxgate_) and the instance API under /api/, whose writes need
 // "Authorization: Bearer <token>" and an Operator.
 //
+// A search that gets no answer says so in the format asked (JSON, the
+// error page, or plain text for csv and rss): 429 when its client asked
+// more than its share (proxy.LimitedError), 503 otherwise with what was
+// tried. Retry-After, in whole seconds rounded up, is sent only when the
+// proxy knows when to come back; never a made-up constant.
+//
 // Every response carries a Content-Security-Policy that allows no script
-// at all and only searxgate's own stylesheet, plus nosniff, no-referrer
-// and frame denial.
+// at all, only searxgate's own stylesheet and images (img-src 'self'
+// data:), plus nosniff, no-referrer and frame denial.
+//
+// Result thumbnails and infobox images come through /image_proxy, as
+// SearXNG's image_proxy: the page links /image_proxy?url=...&h=..., h
+// being an HMAC-SHA256 of the URL under Config.Images.Key (random per
+// process when not given), so it fetches only what a page of ours linked.
+// Each fetch and each redirect (at most 3) goes through the address guard
+// (directory.PublicAddr on every address a name resolves to, the URL's
+// literal forms checked by directory.Guard), takes only image types (no
+// SVG) up to 5 MiB within 5 s, sends the gateway's own User-Agent and
+// nothing of the browser's (no cookie, referrer, language or address) and
+// passes back no header but the type. Config.Images.Off leaves images out
+// of the pages instead. The browser never loads an address an instance
+// chose.
+//
+// Links that must be absolute (/opensearch.xml, RSS) are built from
+// Config.PublicURL (--public-url) when set, and the Host header is then
+// ignored. Without it they follow the Host the client sent (a malformed
+// one becomes localhost; X-Forwarded-Host is never read), and those
+// answers are Cache-Control: private with Vary: Host, so that no shared
+// cache keeps a copy made for a poisoned Host and serves it to others.
+//
+// CSV cells that a spreadsheet would run as a formula (starting with =, +,
+// -, @, a tab or a carriage return) get a leading single quote, in every
+// column (OWASP's advice on CSV injection).
 //
 // Caveats:
 //   - fasthttp reuses a RequestCtx and its buffers after a handler
@@ -22,9 +59,13 @@
 //   - Every upstream string is untrusted: it is cleaned (valid UTF-8, no
 //     control or bidi-override characters, bounded length) and escaped by
 //     html/template; only http(s) links and images are rendered.
-//   - Thumbnails are loaded by the browser from where upstream says they
-//     are (no image proxy), as a SearXNG without image_proxy does; the
-//     page sends no referrer with them.
+//   - Image links are signed with a per-process key unless
+//     Config.Images.Key is given: a page kept from before a restart loses
+//     its images. The proxy's fetches are bounded (MaxConcurrent, 32 by
+//     default; past it 503 at once), not rate limited per client.
+//   - A query may be up to proxy.MaxQueryLen (8 KiB); SearXNG has no cap.
+//     A GET must fit the HTTP server's read buffer with its headers:
+//     clients with the longest queries should POST them.
 //   - /config cannot list engines: searxgate does not know which engines
 //     each instance runs. It names SearXNG's default categories and the
 //     autocomplete backend most usable instances offer.

@@ -1,6 +1,10 @@
 package web
 
 import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"net"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,6 +28,19 @@ func FuzzEndpoints(f *testing.F) {
 		{"/api/instances", "", `url=javascript:alert(1)`},
 		{"/search", "q=" + strings.Repeat("a", 3000), ""},
 		{"/search", "q=a&engines=%22%3E%3Cscript%3E", ""},
+		// SearXNG's edges and the attacks of the hardening work.
+		{"/search", "q=%21fb+edge+bang&format=json", ""},
+		{"/search", "q=x&format=JSON", ""},
+		{"/search", "q=x&format=xml", ""},
+		{"/search", "q=" + strings.Repeat("a", 9000) + "&format=json", ""},
+		{"/search", "", "q=%3Dcmd%7C%27+%2FC+calc%27%21A0&format=csv"},
+		{"/search", "q=%2B1%2B1&format=csv", ""},
+		{"/search", "q=%40SUM(1)&format=rss", ""},
+		{"/image_proxy", "url=http%3A%2F%2F127.0.0.1%2Ftrack.gif&h=00", ""},
+		{"/image_proxy", "url=http%3A%2F%2F169.254.169.254%2F&h=" + strings.Repeat("ab", 32), ""},
+		{"/image_proxy", "url=&h=", ""},
+		{"/robots.txt", "", ""},
+		{"/opensearch.xml", "", ""},
 	} {
 		f.Add(seed.path, seed.query, seed.body)
 	}
@@ -32,12 +49,18 @@ func FuzzEndpoints(f *testing.F) {
 		r := strings.Replace(simpleAnswer, `"query":"hello"`, `"query":`+quoteJSON(req.Query), 1)
 		return &proxy.Response{JSON: []byte(r), Instance: "https://up.example/"}, nil
 	}}
-	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t"})
+	// Image fetches resolve nothing and connect nowhere: the fuzzer cannot
+	// forge a signature, and if it did nothing would leave the process.
+	images := ImageConfig{Resolver: unresolved{}, Connect: func(context.Context, string) (net.Conn, error) {
+		return nil, errors.New("no network in the fuzz target")
+	}}
+	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t",
+		Images: images})
 	if err != nil {
 		f.Fatal(err)
 	}
 	h := s.Handler()
-	paths := []string{"/search", "/", "/autocompleter", "/api/instances", "/opensearch.xml", "/config"}
+	paths := []string{"/search", "/", "/autocompleter", "/api/instances", "/opensearch.xml", "/config", "/image_proxy", "/robots.txt"}
 	f.Fuzz(func(t *testing.T, path, query, body string) {
 		if !strings.HasPrefix(path, "/") {
 			path = paths[len(path)%len(paths)]
@@ -55,7 +78,7 @@ func FuzzEndpoints(f *testing.F) {
 			h(&ctx)
 			st := ctx.Response.StatusCode()
 			switch st {
-			case 200, 201, 400, 401, 403, 404, 405, 503:
+			case 200, 201, 400, 401, 403, 404, 405, 502, 503:
 			default:
 				t.Fatalf("%s %s?%q: status %d", method, path, query, st)
 			}
@@ -64,6 +87,22 @@ func FuzzEndpoints(f *testing.F) {
 			}
 			if strings.HasPrefix(string(ctx.Response.Header.ContentType()), "text/html") && !utf8.Valid(ctx.Response.Body()) {
 				t.Fatalf("%s %s?%q: the page is not valid UTF-8", method, path, query)
+			}
+			if !strings.Contains(string(ctx.Response.Header.Peek("Content-Security-Policy")), "img-src 'self' data:;") {
+				t.Fatalf("%s %s: the CSP lets images come from elsewhere", method, path)
+			}
+			if st == 200 && strings.Contains(string(ctx.Response.Header.ContentType()), "csv") {
+				rows, err := csv.NewReader(strings.NewReader(string(ctx.Response.Body()))).ReadAll()
+				if err != nil {
+					t.Fatalf("%s %s?%q: the CSV does not parse: %v", method, path, query, err)
+				}
+				for _, row := range rows {
+					for _, c := range row {
+						if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+							t.Fatalf("%s %s?%q: a CSV cell starts a formula: %q", method, path, query, c)
+						}
+					}
+				}
 			}
 		}
 	})

@@ -66,11 +66,18 @@ func xmlEscape(s string) string {
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
 // baseURL is the configured public URL, or the address the client used,
-// ending in "/".
+// ending in "/". A link built from the client's Host header is only as
+// true as the header: such an answer is marked Cache-Control: private and
+// Vary: Host, so that no shared cache (a reverse proxy, a CDN) keeps a copy
+// made for a poisoned Host and serves it to others. X-Forwarded-Host is
+// never read. --public-url (Config.PublicURL) makes the links fixed and the
+// answer cacheable.
 func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 	if s.cfg.PublicURL != "" {
 		return s.cfg.PublicURL
 	}
+	ctx.Response.Header.Set("Cache-Control", "private")
+	ctx.Response.Header.Add("Vary", "Host")
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
@@ -201,6 +208,8 @@ type pageData struct {
 	Status  int
 	Message string
 	Retry   string // a link that repeats the request
+	RetryIn string // when trying again may work ("12 s"), from Retry-After
+	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView
 }
@@ -222,8 +231,13 @@ func (s *Server) index(ctx *fasthttp.RequestCtx) {
 	s.render(ctx, fasthttp.StatusOK, "index.html", pageData{Title: s.cfg.InstanceName})
 }
 
-func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string) {
-	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: msg}
+// errorPage answers status with the error page; retrySecs > 0 tells when
+// to try again (the Retry-After sent with it).
+func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64) {
+	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: clean(msg, maxContent)}
+	if retrySecs > 0 {
+		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
+	}
 	if req.Query != "" {
 		d.Retry = "/search?" + searchArgs(req, req.PageNo).Encode()
 	}
@@ -231,7 +245,7 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 }
 
 func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, res *proxy.Response) {
-	p := buildSearchPage(req, r, res)
+	p := buildSearchPage(req, r, res, s.images.link)
 	s.render(ctx, fasthttp.StatusOK, "results.html", pageData{Title: p.Query, Query: p.Query, Search: p})
 }
 
@@ -259,8 +273,9 @@ func searchArgs(req proxy.Request, pageno int) url.Values {
 	return v
 }
 
-// buildSearchPage turns an answer into what the page shows.
-func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response) *searchPage {
+// buildSearchPage turns an answer into what the page shows; image turns an
+// upstream image URL into the page's link to it ("" = no image).
+func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string) *searchPage {
 	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
 	if p.PageNo < 1 {
 		p.PageNo = 1
@@ -303,10 +318,10 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response) 
 			}
 		}
 		for i := range r.Infoboxes {
-			p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i]))
+			p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i], image))
 		}
 		for i := range r.Results {
-			p.Results = append(p.Results, resultOf(&r.Results[i]))
+			p.Results = append(p.Results, resultOf(&r.Results[i], image))
 		}
 		for _, e := range r.UnresponsiveEngines {
 			p.Unresponse = append(p.Unresponse, clean(e[0], 60)+" ("+clean(e[1], 60)+")")
@@ -329,12 +344,16 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response) 
 		case res.Coalesced:
 			p.Cache = "shared with an identical search"
 		}
-		p.Soft = res.Soft
+		// An empty answer with no engine down is an answer ("nothing
+		// matched"), not a lesser one.
+		if res.Soft != string(detect.Empty) {
+			p.Soft = res.Soft
+		}
 	}
 	return p
 }
 
-func resultOf(x *detect.Result) resultView {
+func resultOf(x *detect.Result, image func(string) string) resultView {
 	v := resultView{URL: safeURL(x.URL), Title: clean(x.Title, maxTitle), Content: clean(x.Content, maxContent)}
 	if v.URL != "" {
 		v.Display = clean(displayURL(v.URL), maxURLText)
@@ -354,9 +373,9 @@ func resultOf(x *detect.Result) resultView {
 			v.Engines = append(v.Engines, e)
 		}
 	}
-	v.Thumbnail = safeURL(x.Thumbnail)
+	v.Thumbnail = image(x.Thumbnail)
 	if v.Thumbnail == "" {
-		v.Thumbnail = safeURL(x.ImgSrc)
+		v.Thumbnail = image(x.ImgSrc)
 	}
 	if t, ok := parseDate(x.PublishedDate); ok {
 		v.Published = t.Format("2 Jan 2006")
@@ -364,8 +383,8 @@ func resultOf(x *detect.Result) resultView {
 	return v
 }
 
-func infoboxOf(ib *detect.Infobox) infoboxView {
-	v := infoboxView{Title: clean(ib.Infobox, maxTitle), Content: clean(ib.Content, 4*maxContent), Image: safeURL(ib.ImgSrc)}
+func infoboxOf(ib *detect.Infobox, image func(string) string) infoboxView {
+	v := infoboxView{Title: clean(ib.Infobox, maxTitle), Content: clean(ib.Content, 4*maxContent), Image: image(ib.ImgSrc)}
 	for _, u := range ib.URLs {
 		if h := safeURL(u.URL); h != "" {
 			t := clean(u.Title, maxTitle)

@@ -143,6 +143,13 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 		w.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
 		w.sample("searxgate_upstream_requests_total", float64(m.UpstreamTotal()))
 		w.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
+		w.family("searxgate_queue_depth", "gauge", "Searches waiting for a free instance slot now.")
+		w.sample("searxgate_queue_depth", float64(m.QueueDepth()))
+		w.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
+		w.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
+		w.sample("searxgate_queue_refused_total", float64(m.QueueRefused()))
+		w.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
+		w.sample("searxgate_client_limited_total", float64(m.ClientLimited()))
 
 		type key struct{ inst, a string }
 		byKind := map[key]uint64{}

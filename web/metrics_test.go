@@ -282,7 +282,8 @@ func TestMetricsAfterRealSearches(t *testing.T) {
 	fams := parseProm(t, r.body)
 	for _, name := range []string{"searxgate_searches_total", "searxgate_search_duration_seconds", "searxgate_upstream_duration_seconds",
 		"searxgate_upstream_searches_total", "searxgate_cache_hits_total", "searxgate_circuits_open", "searxgate_instance_health",
-		"searxgate_instances_usable", "searxgate_build_info"} {
+		"searxgate_instances_usable", "searxgate_build_info",
+		"searxgate_queue_depth", "searxgate_queue_wait_seconds", "searxgate_queue_refused_total", "searxgate_client_limited_total"} {
 		if fams[name] == nil {
 			t.Errorf("no family %s", name)
 		}
@@ -319,6 +320,22 @@ func TestMetricsAfterRealSearches(t *testing.T) {
 	}
 	if _, ok := value(fams["searxgate_build_info"], "version", `v"1`); !ok {
 		t.Error("build_info's version label does not round-trip")
+	}
+	m := lf.proxy.Metrics()
+	for name, want := range map[string]float64{
+		"searxgate_queue_depth":          float64(m.QueueDepth()),
+		"searxgate_queue_refused_total":  float64(m.QueueRefused()),
+		"searxgate_client_limited_total": float64(m.ClientLimited()),
+	} {
+		if v, ok := value(fams[name]); !ok || v != want {
+			t.Errorf("%s = %v (found %v), the proxy says %v", name, v, ok, want)
+		}
+	}
+	for name, typ := range map[string]string{"searxgate_queue_depth": "gauge", "searxgate_queue_wait_seconds": "histogram",
+		"searxgate_queue_refused_total": "counter", "searxgate_client_limited_total": "counter"} {
+		if fams[name].typ != typ {
+			t.Errorf("%s is a %s, want a %s", name, fams[name].typ, typ)
+		}
 	}
 	if v, _ := value(fams["searxgate_instances"]); v != 3 {
 		t.Errorf("instances %v, want 3", v)

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +27,17 @@ const (
 // search serves /search (and / with q) in the format asked.
 func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	req, err := proxy.ParseRequest(params{ctx})
+	// SearXNG checks the format before the query: a disabled format is
+	// refused even without q.
+	if !s.formatEnabled(req.Format) {
+		forbidden(ctx)
+		return
+	}
 	if err != nil {
 		s.badRequest(ctx, req, err)
 		return
 	}
+	req.Client = s.client(ctx)
 	// The client's connection has no context in fasthttp; the search's own
 	// deadline bounds it.
 	res, err := s.cfg.Search.Search(context.Background(), req)
@@ -51,8 +59,14 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		h.Set(HeaderCache, "miss")
 	}
 	if req.Format == proxy.FormatJSON {
+		body, err := classicJSON(res)
+		if err != nil {
+			s.log.Error("an answer does not decode", "err", err)
+			plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
+			return
+		}
 		ctx.SetContentType("application/json")
-		ctx.SetBody(res.JSON)
+		ctx.SetBody(body)
 		return
 	}
 	results, err := res.Results()
@@ -71,11 +85,73 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// classicKeys are the keys of SearXNG's JSON answer, each as it starts
+// in what detect.Results.AppendJSON writes.
+var classicKeys = [][]byte{
+	[]byte(`{"query":`), []byte(`,"number_of_results":`), []byte(`,"results":[`), []byte(`,"answers":[`),
+	[]byte(`,"corrections":[`), []byte(`,"infoboxes":[`), []byte(`,"suggestions":[`), []byte(`,"unresponsive_engines":[`),
+}
+
+// classicJSON is the answer as SearXNG writes it, every key present with a
+// list (empty when there is nothing): the proxy's JSON as it is when it is
+// already so, rewritten from its results otherwise (an answer kept in
+// another shape, or with a key missing or null).
+func classicJSON(res *proxy.Response) ([]byte, error) {
+	// One pass: the keys come in AppendJSON's order.
+	rest, complete := res.JSON, bytes.HasPrefix(res.JSON, classicKeys[0])
+	for _, k := range classicKeys[1:] {
+		i := bytes.Index(rest, k)
+		if !complete || i < 0 {
+			complete = false
+			break
+		}
+		rest = rest[i+len(k):]
+	}
+	if complete {
+		return res.JSON, nil
+	}
+	r, err := res.Results()
+	if err != nil {
+		return nil, err
+	}
+	return r.AppendJSON(make([]byte, 0, len(res.JSON)+128)), nil
+}
+
+// formatEnabled reports whether the operator serves format (all four when
+// Config.Formats is empty).
+func (s *Server) formatEnabled(format string) bool {
+	return len(s.cfg.Formats) == 0 || slices.Contains(s.cfg.Formats, format)
+}
+
+// werkzeugForbidden is the page SearXNG (Werkzeug) answers a disabled
+// format with, byte for byte (fixture a-search-rss-disabled.txt).
+const werkzeugForbidden = "<!doctype html>\n<html lang=en>\n<title>403 Forbidden</title>\n<h1>Forbidden</h1>\n" +
+	"<p>You don&#39;t have the permission to access the requested resource. " +
+	"It is either read-protected or not readable by the server.</p>\n"
+
+// forbidden answers a disabled format as SearXNG does.
+func forbidden(ctx *fasthttp.RequestCtx) {
+	ctx.SetStatusCode(fasthttp.StatusForbidden)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetBodyString(werkzeugForbidden)
+}
+
+// client names who asked, for the per-client admission: Config.Client's
+// answer, else the peer's address.
+func (s *Server) client(ctx *fasthttp.RequestCtx) string {
+	if s.cfg.Client != nil {
+		if c := s.cfg.Client(ctx); c != "" {
+			return c
+		}
+	}
+	return ctx.RemoteIP().String()
+}
+
 // badRequest answers a parameter SearXNG would refuse, in SearXNG's forms.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err error) {
 	switch {
 	case errors.Is(err, proxy.ErrFormat):
-		plainError(ctx, fasthttp.StatusForbidden, "Forbidden")
+		forbidden(ctx)
 		return
 	case errors.Is(err, proxy.ErrNoQuery) && req.Format == proxy.FormatHTML:
 		s.index(ctx)
@@ -86,17 +162,34 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err err
 	case proxy.FormatJSON:
 		writeJSON(ctx, fasthttp.StatusBadRequest, map[string]any{"error": msg})
 	case proxy.FormatCSV, proxy.FormatRSS:
-		ctx.SetStatusCode(fasthttp.StatusBadRequest)
-		ctx.SetContentType("text/plain; charset=utf-8")
-		ctx.SetBodyString(msg)
+		plainError(ctx, fasthttp.StatusBadRequest, msg)
 	default:
-		s.errorPage(ctx, fasthttp.StatusBadRequest, req, msg)
+		s.errorPage(ctx, fasthttp.StatusBadRequest, req, msg, 0)
 	}
 }
 
-// noAnswer answers 503 with what was tried and why each attempt failed.
+// retryAfterSeconds is d in whole seconds, rounded up, at least 1: what a
+// Retry-After header says.
+func retryAfterSeconds(d time.Duration) int64 {
+	s := int64((d + time.Second - 1) / time.Second)
+	return max(s, 1)
+}
+
+// noAnswer answers a search that got no answer, in the format asked: 429
+// when the client asked more than its share, 503 with what was tried and
+// why each attempt failed otherwise. Retry-After is sent only when the
+// proxy knows when to come back: never a made-up constant.
 func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error) {
+	var le *proxy.LimitedError
+	if errors.As(err, &le) {
+		secs := retryAfterSeconds(le.RetryAfter)
+		ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
+		msg := "too many searches from this client: retry in " + strconv.FormatInt(secs, 10) + " s"
+		s.refuse(ctx, req, fasthttp.StatusTooManyRequests, msg, map[string]any{"error": msg}, secs)
+		return
+	}
 	body := map[string]any{"error": "no instance answered"}
+	var secs int64
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
 		body["error"] = "no instance answered: " + explainWhy(na.Why)
@@ -105,6 +198,10 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 			tried = []proxy.Attempt{}
 		}
 		body["tried"] = tried
+		if na.RetryAfter > 0 {
+			secs = retryAfterSeconds(na.RetryAfter)
+			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
+		}
 	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		body["error"] = "search cancelled"
 		body["tried"] = []proxy.Attempt{}
@@ -112,12 +209,20 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 		s.log.Error("search failed", "err", err)
 		body["tried"] = []proxy.Attempt{}
 	}
-	ctx.Response.Header.Set("Retry-After", "5")
-	if req.Format == proxy.FormatHTML {
-		s.errorPage(ctx, fasthttp.StatusServiceUnavailable, req, body["error"].(string))
-		return
+	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs)
+}
+
+// refuse answers status in the format asked: jsonBody as JSON, the error
+// page for html, msg as plain text for csv and rss.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64) {
+	switch req.Format {
+	case proxy.FormatJSON:
+		writeJSON(ctx, status, jsonBody)
+	case proxy.FormatCSV, proxy.FormatRSS:
+		plainError(ctx, status, msg)
+	default:
+		s.errorPage(ctx, status, req, msg, retrySecs)
 	}
-	writeJSON(ctx, fasthttp.StatusServiceUnavailable, body)
 }
 
 func explainWhy(why string) string {
@@ -132,6 +237,8 @@ func explainWhy(why string) string {
 		return "the retry budget is spent"
 	case "shutdown":
 		return "searxgate is shutting down"
+	case "queue_full":
+		return "too many searches are waiting for an instance"
 	}
 	return why
 }
@@ -168,20 +275,41 @@ func writeCSV(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results) {
 		if len(x.ParsedURL) > 1 {
 			host = x.ParsedURL[1]
 		}
-		_ = w.Write([]string{x.Title, x.URL, x.Content, host, x.Engine, pyFloat(x.Score), "result"})
+		_ = w.Write(csvRow(x.Title, x.URL, x.Content, host, x.Engine, pyFloat(x.Score), "result"))
 	}
 	for _, row := range []struct {
 		kind string
 		list []string
 	}{{"answer", r.Answers}, {"suggestion", r.Suggestions}, {"correction", r.Corrections}} {
 		for _, a := range row.list {
-			_ = w.Write([]string{a, "", "", "", "", "", row.kind})
+			_ = w.Write(csvRow(a, "", "", "", "", "", row.kind))
 		}
 	}
 	w.Flush()
 	ctx.SetContentType("application/csv")
 	ctx.Response.Header.Set("Content-Disposition", "attachment;Filename=searx_-_"+sanitizeFilename(req.Query)+".csv")
 	ctx.SetBody(buf.Bytes())
+}
+
+// csvRow is one CSV row, every cell defused against formula injection.
+func csvRow(cells ...string) []string {
+	for i, c := range cells {
+		cells[i] = csvCell(c)
+	}
+	return cells
+}
+
+// csvCell defuses a cell a spreadsheet would run as a formula (OWASP's
+// CSV injection advice): one starting with =, +, -, @, a tab or a carriage
+// return gets a leading single quote, which spreadsheets show as text.
+func csvCell(c string) string {
+	if c != "" {
+		switch c[0] {
+		case '=', '+', '-', '@', '\t', '\r':
+			return "'" + c
+		}
+	}
+	return c
 }
 
 // sanitizeFilename keeps a header value safe: no quotes, separators or
@@ -220,7 +348,8 @@ func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect
 		b.WriteString("    </item>\n")
 	}
 	b.WriteString("  </channel>\n</rss>\n")
-	ctx.SetContentType("application/rss+xml; charset=UTF-8")
+	// SearXNG answers RSS as Flask's text/xml.
+	ctx.SetContentType("text/xml; charset=utf-8")
 	ctx.SetBody(b.Bytes())
 }
 

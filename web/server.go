@@ -60,8 +60,19 @@ type Config struct {
 	// Bearer <token>"; empty refuses every write with 403.
 	AdminToken string
 	// PublicURL is the address people reach searxgate at, for the links
-	// of /opensearch.xml and RSS; empty = the address each request used.
+	// of /opensearch.xml and RSS. Empty = the Host each request named,
+	// and then those answers are Cache-Control: private (a poisoned Host
+	// reaches no one but its sender).
 	PublicURL string
+	// Images is how result thumbnails and infobox images reach the page:
+	// through /image_proxy (signed links, the address guard on every fetch
+	// and redirect), or not at all (Images.Off). The browser never loads
+	// an address an instance chose.
+	Images ImageConfig
+	// Formats are the formats /search serves (html, json, csv, rss); a
+	// request for another is refused with 403, as SearXNG refuses a format
+	// its settings do not enable. Empty = all four.
+	Formats []string
 	// Client names the client of a request for proxy.Request.Client (the
 	// per-client admission and fair share); nil = the peer's address.
 	Client func(ctx *fasthttp.RequestCtx) string
@@ -77,6 +88,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	tmpl    *template.Template
+	images  *imageProxy
 	started time.Time
 }
 
@@ -113,7 +125,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: templates: %w", err)
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, started: cfg.Now()}, nil
+	images, err := newImageProxy(cfg.Images, cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Now()}, nil
 }
 
 // Handler routes every request.
@@ -122,8 +138,9 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 }
 
 // contentSecurityPolicy allows nothing but searxgate's own stylesheet and
-// images (upstream thumbnails included); no script at all.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; " +
+// images (upstream thumbnails come through /image_proxy); no script at
+// all, and no image from any other origin.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // securityHeaders are set on every response.
@@ -160,6 +177,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetContentType("text/plain; charset=utf-8")
 		ctx.SetBodyString("OK")
+	case "/robots.txt":
+		if allow(ctx, fasthttp.MethodGet) {
+			ctx.SetContentType("text/plain; charset=utf-8")
+			ctx.SetBodyString(robotsTxt)
+		}
 	case "/opensearch.xml":
 		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
 			s.openSearch(ctx)
@@ -183,6 +205,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	case "/metrics":
 		if allow(ctx, fasthttp.MethodGet) {
 			s.metrics(ctx)
+		}
+	case "/image_proxy":
+		if allow(ctx, fasthttp.MethodGet) {
+			s.imageProxyHandler(ctx)
 		}
 	case "/static/style.css", "/static/favicon.svg", "/favicon.ico":
 		if allow(ctx, fasthttp.MethodGet) {
@@ -209,9 +235,23 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-// notFound answers 404: a page for browsers, plain text for others.
+// robotsTxt is SearXNG's robots.txt (fixture a-robots.txt), with
+// searxgate's own pages that no crawler should read.
+const robotsTxt = "User-agent: *\n" +
+	"Allow: /info/en/about\n" +
+	"Disallow: /stats\n" +
+	"Disallow: /image_proxy\n" +
+	"Disallow: /preferences\n" +
+	"Disallow: /*?*q=*\n" +
+	"Disallow: /status\n" +
+	"Disallow: /metrics\n" +
+	"Disallow: /api/\n"
+
+// notFound answers 404 as SearXNG does, with a page (fixture a-404.txt),
+// to every client that takes HTML; plain text to one whose Accept names
+// other types only (an API client asking for JSON).
 func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
-	if wantsHTML(ctx) {
+	if takesHTML(ctx) {
 		s.render(ctx, fasthttp.StatusNotFound, "error.html", pageData{Title: "Not found", Status: fasthttp.StatusNotFound,
 			Message: "There is no page at this address."})
 		return
@@ -219,9 +259,25 @@ func (s *Server) notFound(ctx *fasthttp.RequestCtx) {
 	plainError(ctx, fasthttp.StatusNotFound, "Not Found")
 }
 
-// wantsHTML reports whether the client asked for a page (a browser).
-func wantsHTML(ctx *fasthttp.RequestCtx) bool {
-	return strings.Contains(string(ctx.Request.Header.Peek("Accept")), "text/html")
+// takesHTML reports whether the client takes a page: it sent no Accept,
+// or one that names text/html, text/* or */*.
+func takesHTML(ctx *fasthttp.RequestCtx) bool {
+	accept := string(ctx.Request.Header.Peek("Accept"))
+	if strings.TrimSpace(accept) == "" {
+		return true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, _ := strings.Cut(part, ";")
+		typ = strings.ToLower(strings.TrimSpace(typ))
+		if typ != "text/html" && typ != "text/*" && typ != "*/*" {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.ReplaceAll(strings.TrimSpace(params), " ", ""), "q="); ok && (q == "0" || strings.Trim(q, "0.") == "") {
+			continue // q=0: not acceptable
+		}
+		return true
+	}
+	return false
 }
 
 // allow answers 405 unless the method is one of methods (HEAD counts as GET).

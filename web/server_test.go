@@ -1,13 +1,18 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
+	"html"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/valyala/fasthttp"
 
 	"searxgate/detect"
 	"searxgate/proxy"
@@ -28,15 +33,19 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/search?q=hello", "", nil, 200, "text/html", "Hello world"},
 		{"POST", "/search", "q=hello&format=json", nil, 200, "application/json", `"results"`},
 		{"GET", "/search?q=hello&format=csv", "", nil, 200, "application/csv", "Hello world"},
-		{"GET", "/search?q=hello&format=rss", "", nil, 200, "application/rss+xml", "<item>"},
+		{"GET", "/search?q=hello&format=rss", "", nil, 200, "text/xml; charset=utf-8", "<item>"},
 		{"GET", "/search?q=&format=json", "", nil, 400, "application/json", `"error":"No query"`},
 		{"GET", "/search?q=x&format=json&pageno=0", "", nil, 400, "application/json", `Invalid value \"0\" for parameter pageno`},
 		{"GET", "/search?q=x&pageno=zz", "", nil, 400, "text/html", "Invalid value"},
-		{"GET", "/search?q=x&format=yaml", "", nil, 403, "text/plain", "Forbidden"},
+		{"GET", "/search?q=x&format=yaml", "", nil, 200, "text/html", "Hello world"},
 		{"PUT", "/search?q=x", "", nil, 405, "text/plain", "Method Not Allowed"},
 		{"GET", "/healthz", "", nil, 200, "text/plain", "OK"},
-		{"GET", "/nowhere", "", nil, 404, "text/plain", "Not Found"},
+		{"GET", "/nowhere", "", nil, 404, "text/html", "no page at this address"},
+		{"GET", "/nowhere", "", []string{"Accept", "*/*"}, 404, "text/html", "no page at this address"},
 		{"GET", "/nowhere", "", []string{"Accept", "text/html"}, 404, "text/html", "no page at this address"},
+		{"GET", "/nowhere", "", []string{"Accept", "application/json"}, 404, "text/plain", "Not Found"},
+		{"GET", "/nowhere", "", []string{"Accept", "application/json, text/html;q=0"}, 404, "text/plain", "Not Found"},
+		{"GET", "/robots.txt", "", nil, 200, "text/plain", "Disallow: /*?*q=*"},
 		{"GET", "/static/style.css", "", nil, 200, "text/css", "prefers-color-scheme:dark"},
 		{"GET", "/static/favicon.svg", "", nil, 200, "image/svg+xml", "<svg"},
 		{"GET", "/config", "", nil, 200, "application/json", `"instance_name":"searxgate"`},
@@ -71,7 +80,7 @@ func TestRoutes(t *testing.T) {
 				}
 			}
 			csp := r.header["Content-Security-Policy"]
-			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "style-src 'self'"} {
+			for _, want := range []string{"default-src 'none'", "frame-ancestors 'none'", "style-src 'self'", "img-src 'self' data:;"} {
 				if !strings.Contains(csp, want) {
 					t.Errorf("CSP %q lacks %q", csp, want)
 				}
@@ -131,8 +140,11 @@ func TestNoAnswerPages(t *testing.T) {
 	}}
 	_, c := serve(t, Config{Search: fs})
 	r := c.get("/search?q=nobody&format=json")
-	if r.status != 503 || r.header["Retry-After"] != "5" {
+	if r.status != 503 {
 		t.Fatalf("%d %v", r.status, r.header)
+	}
+	if ra, ok := r.header["Retry-After"]; ok {
+		t.Errorf("Retry-After %q when nothing says when to come back", ra)
 	}
 	var body struct {
 		Error string          `json:"error"`
@@ -149,6 +161,102 @@ func TestNoAnswerPages(t *testing.T) {
 	fs.answer = func(proxy.Request) (*proxy.Response, error) { return nil, errors.New("boom") }
 	if r := c.get("/search?q=x&format=json"); r.status != 503 || !strings.Contains(r.body, `"tried":[]`) {
 		t.Fatalf("%d %s", r.status, r.body)
+	}
+}
+
+// TestRefusals: a refused search says so in the format the client asked
+// for, with the Retry-After the proxy knows (whole seconds, rounded up,
+// at least 1), and none when it knows nothing.
+func TestRefusals(t *testing.T) {
+	limited := func(d time.Duration) error { return fmt.Errorf("admission: %w", &proxy.LimitedError{RetryAfter: d}) }
+	queued := func(d time.Duration) error {
+		return &proxy.NoAnswerError{Why: "queue_full", RetryAfter: d, Tried: []proxy.Attempt{}}
+	}
+	tests := []struct {
+		name   string
+		err    error
+		format string
+		status int
+		retry  string // "" = no Retry-After
+		ctype  string
+		body   []string
+	}{
+		{"limited json", limited(2500 * time.Millisecond), "json", 429, "3", "application/json", []string{`{"error":"too many searches from this client: retry in 3 s"}`}},
+		{"limited html", limited(40 * time.Second), "html", 429, "40", "text/html", []string{"Too many searches", "you may search again in 40 s", "HTTP 429"}},
+		{"limited csv", limited(time.Second), "csv", 429, "1", "text/plain", []string{"too many searches from this client: retry in 1 s"}},
+		{"limited rss", limited(61 * time.Second), "rss", 429, "61", "text/plain", []string{"retry in 61 s"}},
+		{"limited below a second", limited(time.Millisecond), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
+		{"limited with no time", limited(0), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
+		{"queue json", queued(1200 * time.Millisecond), "json", 503, "2", "application/json",
+			[]string{`"error":"no instance answered: too many searches are waiting for an instance"`, `"tried":[]`}},
+		{"queue html", queued(9 * time.Second), "html", 503, "9", "text/html", []string{"No instance answered", "expected to be free in 9 s"}},
+		{"queue csv", queued(9 * time.Second), "csv", 503, "9", "text/plain", []string{"no instance answered"}},
+		{"deadline no hint", &proxy.NoAnswerError{Why: "deadline"}, "json", 503, "", "application/json", []string{`"tried":[]`}},
+		{"deadline no hint html", &proxy.NoAnswerError{Why: "deadline"}, "html", 503, "", "text/html", []string{"the search deadline passed"}},
+		{"cancelled", context.Canceled, "rss", 503, "", "text/plain", []string{"search cancelled"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) { return nil, tt.err }}
+			_, c := serve(t, Config{Search: fs})
+			r := c.get("/search?q=hello&format=" + tt.format)
+			if r.status != tt.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			ra, ok := r.header["Retry-After"]
+			if tt.retry == "" && ok {
+				t.Errorf("Retry-After %q, want none", ra)
+			} else if tt.retry != "" && ra != tt.retry {
+				t.Errorf("Retry-After %q, want %q", ra, tt.retry)
+			}
+			if !strings.HasPrefix(r.header["Content-Type"], tt.ctype) {
+				t.Errorf("Content-Type %q, want %q", r.header["Content-Type"], tt.ctype)
+			}
+			for _, want := range tt.body {
+				if !strings.Contains(r.body, want) {
+					t.Errorf("body lacks %q:\n%.800s", want, r.body)
+				}
+			}
+			if tt.ctype == "application/json" && !json.Valid([]byte(r.body)) {
+				t.Errorf("not JSON: %s", r.body)
+			}
+		})
+	}
+}
+
+func TestRetryAfterSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]int64{
+		0: 1, -time.Second: 1, time.Nanosecond: 1, time.Second: 1, time.Second + 1: 2, 2500 * time.Millisecond: 3, time.Hour: 3600,
+	} {
+		if got := retryAfterSeconds(d); got != want {
+			t.Errorf("retryAfterSeconds(%v) = %d, want %d", d, got, want)
+		}
+	}
+}
+
+// TestSearchNamesItsClient: the proxy learns who asked, from Config.Client
+// when set, else from the peer's address.
+func TestSearchNamesItsClient(t *testing.T) {
+	tests := []struct {
+		name   string
+		client func(*fasthttp.RequestCtx) string
+		want   string
+	}{
+		{"peer address", nil, "0.0.0.0"}, // the in-memory listener's peer
+		{"from Config.Client", func(*fasthttp.RequestCtx) string { return "198.51.100.0/24" }, "198.51.100.0/24"},
+		{"Config.Client says nothing", func(*fasthttp.RequestCtx) string { return "" }, "0.0.0.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}
+			_, c := serve(t, Config{Search: fs, Client: tt.client})
+			if r := c.get("/search?q=hello&format=json"); r.status != 200 {
+				t.Fatalf("status %d", r.status)
+			}
+			if got := fs.last().Client; got != tt.want {
+				t.Errorf("Client %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -207,7 +315,7 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 			Attributes: []detect.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
 		UnresponsiveEngines: [][2]string{{"<x>", "</y>"}},
 	}
-	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"})
+	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"}, s.images.link)
 	var b strings.Builder
 	if err := s.tmpl.ExecuteTemplate(&b, "results.html", pageData{Search: p, Query: p.Query}); err != nil {
 		t.Fatal(err)
@@ -217,8 +325,8 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 	if !strings.Contains(page, "&lt;script&gt;alert(&#39;t&#39;)&lt;/script&gt;") {
 		t.Error("a hostile title is not shown as escaped text")
 	}
-	if !strings.Contains(page, `src="https://img.example/t.png"`) {
-		t.Error("a protocol-relative thumbnail is not shown over https")
+	if want := `src="` + html.EscapeString(s.images.link("https://img.example/t.png")) + `"`; !strings.Contains(page, want) {
+		t.Errorf("a protocol-relative thumbnail is not proxied over https: want %s", want)
 	}
 	if len(page) > 100_000 {
 		t.Errorf("the page is %d bytes: a huge upstream string got through", len(page))
@@ -248,7 +356,7 @@ func assertSafePage(t *testing.T, page string) {
 		"p": true, "article": true, "img": true, "h1": true, "h2": true, "h3": true, "time": true, "aside": true, "section": true,
 		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true,
 		"table": true, "caption": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true, "small": true, "br": true,
-		"svg": true, "polyline": true, "circle": true, "rect": true}
+		"svg": true, "polyline": true, "circle": true, "rect": true, "strong": true}
 	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
 		name := goquery.NodeName(el)
 		if !allowed[name] {

@@ -32,6 +32,11 @@ type Totals struct {
 	Instances int               `json:"instances"`           // in the pool
 	Usable    int               `json:"usable_now"`          // not disabled, circuit not open, within budget
 	Open      int               `json:"circuits_open"`
+	// The slot queue and the per-client admission.
+	QueueDepth    int64   `json:"queue_depth"`       // searches waiting for a slot now
+	QueueWaitMS   float64 `json:"queue_wait_avg_ms"` // mean wait of the searches that got a slot
+	QueueRefused  uint64  `json:"queue_refused"`     // refused: no slot within their deadline, or the queue full
+	ClientLimited uint64  `json:"client_limited"`    // refused: their client asked more than its share
 }
 
 // InstanceStatus is one instance on /status.json: the pool's stats, with
@@ -53,10 +58,13 @@ type InstanceStatus struct {
 
 // StatusReport is /status.json.
 type StatusReport struct {
-	Name      string           `json:"instance_name"`
-	Version   string           `json:"version"`
-	Now       time.Time        `json:"now"`
-	Started   time.Time        `json:"started"`
+	Name    string    `json:"instance_name"`
+	Version string    `json:"version"`
+	Now     time.Time `json:"now"`
+	Started time.Time `json:"started"`
+	// Problem says why searxgate cannot search at all now (Config.Problem);
+	// "" when nothing is wrong.
+	Problem   string           `json:"problem"`
 	Totals    Totals           `json:"totals"`
 	Instances []InstanceStatus `json:"instances"`
 }
@@ -74,6 +82,15 @@ func (s *Server) report(now time.Time) StatusReport {
 		}
 		r.Totals.FromCache = r.Totals.ByOutcome["cached"] + r.Totals.ByOutcome["stale"]
 		r.Totals.Upstream = m.UpstreamTotal()
+		r.Totals.QueueDepth = m.QueueDepth()
+		r.Totals.QueueRefused = m.QueueRefused()
+		r.Totals.ClientLimited = m.ClientLimited()
+		if cum, sum := m.QueueWait().Snapshot(); cum[len(cum)-1] > 0 {
+			r.Totals.QueueWaitMS = sum * 1000 / float64(cum[len(cum)-1])
+		}
+	}
+	if s.cfg.Problem != nil {
+		r.Problem = s.cfg.Problem()
 	}
 	if s.cfg.Pool == nil {
 		return r
@@ -121,11 +138,13 @@ func (s *Server) statusJSON(ctx *fasthttp.RequestCtx) {
 
 // statusView is what status.html shows.
 type statusView struct {
-	Totals  Totals
-	Version string
-	Uptime  string
-	Now     string
-	Rows    []statusRow
+	Problem   string
+	QueueWait string
+	Totals    Totals
+	Version   string
+	Uptime    string
+	Now       string
+	Rows      []statusRow
 }
 
 type statusRow struct {
@@ -173,7 +192,8 @@ type barSegment struct {
 func (s *Server) statusPage(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Now()
 	r := s.report(now)
-	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC")}
+	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC"),
+		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS)}
 	for i := range r.Instances {
 		v.Rows = append(v.Rows, rowOf(&r.Instances[i], now))
 	}

@@ -249,3 +249,64 @@ func TestConfigListsThePoolsEngines(t *testing.T) {
 		t.Errorf("categories %v", v.Categories)
 	}
 }
+
+// TestStatusProblemAndQueue: the problem that stops every search is a
+// banner on /status and a field of /status.json; the queue and admission
+// counters are among the totals.
+func TestStatusProblemAndQueue(t *testing.T) {
+	p := pool.New(pool.Config{})
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	tests := []struct {
+		name    string
+		problem func() string
+		want    string
+	}{
+		{"no problem", nil, ""},
+		{"nothing wrong", func() string { return "" }, ""},
+		{"private addresses", func() string {
+			return "no usable instance: 30 refused as private addresses: add --allow-private"
+		}, "no usable instance: 30 refused as private addresses: add --allow-private"},
+		{"hostile text", func() string { return "<script>alert(1)</script>\u202e" }, "<script>alert(1)</script>\u202e"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, c := serve(t, Config{Proxy: px, Pool: p, Problem: tt.problem})
+			var raw map[string]any
+			if err := json.Unmarshal([]byte(c.get("/status.json").body), &raw); err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := raw["problem"]; !ok || got != tt.want {
+				t.Errorf("status.json problem = %v (present %v), want %q", got, ok, tt.want)
+			}
+			totals, _ := raw["totals"].(map[string]any)
+			for _, k := range []string{"queue_depth", "queue_wait_avg_ms", "queue_refused", "client_limited"} {
+				if v, ok := totals[k]; !ok || v != 0.0 {
+					t.Errorf("totals.%s = %v (present %v), want 0", k, v, ok)
+				}
+			}
+			page := c.get("/status").body
+			assertSafePage(t, page)
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			banner := doc.Find(`p.problem[role="alert"]`)
+			if tt.want == "" {
+				if banner.Length() != 0 {
+					t.Errorf("a banner with nothing wrong: %q", banner.Text())
+				}
+			} else if banner.Length() != 1 || !strings.Contains(banner.Text(), clean(tt.want, maxContent)) {
+				t.Errorf("banner %q, want it to say %q", banner.Text(), tt.want)
+			}
+			for _, label := range []string{"Waiting for a slot", "Refused: no slot in time", "Refused: client over its share"} {
+				if !strings.Contains(page, label) {
+					t.Errorf("the totals lack %q", label)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,304 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"searxgate/directory"
+)
+
+// ImageConfig is how /image_proxy fetches the thumbnails and images of
+// results, so that a browser never loads an address an instance chose.
+// The zero value proxies images with the defaults below.
+type ImageConfig struct {
+	// Off leaves images out of the pages instead of proxying them.
+	Off bool
+	// Key signs image links (HMAC-SHA256), so /image_proxy fetches only
+	// what a page of ours linked; nil = a random key per process (a page
+	// from before a restart loses its images).
+	Key []byte
+	// AllowPrivate lets fetches reach loopback and private addresses
+	// (--allow-private, for home networks).
+	AllowPrivate bool
+	// Resolver resolves image hosts; nil = the system's.
+	Resolver directory.Resolver
+	// Connect opens a connection to an address the guard allowed
+	// ("ip:port"); nil = a plain TCP dial. Tests route it to loopback.
+	Connect func(ctx context.Context, addr string) (net.Conn, error)
+	// MaxBytes caps an image (default 5 MiB, as SearXNG's image_proxy).
+	MaxBytes int
+	// Timeout bounds one fetch, redirects included (default 5 s).
+	Timeout time.Duration
+	// MaxRedirects bounds the redirects followed (default 3).
+	MaxRedirects int
+	// MaxConcurrent bounds the fetches in flight; past it /image_proxy
+	// answers 503 at once (default 32).
+	MaxConcurrent int
+	// UserAgent is sent with each fetch (default "searxgate/<version>").
+	UserAgent string
+}
+
+// imageTypes are the image types /image_proxy passes on. SVG is left out:
+// it is a document that can carry script and links.
+var imageTypes = map[string]bool{
+	"image/avif": true, "image/bmp": true, "image/gif": true, "image/jpeg": true, "image/png": true,
+	"image/webp": true, "image/x-icon": true, "image/vnd.microsoft.icon": true,
+}
+
+// Errors of an image fetch; each answers 502 (the browser shows no image).
+var (
+	errImageAddress  = errors.New("image: not a public address")
+	errImageURL      = errors.New("image: not an http(s) URL")
+	errImageStatus   = errors.New("image: status is not 200")
+	errImageType     = errors.New("image: not an image type served")
+	errImageRedirect = errors.New("image: too many redirects")
+)
+
+// imageProxy fetches images for /image_proxy.
+type imageProxy struct {
+	cfg    ImageConfig
+	client *fasthttp.Client
+	slots  chan struct{} // one token per fetch in flight
+}
+
+func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
+	if len(cfg.Key) == 0 {
+		cfg.Key = make([]byte, 32)
+		if _, err := rand.Read(cfg.Key); err != nil {
+			return nil, fmt.Errorf("web: image proxy key: %w", err)
+		}
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 5 << 20
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.MaxRedirects <= 0 {
+		cfg.MaxRedirects = 3
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 32
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "searxgate/" + version
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Connect == nil {
+		d := &net.Dialer{}
+		cfg.Connect = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	}
+	ip := &imageProxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	ip.client = &fasthttp.Client{
+		NoDefaultUserAgentHeader: true,
+		Dial:                     ip.dial,
+		ReadTimeout:              cfg.Timeout,
+		WriteTimeout:             cfg.Timeout,
+		MaxResponseBodySize:      cfg.MaxBytes,
+		MaxIdleConnDuration:      10 * time.Second,
+		// A page's thumbnails often share one host: they wait for a
+		// connection rather than fail.
+		MaxConnsPerHost:        8,
+		MaxConnWaitTimeout:     cfg.Timeout,
+		DisablePathNormalizing: true,
+	}
+	return ip, nil
+}
+
+// sign is the HMAC of an image URL, in hex, as SearXNG's image_proxy
+// signs its links.
+func (ip *imageProxy) sign(u string) string {
+	m := hmac.New(sha256.New, ip.cfg.Key)
+	m.Write([]byte(u))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// link is the page's address for an upstream image: /image_proxy with the
+// URL and its signature, or "" when u is not an http(s) URL or images are
+// off.
+func (ip *imageProxy) link(u string) string {
+	u = safeURL(u)
+	if u == "" || ip.cfg.Off {
+		return ""
+	}
+	return "/image_proxy?" + url.Values{"url": {u}, "h": {ip.sign(u)}}.Encode()
+}
+
+// valid reports whether h is the signature of u.
+func (ip *imageProxy) valid(u, h string) bool {
+	got, err := hex.DecodeString(h)
+	if err != nil {
+		return false
+	}
+	m := hmac.New(sha256.New, ip.cfg.Key)
+	m.Write([]byte(u))
+	return hmac.Equal(got, m.Sum(nil))
+}
+
+// dial connects to an image host only at public addresses (unless
+// AllowPrivate): it resolves the name itself and checks every address,
+// so that neither a URL nor a name that changes its answer (DNS
+// rebinding) nor a redirect points searxgate into the network it runs in.
+func (ip *imageProxy) dial(addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ip.cfg.Timeout)
+	defer cancel()
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a.Unmap()}
+	} else {
+		found, err := ip.cfg.Resolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("image: resolving %s: %w", host, err)
+		}
+		for _, f := range found {
+			if a, ok := netip.AddrFromSlice(f.IP); ok {
+				addrs = append(addrs, a.Unmap())
+			}
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("image: no address for %s", host)
+	}
+	if !ip.cfg.AllowPrivate {
+		for _, a := range addrs {
+			if !directory.PublicAddr(a) {
+				return nil, fmt.Errorf("%w: %s is %s", errImageAddress, host, a)
+			}
+		}
+	}
+	var last error
+	for _, a := range addrs {
+		c, err := ip.cfg.Connect(ctx, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+// checkURL refuses what is not an http(s) URL with a host, and what the
+// URL itself says is not public (a literal address in any of the forms
+// resolvers accept, a localhost name); names are checked where they are
+// dialled.
+func (ip *imageProxy) checkURL(u *url.URL) error {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
+		return errImageURL
+	}
+	g := directory.Guard{AllowPrivate: ip.cfg.AllowPrivate, Resolver: unresolved{}}
+	if err := g.Check(context.Background(), u.String()); err != nil && !errors.Is(err, directory.ErrResolve) {
+		return fmt.Errorf("%w: %w", errImageAddress, err)
+	}
+	return nil
+}
+
+// unresolved never resolves: the guard then judges what a URL says, and
+// the dialer the addresses a name resolves to.
+type unresolved struct{}
+
+func (unresolved) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
+	return nil, errors.New("not resolved here")
+}
+
+// fetch gets one image into resp, following at most MaxRedirects
+// redirects, each one checked; it returns the image's media type.
+func (ip *imageProxy) fetch(raw string, resp *fasthttp.Response) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", errImageURL
+	}
+	deadline := time.Now().Add(ip.cfg.Timeout)
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	for hop := 0; ; hop++ {
+		if err := ip.checkURL(u); err != nil {
+			return "", err
+		}
+		req.Reset()
+		req.SetRequestURI(u.String())
+		req.Header.SetMethod(fasthttp.MethodGet)
+		req.Header.SetUserAgent(ip.cfg.UserAgent)
+		// Nothing of the browser's: no cookie, no referrer, no language,
+		// no address; only what an image fetch needs.
+		req.Header.Set("Accept", "image/avif,image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8")
+		req.Header.Set("Accept-Encoding", "identity")
+		resp.Reset()
+		if err := ip.client.DoDeadline(req, resp, deadline); err != nil {
+			return "", err
+		}
+		st := resp.StatusCode()
+		if fasthttp.StatusCodeIsRedirect(st) {
+			if hop >= ip.cfg.MaxRedirects {
+				return "", errImageRedirect
+			}
+			next, err := u.Parse(string(resp.Header.Peek("Location")))
+			if err != nil {
+				return "", errImageURL
+			}
+			u = next
+			continue
+		}
+		if st != fasthttp.StatusOK {
+			return "", fmt.Errorf("%w: %d", errImageStatus, st)
+		}
+		break
+	}
+	mt, _, err := mime.ParseMediaType(string(resp.Header.ContentType()))
+	if err != nil || !imageTypes[mt] {
+		return "", fmt.Errorf("%w: %q", errImageType, resp.Header.ContentType())
+	}
+	if enc := strings.ToLower(string(resp.Header.ContentEncoding())); enc != "" && enc != "identity" {
+		return "", fmt.Errorf("%w: encoded %q", errImageType, enc)
+	}
+	return mt, nil
+}
+
+// imageProxyHandler serves /image_proxy?url=...&h=...: the image at url,
+// when h signs it, fetched through the guard. A bad or missing signature
+// answers 400 (as SearXNG), a failed fetch 502, too many fetches 503.
+func (s *Server) imageProxyHandler(ctx *fasthttp.RequestCtx) {
+	ip := s.images
+	raw := string(ctx.QueryArgs().Peek("url"))
+	if ip.cfg.Off || raw == "" || !ip.valid(raw, string(ctx.QueryArgs().Peek("h"))) {
+		plainError(ctx, fasthttp.StatusBadRequest, "Bad Request")
+		return
+	}
+	select {
+	case ip.slots <- struct{}{}:
+		defer func() { <-ip.slots }()
+	default:
+		plainError(ctx, fasthttp.StatusServiceUnavailable, "Service Unavailable")
+		return
+	}
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	mt, err := ip.fetch(raw, resp)
+	if err != nil {
+		s.log.Debug("image not proxied", "err", err)
+		plainError(ctx, fasthttp.StatusBadGateway, "Bad Gateway")
+		return
+	}
+	ctx.SetContentType(mt)
+	ctx.Response.Header.Set("Cache-Control", "private, max-age=86400")
+	ctx.Response.Header.Set("Content-Disposition", "inline")
+	ctx.SetBody(resp.Body())
+}
