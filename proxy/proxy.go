@@ -630,7 +630,7 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 // (an honest "nothing found" for EmptyTTL only: an index may catch up).
 func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, soft string) (*Response, error) {
 	res := r.verdict.Results
-	res.Query = req.Query
+	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(make([]byte, 0, 4096))
 	now := p.cfg.Now()
 	if soft == "" {

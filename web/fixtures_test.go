@@ -268,7 +268,7 @@ func TestEmptyAnswers(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) {
-				return &proxy.Response{JSON: []byte(body), Instance: "https://up.example/", Soft: string(detect.Empty)}, nil
+				return &proxy.Response{JSON: []byte(body), Instance: "https://up.example/"}, nil
 			}}
 			_, c := serve(t, Config{Search: fs})
 			if r := c.get("/search?q=noresults&format=json"); r.status != 200 || r.body != want {
@@ -346,7 +346,7 @@ func TestRSS(t *testing.T) {
 // what a spreadsheet runs as a formula.
 func TestCSVFormulaInjection(t *testing.T) {
 	const evil = `{"query":"x","number_of_results":0,"results":[` +
-		`{"url":"https://evil.example/","title":"=cmd|' /C calc'!A0","content":"+1+1","engine":"@SUM(1)","parsed_url":["https","-2+3","/","","",""],"score":-1},` +
+		`{"url":"https://-2.example/","title":"=cmd|' /C calc'!A0","content":"+1+1","engine":"@SUM(1)","score":-1},` +
 		`{"url":"https://ok.example/","title":"\tTab","content":"\rCR","engine":"-e","parsed_url":["https","=evil.host","/","","",""]}],` +
 		`"answers":["=1+2"],"corrections":["@c"],"infoboxes":[],"suggestions":["-s"],"unresponsive_engines":[]}`
 	fs := &fakeSearch{answer: jsonAnswer(evil, "https://up.example/")}
@@ -369,7 +369,7 @@ func TestCSVFormulaInjection(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{`'=cmd|' /C calc'!A0`, `'+1+1`, `'@SUM(1)`, `'-2+3`, `'=evil.host`, "'\tTab", `'-1.0`, `'=1+2`, `'-s`} {
+	for _, want := range []string{`'=cmd|' /C calc'!A0`, `'+1+1`, `'@SUM(1)`, `'-2.example`, "'\tTab", `'-1.0`, `'=1+2`, `'-s`} {
 		if !strings.Contains(r.body, want) {
 			t.Errorf("CSV lacks the defused %q", want)
 		}

@@ -344,11 +344,7 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 		case res.Coalesced:
 			p.Cache = "shared with an identical search"
 		}
-		// An empty answer with no engine down is an answer ("nothing
-		// matched"), not a lesser one.
-		if res.Soft != string(detect.Empty) {
-			p.Soft = res.Soft
-		}
+		p.Soft = res.Soft
 	}
 	return p
 }

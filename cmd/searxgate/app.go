@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +192,10 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		Client:  clientOf(trusted),
-		Problem: a.Problem})
+		Problem: a.Problem,
+		// Image links are signed with a key derived from the store's
+		// secret, so pages cached before a restart keep their images.
+		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(st.CacheSecret())}})
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +245,15 @@ func ownBudget(cfg Config) []proxy.Window {
 		w = append(w, proxy.Window{Max: cfg.OwnBudget10m, Per: 10 * time.Minute})
 	}
 	return w
+}
+
+// imageKey is the key image links are signed with: derived from the
+// store's per-install secret (never the secret itself, which keys the
+// cache), so it outlives a restart.
+func imageKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("searxgate image links"))
+	return m.Sum(nil)
 }
 
 // accessLogger is the access log's logger, nil when it is off.
