@@ -115,6 +115,8 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 		n := max(active, 1)
 		if w.Per == longest {
 			n++
+		} else if n == 1 {
+			continue // alone, its share is the whole window: the politeness budget already says when it frees
 		}
 		share := max(pub*w.Max/n, 1)
 		if n, frees := f.used(u, i, t); n >= share {

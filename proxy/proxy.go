@@ -523,6 +523,11 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 		o.Hits = len(v.Results.Results)
 	case v.Reason == detect.FormatDisabled && format == FormatJSON:
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
+	case v.Reason == detect.ClientError:
+		// The instance would not take this search (its URL limit, a
+		// parameter it does not know): the search's doing, not the
+		// instance's, or any client could open circuits with odd queries.
+		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
 	case err != nil && errors.Is(err, ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}

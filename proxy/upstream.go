@@ -171,6 +171,10 @@ func (u *upstream) forget(instance string) {
 	}
 }
 
+// maxGetQuery is the longest query string sent in a GET; a search with a
+// longer one is POSTed.
+const maxGetQuery = 2048
+
 // reply is one upstream answer, owned by the caller (nothing points into
 // fasthttp's buffers).
 type reply struct {
@@ -204,10 +208,19 @@ func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguag
 	}
 	uri.SetHost(h.host)
 	uri.SetPath(h.prefix + path)
-	if args != nil {
-		uri.SetQueryStringBytes(args.QueryString())
-	}
 	req.Header.SetMethod(fasthttp.MethodGet)
+	if args != nil {
+		if qs := args.QueryString(); len(qs) > maxGetQuery && path == "search" {
+			// A long search goes as a form, as SearXNG's own page posts
+			// it: a request line this long is over many servers' limit
+			// (nginx's is 8 KiB, fasthttp's 4 KiB).
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.Header.SetContentType("application/x-www-form-urlencoded")
+			req.SetBody(qs)
+		} else {
+			uri.SetQueryStringBytes(qs)
+		}
+	}
 	req.Header.SetUserAgent(u.cfg.UserAgent)
 	req.Header.Set("Accept", "text/html,application/json;q=0.9,*/*;q=0.8")
 	req.Header.Set("Accept-Encoding", "gzip")

@@ -218,9 +218,11 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		// connections get 429 and are closed at once.
 		MaxConnsPerIP:      cfg.MaxConnsPerIP,
 		MaxRequestBodySize: 64 << 10,
-		ReadBufferSize:     8 << 10,
-		Concurrency:        cfg.MaxConns,
-		CloseOnShutdown:    true,
+		// Room for a GET with a query at proxy.MaxQueryLen (8 KiB), its
+		// escaping and the usual headers.
+		ReadBufferSize:  16 << 10,
+		Concurrency:     cfg.MaxConns,
+		CloseOnShutdown: true,
 		// Errors name their kind, never the bytes a client sent.
 		SecureErrorLogMessage: true,
 		Logger:                newErrorLog(log, errLogEvery, time.Now),

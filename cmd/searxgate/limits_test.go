@@ -46,11 +46,16 @@ func TestClientLimits(t *testing.T) {
 	if got := rawRequest(t, g.addr, "GET /search?q=x&format=json HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("b", 16<<10)+"\r\n\r\n"); got != 431 {
 		t.Errorf("a 16 KiB header: status %d, want 431", got)
 	}
-	if a := g.get(t, "/search?format=json&q="+strings.Repeat("long+", 1000), nil); a.status != 400 {
-		t.Errorf("a 5,000-byte query: status %d, want 400: %s", a.status, a.body)
+	if a := g.get(t, "/search?format=json&q="+strings.Repeat("long+", 1800), nil); a.status != 400 {
+		t.Errorf("a 9,000-byte query: status %d, want 400: %s", a.status, a.body)
 	}
 	if n := totalSearches(fleet); n != 0 {
 		t.Fatalf("oversized requests made %d upstream searches", n)
+	}
+	// Up to the cap, a long query is searched: sent upstream as a form,
+	// not a request line over the instance's limit.
+	if a := g.get(t, "/search?format=json&q="+strings.Repeat("long+", 1000), nil); a.status != 200 {
+		t.Errorf("a 5,000-byte query: status %d, want 200: %s", a.status, a.body)
 	}
 	// The server still answers.
 	if a := g.get(t, "/search?format=json&q=fine", nil); a.status != 200 {
