@@ -133,6 +133,15 @@ func ParseRequest(p Params) (Request, error) {
 	if v, ok := p.Get("engines"); ok {
 		r.Engines = splitList(v)
 	}
+	// searxgate's own: how many instances to ask at once and merge (the
+	// proxy caps it at its MaxFanout). Not a SearXNG parameter.
+	if v, ok := p.Get("fanout"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 || !isDigits(v) {
+			return r, &ParamError{Name: "fanout", Value: v}
+		}
+		r.Fanout = n
+	}
 	return r, nil
 }
 

@@ -150,6 +150,8 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 		w.sample("searxgate_queue_refused_total", float64(m.QueueRefused()))
 		w.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
 		w.sample("searxgate_client_limited_total", float64(m.ClientLimited()))
+		w.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
+		w.sample("searxgate_fanout_searches_total", float64(m.FanoutSearches()))
 
 		type key struct{ inst, a string }
 		byKind := map[key]uint64{}

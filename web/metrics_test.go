@@ -323,9 +323,10 @@ func TestMetricsAfterRealSearches(t *testing.T) {
 	}
 	m := lf.proxy.Metrics()
 	for name, want := range map[string]float64{
-		"searxgate_queue_depth":          float64(m.QueueDepth()),
-		"searxgate_queue_refused_total":  float64(m.QueueRefused()),
-		"searxgate_client_limited_total": float64(m.ClientLimited()),
+		"searxgate_queue_depth":           float64(m.QueueDepth()),
+		"searxgate_queue_refused_total":   float64(m.QueueRefused()),
+		"searxgate_client_limited_total":  float64(m.ClientLimited()),
+		"searxgate_fanout_searches_total": float64(m.FanoutSearches()),
 	} {
 		if v, ok := value(fams[name]); !ok || v != want {
 			t.Errorf("%s = %v (found %v), the proxy says %v", name, v, ok, want)

@@ -22,6 +22,9 @@ const (
 	HeaderInstance = "X-Searxgate-Instance"
 	HeaderAttempts = "X-Searxgate-Attempts"
 	HeaderCache    = "X-Searxgate-Cache" // hit, miss, stale, coalesced
+	// HeaderFanout is "asked/answered" on a search sent to several
+	// instances and merged (fanout=N); HeaderInstance then lists them all.
+	HeaderFanout = "X-Searxgate-Fanout"
 )
 
 // search serves /search (and / with q) in the format asked.
@@ -48,6 +51,9 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
 	h.Set(HeaderInstance, res.Instance)
 	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	if res.Fanout != "" {
+		h.Set(HeaderFanout, res.Fanout)
+	}
 	switch {
 	case res.Stale:
 		h.Set(HeaderCache, "stale")

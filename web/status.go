@@ -37,6 +37,7 @@ type Totals struct {
 	QueueWaitMS   float64 `json:"queue_wait_avg_ms"` // mean wait of the searches that got a slot
 	QueueRefused  uint64  `json:"queue_refused"`     // refused: no slot within their deadline, or the queue full
 	ClientLimited uint64  `json:"client_limited"`    // refused: their client asked more than its share
+	Fanout        uint64  `json:"fanout_searches"`   // answered by merging several instances (fanout)
 }
 
 // InstanceStatus is one instance on /status.json: the pool's stats, with
@@ -85,6 +86,7 @@ func (s *Server) report(now time.Time) StatusReport {
 		r.Totals.QueueDepth = m.QueueDepth()
 		r.Totals.QueueRefused = m.QueueRefused()
 		r.Totals.ClientLimited = m.ClientLimited()
+		r.Totals.Fanout = m.FanoutSearches()
 		if cum, sum := m.QueueWait().Snapshot(); cum[len(cum)-1] > 0 {
 			r.Totals.QueueWaitMS = sum * 1000 / float64(cum[len(cum)-1])
 		}

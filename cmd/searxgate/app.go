@@ -147,6 +147,8 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
 		OwnBudget:      ownBudget(cfg),
 		MaxQueue:       cfg.Queue,
+		Fanout:         cfg.Fanout,
+		MaxFanout:      cfg.MaxFanout,
 		Admit:          a.limiter.admitFunc(),
 		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,

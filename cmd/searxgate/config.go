@@ -38,6 +38,8 @@ type Config struct {
 	OwnBudget10m   int
 	OwnMaxInFlight int
 	Queue          int // searches that may wait for a free slot
+	Fanout         int // instances asked at once and merged, by default
+	MaxFanout      int // the most a request's fanout may ask
 	MaxAttempts    int
 	Strategy       string
 	Refresh        time.Duration
@@ -100,6 +102,8 @@ func defaultConfig() Config {
 		MaxInFlight:    2,
 		OwnMaxInFlight: 8,
 		Queue:          256,
+		Fanout:         1,
+		MaxFanout:      3,
 		MaxAttempts:    4,
 		Strategy:       "auto",
 		Refresh:        6 * time.Hour,
@@ -163,6 +167,8 @@ func (c *Config) options() []option {
 		{"own-budget-10m", "searches one of your own instances (--instance) may get in any 10 min (0: no limit)", intVar(&c.OwnBudget10m)},
 		{"own-max-in-flight", "searches in flight to one of your own instances at once", intVar(&c.OwnMaxInFlight)},
 		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", intVar(&c.Queue)},
+		{"fanout", "instances a search asks at once, merging their answers (1: one answers; a request may say fanout=N)", intVar(&c.Fanout)},
+		{"max-fanout", "the most instances one search may ask at once (fanout=N is capped to it)", intVar(&c.MaxFanout)},
 		{"max-attempts", "upstream searches one client search may make", intVar(&c.MaxAttempts)},
 		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
 		{"refresh", "how often the directory is read again", durationVar(&c.Refresh)},
@@ -330,6 +336,12 @@ func (c *Config) Validate() error {
 	}
 	if c.OwnMaxInFlight < 1 || c.OwnMaxInFlight > 10_000 {
 		bad("own-max-in-flight", "%d is outside 1 to 10000", c.OwnMaxInFlight)
+	}
+	if c.MaxFanout < 1 || c.MaxFanout > 10 {
+		bad("max-fanout", "%d is outside 1 to 10", c.MaxFanout)
+	}
+	if c.Fanout < 1 || c.Fanout > c.MaxFanout {
+		bad("fanout", "%d is outside 1 to --max-fanout (%d)", c.Fanout, c.MaxFanout)
 	}
 	if c.Queue < 1 || c.Queue > 1_000_000 {
 		bad("queue", "%d is outside 1 to 1000000", c.Queue)

@@ -83,6 +83,8 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{nil, map[string]string{"SEARXGATE_OWN_BUDGET_10M": "20000"}, []string{"--own-budget-10m", "SEARXGATE_OWN_BUDGET_10M"}},
 		{[]string{"--own-max-in-flight", "0"}, nil, []string{"--own-max-in-flight", "SEARXGATE_OWN_MAX_IN_FLIGHT"}},
 		{[]string{"--queue", "0"}, nil, []string{"--queue", "SEARXGATE_QUEUE"}},
+		{[]string{"--fanout", "4"}, nil, []string{"--fanout", "SEARXGATE_FANOUT", "--max-fanout"}},
+		{[]string{"--max-fanout", "0"}, nil, []string{"--max-fanout", "SEARXGATE_MAX_FANOUT"}},
 		{nil, map[string]string{"SEARXGATE_QUEUE": "many"}, []string{"SEARXGATE_QUEUE", "whole number"}},
 		{[]string{"--log-format", "xml"}, nil, []string{"--log-format", "SEARXGATE_LOG_FORMAT"}},
 		{[]string{"--public-url", "example.org"}, nil, []string{"--public-url", "SEARXGATE_PUBLIC_URL"}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +143,49 @@ func TestPublicBudgetRefusesFastAndHonestly(t *testing.T) {
 	}
 	if ok != int(total) || ok < 25 {
 		t.Fatalf("%d answered, %d refused, %d upstream searches; want every search that fits (about 30) answered", ok, refused, total)
+	}
+}
+
+// TestFanoutThroughTheGateway: fanout=3 asks three instances, merges their
+// answers and says so; the status page counts it.
+func TestFanoutThroughTheGateway(t *testing.T) {
+	var cfgs []sim.InstanceConfig
+	for i := range 3 {
+		cfgs = append(cfgs, sim.InstanceConfig{ID: "f" + strconv.Itoa(i), Behaviour: sim.Fast, Latency: 10 * time.Millisecond, JSON: true})
+	}
+	fleet, dir := startFleet(t, 33, cfgs)
+	g := startGateway(t, dir, "")
+	a := g.get(t, "/search?format=json&q=wide+search&fanout=3", nil)
+	if a.status != 200 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	if f := a.header.Get("X-Searxgate-Fanout"); f != "3/3" {
+		t.Fatalf("X-Searxgate-Fanout %q, want 3/3", f)
+	}
+	if insts := a.header.Get("X-Searxgate-Instance"); strings.Count(insts, ",") != 2 {
+		t.Fatalf("X-Searxgate-Instance %q, want the three that answered", insts)
+	}
+	var body struct {
+		Results []struct{ URL string } `json:"results"`
+	}
+	if err := json.Unmarshal(a.body, &body); err != nil || len(body.Results) < 20 {
+		t.Fatalf("%d merged results (%v), want the three answers' together", len(body.Results), err)
+	}
+	for i := range 3 {
+		if n := fleet.Instance("f" + strconv.Itoa(i)).Truth().Searches; n != 1 {
+			t.Fatalf("f%d got %d searches, want 1", i, n)
+		}
+	}
+	var st struct {
+		Totals struct {
+			Fanout uint64 `json:"fanout_searches"`
+		} `json:"totals"`
+	}
+	s := g.get(t, "/status.json", nil)
+	if err := json.Unmarshal(s.body, &st); err != nil || st.Totals.Fanout != 1 {
+		t.Fatalf("status counts %d fan-out searches (%v), want 1", st.Totals.Fanout, err)
+	}
+	if bad := g.get(t, "/search?format=json&q=x&fanout=many", nil); bad.status != 400 {
+		t.Fatalf("fanout=many: %d, want 400", bad.status)
 	}
 }
