@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -357,12 +355,19 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		p.metrics.search("cached", p.cfg.Now().Sub(start))
 		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.cfg.Now().Sub(start)}, nil
 	}
-	fl, leader := p.flights.join(key)
-	if !leader {
+	for {
+		fl, leader := p.flights.join(key)
+		if leader {
+			return p.lead(ctx, req, key, start, fl, stale, hit)
+		}
 		select {
 		case <-fl.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		var limited *LimitedError
+		if errors.As(fl.err, &limited) {
+			continue // the leader's client was over its share, not this one: ask again
 		}
 		if fl.err != nil {
 			return nil, fl.err
@@ -373,7 +378,29 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		p.metrics.search("coalesced", r.Elapsed)
 		return r, nil
 	}
-	res, err := p.fetch(ctx, req, key, start)
+}
+
+// errLeaderFailed is what the followers of a coalesced search get when its
+// leader ended without an answer or an error (it panicked).
+var errLeaderFailed = &NoAnswerError{Why: "leader_failed"}
+
+// lead runs a search others may join. It runs on a context only the
+// search's deadline ends: its own client going away must not fail the
+// others waiting on it. Their answer is published however it ends.
+func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Time, fl *flight, stale Cached, hit bool) (res *Response, err error) {
+	defer func() {
+		if res == nil && err == nil {
+			err = errLeaderFailed
+		}
+		p.flights.finish(key, fl, res, err)
+	}()
+	lctx := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		lctx, cancel = context.WithDeadline(lctx, d)
+		defer cancel()
+	}
+	res, err = p.fetch(lctx, req, key, start)
 	if err != nil && hit && start.Sub(stale.Expires) < p.cfg.StaleFor && !errors.Is(err, context.Canceled) {
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
 	}
@@ -389,7 +416,6 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	if res != nil {
 		res.Elapsed = elapsed
 	}
-	p.flights.finish(key, fl, res, err)
 	return res, err
 }
 
@@ -607,27 +633,9 @@ func poolKind(k detect.Kind) pool.Kind {
 // upstreamArgs writes the search's parameters for an instance. The HTML
 // page is SearXNG's default format: no format parameter is sent for it.
 func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
-	args.Set("q", r.Query)
+	r.Each(r.PageNo, args.Set)
 	if format != FormatHTML {
 		args.Set("format", format)
-	}
-	if r.PageNo > 1 {
-		args.Set("pageno", strconv.Itoa(r.PageNo))
-	}
-	if len(r.Categories) > 0 {
-		args.Set("categories", strings.Join(r.Categories, ","))
-	}
-	if len(r.Engines) > 0 {
-		args.Set("engines", strings.Join(r.Engines, ","))
-	}
-	if r.Language != "" {
-		args.Set("language", r.Language)
-	}
-	if r.TimeRange != "" {
-		args.Set("time_range", r.TimeRange)
-	}
-	if r.SafeSearch != "" {
-		args.Set("safesearch", r.SafeSearch)
 	}
 }
 

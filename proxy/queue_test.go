@@ -314,3 +314,32 @@ func TestFanoutDoesNotWaitForAHangingInstance(t *testing.T) {
 		t.Fatalf("fanout %q, want 3/2 at the deadline", res.Fanout)
 	}
 }
+
+// TestFollowersOfALimitedLeaderAskAgain: a search coalesced with one whose
+// client was over its share is not refused for it: it asks again.
+func TestFollowersOfALimitedLeaderAskAgain(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	req := Request{Query: "shared", PageNo: 1, Format: FormatJSON, Client: "patient"}
+	norm := req
+	norm.Fanout = 1
+	key := e.proxy.cacheKey(norm.Key())
+	fl, leader := e.proxy.flights.join(key) // a greedy client's search, in flight
+	if !leader {
+		t.Fatal("no leader")
+	}
+	done := make(chan struct{})
+	var res *Response
+	var err error
+	go func() { defer close(done); res, err = e.proxy.Search(context.Background(), req) }()
+	waitFor(t, "the second search joined", func() bool {
+		e.proxy.flights.mu.Lock()
+		defer e.proxy.flights.mu.Unlock()
+		return fl.dups == 1
+	})
+	e.proxy.flights.finish(key, fl, nil, &LimitedError{RetryAfter: time.Minute})
+	<-done
+	if err != nil || res.Coalesced {
+		t.Fatalf("the follower: coalesced %v, err %v; want its own answer", res != nil && res.Coalesced, err)
+	}
+}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -195,6 +196,39 @@ func (r *Request) Key() string {
 		b.WriteString(strconv.Itoa(r.Fanout))
 	}
 	return b.String()
+}
+
+// Each calls f with each of r's SearXNG parameters, in a fixed order, for
+// its page pageno (not sent when 1): what an instance is asked and what a
+// link to the page carries. The format and the fan-out are not among
+// them: they say how to answer, not what to search.
+func (r *Request) Each(pageno int, f func(name, value string)) {
+	f("q", r.Query)
+	if pageno > 1 {
+		f("pageno", strconv.Itoa(pageno))
+	}
+	if len(r.Categories) > 0 {
+		f("categories", strings.Join(r.Categories, ","))
+	}
+	if len(r.Engines) > 0 {
+		f("engines", strings.Join(r.Engines, ","))
+	}
+	if r.Language != "" {
+		f("language", r.Language)
+	}
+	if r.TimeRange != "" {
+		f("time_range", r.TimeRange)
+	}
+	if r.SafeSearch != "" {
+		f("safesearch", r.SafeSearch)
+	}
+}
+
+// Values is r's parameters (see Each) for a link to its page pageno.
+func (r *Request) Values(pageno int) url.Values {
+	v := url.Values{}
+	r.Each(pageno, v.Set)
+	return v
 }
 
 // acceptLanguage is the Accept-Language searxgate sends upstream for this
