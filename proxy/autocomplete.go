@@ -35,7 +35,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	}
 	now := p.cfg.Now()
 	key := p.cacheKey("ac\x00" + language + "\x00" + q)
-	if c, ok := p.cache.get(key); ok && now.Before(c.Expires) {
+	if c, ok := p.acCache.get(key); ok && now.Before(c.Expires) {
 		var out []string
 		if json.Unmarshal(c.JSON, &out) == nil {
 			return out, nil
@@ -83,7 +83,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			continue
 		}
 		if js, err := json.Marshal(out); err == nil {
-			p.cache.put(key, &Cached{JSON: js, Instance: inst, StoredAt: now, Expires: now.Add(autocompleteTTL)})
+			p.acCache.put(key, &Cached{JSON: js, Instance: inst, StoredAt: now, Expires: now.Add(autocompleteTTL)})
 		}
 		return out, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"hash"
+	"strings"
 	"sync"
 	"time"
 )
@@ -104,7 +105,7 @@ func (p *Proxy) cacheKey(plain string) string {
 // instance the operator removed or disabled, or one that left the
 // directory, serves nothing more from the cache, fresh or stale.
 func (p *Proxy) DropAnswersOf(inst string) (int, error) {
-	n := p.cache.drop(func(c *Cached) bool { return c.Instance == inst })
+	n := p.cache.drop(func(c *Cached) bool { return AnsweredBy(c.Instance, inst) })
 	if d, ok := p.cfg.Store.(CacheDropper); ok {
 		m, err := d.CacheDropInstance(inst)
 		if err != nil {
@@ -113,6 +114,17 @@ func (p *Proxy) DropAnswersOf(inst string) (int, error) {
 		n += m
 	}
 	return n, nil
+}
+
+// AnsweredBy reports whether inst gave the answer whose Instance is
+// answerer: one instance, or several separated by ", " (a fan-out).
+func AnsweredBy(answerer, inst string) bool {
+	for a := range strings.SplitSeq(answerer, ", ") {
+		if a == inst {
+			return true
+		}
+	}
+	return false
 }
 
 // PurgeCache drops every cached answer and autocompletion, from memory

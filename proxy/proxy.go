@@ -233,6 +233,7 @@ type Proxy struct {
 	fair     *fairShare
 	extra    *ExtraBudget
 	cache    *memCache
+	acCache  *memCache // autocompletions
 	flights  flights
 	qmu      sync.Mutex // guards queue; taken before the pool's lock, never while holding it
 	queue    slotQueue
@@ -263,6 +264,9 @@ func New(cfg Config) (*Proxy, error) {
 		queue:    slotQueue{max: cfg.MaxQueue},
 		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
+		// Suggestions, one per prefix typed, have a small cache of their
+		// own: they must not evict the answers.
+		acCache:  newMemCache(4096, 4<<20),
 		caps:     newCapsTable(),
 		metrics:  newMetrics(),
 		log:      cfg.Logger,

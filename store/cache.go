@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -384,13 +385,16 @@ func (s *Store) rebuildCacheIndex() (cacheTotals, error) {
 // removed. Their bytes stay in the file's free pages until bbolt reuses
 // them or the file is compacted (CachePurge compacts).
 func (s *Store) CacheDropSource(source string) (removed int, err error) {
+	if source == "" {
+		return 0, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
 	var doomed [][]byte
 	err = s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketCache).ForEach(func(k, v []byte) error {
-			if r, err := decodeCacheRecord(v); err == nil && string(r.source) == source {
+			if r, err := decodeCacheRecord(v); err == nil && hasSource(string(r.source), source) {
 				doomed = append(doomed, bytes.Clone(k))
 			}
 			return nil
@@ -437,4 +441,16 @@ func (s *Store) CachePurge() (removed int, err error) {
 	removed = s.cacheEntries
 	s.cacheEntries, s.cacheBytes = 0, 0
 	return removed, s.compactLocked()
+}
+
+// hasSource reports whether an entry's source, one name or several
+// separated by ", " (an answer merged from several instances), names
+// source.
+func hasSource(sources, source string) bool {
+	for s := range strings.SplitSeq(sources, ", ") {
+		if s == source {
+			return true
+		}
+	}
+	return false
 }

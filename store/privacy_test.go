@@ -141,7 +141,10 @@ func TestCacheDropSource(t *testing.T) {
 	var b Batch
 	for i := range 10 {
 		src := "https://good.example/"
-		if i%2 == 0 {
+		switch {
+		case i == 4: // a merged answer the hostile instance took part in
+			src = "https://good.example/, https://hostile.example/"
+		case i%2 == 0:
 			src = "https://hostile.example/"
 		}
 		b.Cache = append(b.Cache, CacheEntry{Key: fmt.Sprintf("k%d", i), Source: src, Value: []byte("v"), StoredAt: t0.Add(time.Duration(i))})

@@ -26,7 +26,7 @@ var templateFS embed.FS
 func parseTemplates() (*template.Template, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"safeURL":    safeURL,
-		"categories": func() []string { return Categories },
+		"categories": func() []string { return tabCategories },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -146,8 +146,8 @@ func isBidiControl(r rune) bool {
 	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
-// Categories are the tabs of the results page, as SearXNG names them.
-var Categories = []string{"general", "images", "news", "videos", "science", "it"}
+// tabCategories are the tabs of the results page, as SearXNG names them. Never modified.
+var tabCategories = []string{"general", "images", "news", "videos", "science", "it"}
 
 var categoryLabels = map[string]string{
 	"general": "General", "images": "Images", "news": "News", "videos": "Videos", "science": "Science", "it": "IT",
@@ -284,7 +284,7 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 	if len(req.Categories) == 1 && categoryLabels[req.Categories[0]] != "" {
 		p.Category = req.Categories[0]
 	}
-	for _, c := range Categories {
+	for _, c := range tabCategories {
 		q := req
 		q.Categories = []string{c}
 		if c == "general" {

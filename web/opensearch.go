@@ -44,6 +44,10 @@ var autocompleteLanguage = regexp.MustCompile(`^(auto|all|[a-z]{2,3}(-[a-zA-Z]{2
 // [prefix, [suggestions]] to a browser's address bar. When no instance
 // can suggest, the list is empty.
 func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
+	if ctx.IsHead() { // costs no instance anything
+		ctx.SetContentType("application/json")
+		return
+	}
 	q := clean(string(param(ctx, "q")), 256)
 	lang := string(param(ctx, "language"))
 	if !autocompleteLanguage.MatchString(lang) {
@@ -74,8 +78,8 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(b)
 }
 
-// DefaultCategories are SearXNG's categories, in its order.
-var DefaultCategories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
+// searxngCategories are SearXNG's categories, in its order. Never modified.
+var searxngCategories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
 
 // config serves /config in SearXNG's shape. The engines are those the
 // pool's instances said they run in their own /config (with how many run
@@ -172,7 +176,7 @@ func configEngines(m map[string]*configEngine) []*configEngine {
 // configCategories is SearXNG's default categories, then any other the
 // pool's engines name, in name order.
 func configCategories(m map[string]*configEngine) []string {
-	out := slices.Clone(DefaultCategories)
+	out := slices.Clone(searxngCategories)
 	var more []string
 	for _, e := range m {
 		for _, c := range e.Categories {

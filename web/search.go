@@ -27,6 +27,19 @@ const (
 	HeaderFanout = "X-Searxgate-Fanout"
 )
 
+// formatContentType is the Content-Type of a search answered in format.
+func formatContentType(format string) string {
+	switch format {
+	case proxy.FormatJSON:
+		return "application/json"
+	case proxy.FormatCSV:
+		return "text/csv; charset=utf-8"
+	case proxy.FormatRSS:
+		return "text/xml; charset=utf-8"
+	}
+	return "text/html; charset=utf-8"
+}
+
 // search serves /search (and / with q) in the format asked.
 func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	req, err := proxy.ParseRequest(params{ctx})
@@ -38,6 +51,13 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	if err != nil {
 		s.badRequest(ctx, req, err)
+		return
+	}
+	if ctx.IsHead() {
+		// A HEAD (link checkers, a browser's prefetch) says what a GET
+		// would answer without searching: it must cost no instance a
+		// search or the client its share.
+		ctx.SetContentType(formatContentType(req.Format))
 		return
 	}
 	req.Client = s.client(ctx)

@@ -476,3 +476,28 @@ func TestOpenSearch(t *testing.T) {
 		t.Error("a public URL without a scheme was accepted")
 	}
 }
+
+// TestHeadSearchesNothing: HEAD on the search endpoints answers what a GET
+// would send without asking any instance.
+func TestHeadSearchesNothing(t *testing.T) {
+	calls := 0
+	fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) {
+		calls++
+		return &proxy.Response{JSON: []byte(`{"query":"x","results":[]}`), Instance: "https://up.example/"}, nil
+	}}
+	_, c := serve(t, Config{Search: fs})
+	for path, ctype := range map[string]string{
+		"/search?q=x&format=json": "application/json",
+		"/search?q=x":             "text/html; charset=utf-8",
+		"/?q=x&format=csv":        "text/csv; charset=utf-8",
+		"/autocompleter?q=x":      "application/json",
+	} {
+		r := c.do("HEAD", path, "")
+		if r.status != 200 || r.header["Content-Type"] != ctype {
+			t.Errorf("HEAD %s: %d %q, want 200 %q", path, r.status, r.header["Content-Type"], ctype)
+		}
+	}
+	if calls != 0 {
+		t.Fatalf("HEAD made %d searches", calls)
+	}
+}

@@ -204,7 +204,7 @@ func TestConfigShape(t *testing.T) {
 		}
 	}
 	cats, _ := v["categories"].([]any)
-	if v["instance_name"] != "home" || v["version"] != "1.0" || len(cats) != len(DefaultCategories) || cats[0] != "general" {
+	if v["instance_name"] != "home" || v["version"] != "1.0" || len(cats) != len(searxngCategories) || cats[0] != "general" {
 		t.Errorf("/config: %s", r.body)
 	}
 	if _, ok := v["engines"].([]any); !ok {

@@ -117,7 +117,7 @@ func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
 func (q *cacheQueue) CacheDropInstance(inst string) (int, error) {
 	q.mu.Lock()
 	before := len(q.pending)
-	q.pending = slices.DeleteFunc(q.pending, func(e store.CacheEntry) bool { return e.Source == inst })
+	q.pending = slices.DeleteFunc(q.pending, func(e store.CacheEntry) bool { return proxy.AnsweredBy(e.Source, inst) })
 	n := before - len(q.pending)
 	if q.dropped == nil {
 		q.dropped = map[string]time.Time{}
