@@ -1,6 +1,10 @@
 package proxy
 
-import "sync"
+import (
+	"sync"
+
+	"searxgate/detect"
+)
 
 // flights coalesces identical searches in flight at the same time: the
 // first caller of a key runs the search, the others wait for its answer.
@@ -13,7 +17,11 @@ type flight struct {
 	done chan struct{} // closed when res and err are set
 	res  *Response
 	err  error
-	dups int // callers that joined, guarded by flights.mu
+	// results is res's decoded results as finish found them, for the
+	// followers to share (read only); res's own field may still be set
+	// later by its leader's Results, so followers never read it.
+	results *detect.Results
+	dups    int // callers that joined, guarded by flights.mu
 }
 
 // join returns the flight for key and whether the caller is its leader
@@ -39,5 +47,8 @@ func (f *flights) finish(key string, fl *flight, res *Response, err error) {
 	delete(f.m, key)
 	f.mu.Unlock()
 	fl.res, fl.err = res, err
+	if res != nil {
+		fl.results = res.results
+	}
 	close(fl.done)
 }

@@ -378,7 +378,8 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		l := fl.res
 		r := &Response{JSON: l.JSON, Instance: l.Instance, Attempts: l.Attempts, Cached: l.Cached,
-			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.cfg.Now().Sub(start)}
+			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.cfg.Now().Sub(start),
+			results: fl.results} // read only: shared, never decoded again
 		p.metrics.search("coalesced", r.Elapsed)
 		return r, nil
 	}
