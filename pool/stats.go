@@ -82,6 +82,9 @@ func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
 	if in.hasOutcome {
 		st.LastOutcome = in.lastOutcome.String()
 	}
+	if s.maxIF != math.MaxInt32 && s.maxIF > 0 {
+		st.MaxInFlight = int(s.maxIF)
+	}
 	if s.circuit != Closed {
 		st.CooldownUntil = p.wall(s.until)
 	}

@@ -228,6 +228,7 @@ type Stats struct {
 	ConsecutiveSoft     int       `json:"consecutive_soft"`
 	CooldownUntil       time.Time `json:"cooldown_until,omitzero"`
 	InFlight            int       `json:"in_flight"`
+	MaxInFlight         int       `json:"max_in_flight"` // its cap: the public one or the own one; 0 = none
 	LastOutcome         string    `json:"last_outcome"`
 	LastReason          string    `json:"last_reason"`
 	LastUsedAt          time.Time `json:"last_used_at,omitzero"`

@@ -209,6 +209,16 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 	return now.Add(time.Duration(free - t))
 }
 
+// windowsOf returns the windows of instance's class (read only).
+func (p *Politeness) windowsOf(instance string) []Window {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.class(p.ring[instance]).windows
+}
+
 // Used reports how many searches instance made within the last per, for the
 // status page.
 func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int {

@@ -1,0 +1,69 @@
+package proxy
+
+import (
+	"time"
+
+	"searxgate/pool"
+)
+
+// Instance is what the search path knows of one instance, for people
+// and dashboards: the pool's learned state, its terms, the format searxgate
+// uses with it, its budget and whether a search could go to it now, and
+// if not, why. web renders it and computes nothing of its own, so the
+// status page never disagrees with the search path.
+type Instance struct {
+	pool.Stats
+	Caps   Caps
+	Format string // the format searxgate asks it for
+	// Budget is its politeness windows as used now (none for an own
+	// instance without a budget).
+	Budget []WindowUse
+	// UsableNow reports whether a search could be sent to it now; WhyNot
+	// says why not: disabled, circuit_open, trial_out, in_flight,
+	// link_token, budget.
+	UsableNow bool
+	WhyNot    string
+	Metrics   InstanceView // its upstream counters
+}
+
+// WindowUse is one politeness window and how much of it is used.
+type WindowUse struct {
+	Per  time.Duration
+	Max  int
+	Used int
+}
+
+// Instances returns every instance of the pool, best first, as the search
+// path sees it at now.
+func (p *Proxy) Instances(now time.Time) []Instance {
+	stats := p.pool.Snapshot()
+	out := make([]Instance, 0, len(stats))
+	for _, st := range stats {
+		out = append(out, p.view(st, now))
+	}
+	return out
+}
+
+func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
+	c := p.caps.get(st.URL)
+	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: p.metrics.Instance(st.URL)}
+	for _, w := range p.polite.windowsOf(st.URL) {
+		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
+	}
+	switch {
+	case st.Disabled:
+		v.WhyNot = "disabled"
+	case st.Circuit == pool.Open:
+		v.WhyNot = "circuit_open"
+	case st.Circuit == pool.HalfOpen && st.InFlight > 0:
+		v.WhyNot = "trial_out"
+	case st.MaxInFlight > 0 && st.InFlight >= st.MaxInFlight:
+		v.WhyNot = "in_flight"
+	case c.LinkToken && !p.cfg.AllowLinkToken:
+		v.WhyNot = "link_token"
+	case !p.polite.Allowed(st.URL, now):
+		v.WhyNot = "budget"
+	}
+	v.UsableNow = v.WhyNot == ""
+	return v
+}
