@@ -49,6 +49,7 @@ type InstanceStatus struct {
 	Limiter        bool              `json:"limiter"`
 	LinkToken      bool              `json:"link_token"`
 	Usable         bool              `json:"usable_now"`
+	WhyNot         string            `json:"why_not,omitempty"` // disabled, circuit_open, trial_out, in_flight, link_token, budget
 	BudgetUsed20s  int               `json:"budget_used_20s"`
 	BudgetUsed10m  int               `json:"budget_used_10m"`
 	OutcomesByKind map[string]uint64 `json:"outcomes_by_kind"`
@@ -68,6 +69,46 @@ type StatusReport struct {
 	Problem   string           `json:"problem"`
 	Totals    Totals           `json:"totals"`
 	Instances []InstanceStatus `json:"instances"`
+}
+
+// instances is every instance as the search path sees it (proxy.Instances):
+// this face computes nothing of its own. Without a proxy (tests of the
+// page alone), the pool's stats.
+func (s *Server) instances(now time.Time) []InstanceStatus {
+	var out []InstanceStatus
+	if p := s.cfg.Proxy; p != nil {
+		for _, in := range p.Instances(now) {
+			is := InstanceStatus{Stats: in.Stats, Format: in.Format, Version: in.Caps.Version, Limiter: in.Caps.Limiter,
+				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow, WhyNot: in.WhyNot,
+				OutcomesByKind: orEmpty(in.Metrics.ByKind), ByReason: orEmpty(in.Metrics.ByReason),
+				RecentMS: []float32{}, RecentKinds: []string{}}
+			for _, w := range in.Budget {
+				switch w.Per {
+				case 20 * time.Second:
+					is.BudgetUsed20s = w.Used
+				case 10 * time.Minute:
+					is.BudgetUsed10m = w.Used
+				}
+			}
+			if in.Metrics.Recent != nil {
+				is.RecentMS, is.RecentKinds = in.Metrics.Recent, in.Metrics.Kinds
+			}
+			out = append(out, is)
+		}
+		return out
+	}
+	for _, st := range s.cfg.Pool.Snapshot() {
+		out = append(out, InstanceStatus{Stats: st, Format: proxy.FormatHTML, Usable: !st.Disabled && st.Circuit != pool.Open,
+			OutcomesByKind: map[string]uint64{}, ByReason: map[string]uint64{}, RecentMS: []float32{}, RecentKinds: []string{}})
+	}
+	return out
+}
+
+func orEmpty(m map[string]uint64) map[string]uint64 {
+	if m == nil {
+		return map[string]uint64{}
+	}
+	return m
 }
 
 // report gathers what /status and /status.json show, reading the clock once.
@@ -97,35 +138,13 @@ func (s *Server) report(now time.Time) StatusReport {
 	if s.cfg.Pool == nil {
 		return r
 	}
-	for _, st := range s.cfg.Pool.Snapshot() {
-		is := InstanceStatus{Stats: st, Format: proxy.FormatHTML, OutcomesByKind: map[string]uint64{}, ByReason: map[string]uint64{},
-			RecentMS: []float32{}, RecentKinds: []string{}}
-		is.Usable = !st.Disabled && st.Circuit != pool.Open
-		if p := s.cfg.Proxy; p != nil {
-			is.Format = p.Format(st.URL)
-			c := p.Caps(st.URL)
-			is.Version, is.Limiter, is.LinkToken = c.Version, c.Limiter, c.LinkToken
-			pol := p.Politeness()
-			is.Usable = is.Usable && pol.Allowed(st.URL, now)
-			is.BudgetUsed20s = pol.Used(st.URL, now, 20*time.Second)
-			is.BudgetUsed10m = pol.Used(st.URL, now, 10*time.Minute)
-			v := m.Instance(st.URL)
-			if v.ByKind != nil {
-				is.OutcomesByKind = v.ByKind
-			}
-			if v.ByReason != nil {
-				is.ByReason = v.ByReason
-			}
-			if v.Recent != nil {
-				is.RecentMS, is.RecentKinds = v.Recent, v.Kinds
-			}
-		}
+	for _, is := range s.instances(now) {
 		r.Totals.Instances++
-		r.Totals.Refusals += st.Refusals
+		r.Totals.Refusals += is.Refusals
 		if is.Usable {
 			r.Totals.Usable++
 		}
-		if st.Circuit == pool.Open {
+		if is.Circuit == pool.Open {
 			r.Totals.Open++
 		}
 		r.Instances = append(r.Instances, is)
