@@ -175,7 +175,17 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 	if !instances.IsObject() {
 		return nil, rep, fmt.Errorf("%w: no \"instances\" object", ErrMalformed)
 	}
+	entries := filterEntries(collapse(readAll(instances, f, rep), rep), f, rep)
+	rep.kept = len(entries)
+	if len(entries) == 0 {
+		return nil, rep, fmt.Errorf("%w: %s", ErrNoInstances, rep)
+	}
+	return entries, rep, nil
+}
 
+// readAll reads every instance the filter keeps, one candidate per URL
+// (of two keys for one URL, the better, whatever their order).
+func readAll(instances gjson.Result, f Filter, rep *report) []*candidate {
 	byURL := map[string]*candidate{}
 	var order []*candidate
 	instances.ForEach(func(key, value gjson.Result) bool {
@@ -187,7 +197,6 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 			return true
 		}
 		if prev, dup := byURL[c.entry.URL]; dup {
-			// Two keys for one URL: keep the better, whatever their order.
 			if better(c, prev) {
 				rep.drop(prev.raw, reasonDuplicate)
 				*prev = *c
@@ -200,10 +209,13 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 		order = append(order, c)
 		return true
 	})
+	return order
+}
 
-	// Collapse: entries linked by alternativeUrls (either way, and through
-	// each other) are one instance. Its entry is the first of them with main
-	// entries first, then by URL; the other URLs become its alternatives.
+// collapse makes one entry of the candidates linked by alternativeUrls
+// (either way, and through each other): the first of them with main
+// entries first, then by URL; the other URLs become its alternatives.
+func collapse(order []*candidate, rep *report) []Entry {
 	slices.SortFunc(order, func(a, b *candidate) int {
 		if a.main != b.main {
 			if a.main {
@@ -213,32 +225,7 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 		}
 		return strings.Compare(a.entry.URL, b.entry.URL)
 	})
-	index := make(map[string]int, len(order))
-	for i, c := range order {
-		index[c.entry.URL] = i
-	}
-	parent := make([]int, len(order))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	for i, c := range order {
-		for _, alt := range c.alts {
-			if j, ok := index[alt]; ok {
-				// The root is the smaller index: the component's entry.
-				ri, rj := find(i), find(j)
-				if ri != rj {
-					parent[max(ri, rj)] = min(ri, rj)
-				}
-			}
-		}
-	}
+	find := linkAlternatives(order)
 	alts := map[int][]string{}
 	for i, c := range order {
 		root := find(i)
@@ -260,8 +247,43 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 		}
 		entries = append(entries, c.entry)
 	}
+	return entries
+}
 
-	// Allow and deny apply to the collapsed entries, on any of their URLs.
+// linkAlternatives unites candidates that name each other as alternatives
+// (union-find) and returns the function that gives a candidate's root:
+// the smallest index of its group.
+func linkAlternatives(order []*candidate) func(int) int {
+	index := make(map[string]int, len(order))
+	for i, c := range order {
+		index[c.entry.URL] = i
+	}
+	parent := make([]int, len(order))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for i, c := range order {
+		for _, alt := range c.alts {
+			if j, ok := index[alt]; ok {
+				if ri, rj := find(i), find(j); ri != rj {
+					parent[max(ri, rj)] = min(ri, rj)
+				}
+			}
+		}
+	}
+	return find
+}
+
+// filterEntries applies allow and deny to the collapsed entries, on any of
+// their URLs, and sorts what is kept by URL.
+func filterEntries(entries []Entry, f Filter, rep *report) []Entry {
 	kept := entries[:0]
 	for _, e := range entries {
 		switch {
@@ -273,13 +295,8 @@ func parse(data []byte, f Filter) ([]Entry, *report, error) {
 			kept = append(kept, e)
 		}
 	}
-	entries = kept
-	slices.SortFunc(entries, func(a, b Entry) int { return strings.Compare(a.URL, b.URL) })
-	rep.kept = len(entries)
-	if len(entries) == 0 {
-		return nil, rep, fmt.Errorf("%w: %s", ErrNoInstances, rep)
-	}
-	return entries, rep, nil
+	slices.SortFunc(kept, func(a, b Entry) int { return strings.Compare(a.URL, b.URL) })
+	return kept
 }
 
 // better orders two candidates for the same URL: main first, then the
@@ -323,35 +340,11 @@ func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) 
 	if err != nil {
 		return nil, reasonURL
 	}
-	// One pass over the instance's fields: real entries carry large "html"
-	// and "tls" objects that repeated path lookups would rescan.
-	var network, httpObj, version, errField, timing, uptime, alternatives, main gjson.Result
-	v.ForEach(func(k, val gjson.Result) bool {
-		switch k.Str {
-		case "network_type":
-			network = val
-		case "http":
-			httpObj = val
-		case "version":
-			version = val
-		case "error":
-			errField = val
-		case "timing":
-			timing = val
-		case "uptime":
-			uptime = val
-		case "alternativeUrls":
-			alternatives = val
-		case "main":
-			main = val
-		}
-		return true
-	})
-
-	if network.String() != "normal" || !normalHost(u) {
+	fs := readFields(v)
+	if fs.network.String() != "normal" || !normalHost(u) {
 		return nil, reasonNetwork
 	}
-	if present(errField) {
+	if present(fs.err) {
 		return nil, reasonError
 	}
 	c := &candidate{
@@ -359,48 +352,95 @@ func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) 
 		raw:   rawKey,
 		// searx.space marks alternative URLs listed as instances with
 		// main=false; an entry without the field counts as main.
-		main: main.Type != gjson.False,
+		main: fs.main.Type != gjson.False,
 	}
-	if version.Type == gjson.String {
-		c.entry.Version = strings.Clone(version.Str)
+	if fs.version.Type == gjson.String {
+		c.entry.Version = strings.Clone(fs.version.Str)
 	}
-	search := timing.Get("search")
+	search := fs.timing.Get("search")
 	c.entry.SuccessPct = percent(search.Get("success_percentage"))
-	c.entry.UptimeDay = percent(uptime.Get("uptimeDay"))
-
-	measured := httpObj.Exists() || timing.Exists()
-	if measured {
-		if st := httpObj.Get("status_code"); st.Type != gjson.Number || st.Num != 200 {
-			return nil, reasonHTTPStatus
-		}
-		if c.entry.Version == "" {
-			return nil, reasonNoVersion
-		}
-		if c.entry.SuccessPct < 0 {
-			if f.MinSuccess > 0 {
-				return nil, reasonLowSuccess
-			}
-		} else if c.entry.SuccessPct < f.MinSuccess {
-			return nil, reasonLowSuccess
+	c.entry.UptimeDay = percent(fs.uptime.Get("uptimeDay"))
+	if fs.http.Exists() || fs.timing.Exists() { // measured by searx.space
+		if reason := judgeMeasured(c, fs.http, f); reason != "" {
+			return nil, reason
 		}
 		c.entry.Prior = priorOf(search, c.entry.SuccessPct)
 	}
 	if c.entry.UptimeDay >= 0 && c.entry.UptimeDay < f.MinUptimeDay {
 		return nil, reasonLowUptime
 	}
-
-	if alternatives.IsObject() {
-		alternatives.ForEach(func(k, _ gjson.Result) bool {
-			alt, err := Normalize(k.String())
-			if err == nil && alt != u && normalHost(alt) {
-				c.alts = append(c.alts, alt)
-			}
-			return true
-		})
-		slices.Sort(c.alts)
-		c.alts = slices.Compact(c.alts)
-	}
+	c.alts = alternativesOf(fs.alternatives, u)
 	return c, ""
+}
+
+// instanceFields are the fields of one searx.space entry that parse reads.
+type instanceFields struct {
+	network, http, version, err, timing, uptime, alternatives, main gjson.Result
+}
+
+// readFields reads them in one pass over the entry: real entries carry
+// large "html" and "tls" objects that repeated path lookups would rescan.
+func readFields(v gjson.Result) instanceFields {
+	var fs instanceFields
+	v.ForEach(func(k, val gjson.Result) bool {
+		switch k.Str {
+		case "network_type":
+			fs.network = val
+		case "http":
+			fs.http = val
+		case "version":
+			fs.version = val
+		case "error":
+			fs.err = val
+		case "timing":
+			fs.timing = val
+		case "uptime":
+			fs.uptime = val
+		case "alternativeUrls":
+			fs.alternatives = val
+		case "main":
+			fs.main = val
+		}
+		return true
+	})
+	return fs
+}
+
+// judgeMeasured says why a measured entry is left out ("" = kept): not
+// answering 200, no version, or too low a success rate.
+func judgeMeasured(c *candidate, httpObj gjson.Result, f Filter) string {
+	if st := httpObj.Get("status_code"); st.Type != gjson.Number || st.Num != 200 {
+		return reasonHTTPStatus
+	}
+	if c.entry.Version == "" {
+		return reasonNoVersion
+	}
+	if c.entry.SuccessPct < 0 {
+		if f.MinSuccess > 0 {
+			return reasonLowSuccess
+		}
+	} else if c.entry.SuccessPct < f.MinSuccess {
+		return reasonLowSuccess
+	}
+	return ""
+}
+
+// alternativesOf reads an entry's alternativeUrls: normalised, public
+// network ones other than u, sorted, without duplicates.
+func alternativesOf(alternatives gjson.Result, u string) []string {
+	if !alternatives.IsObject() {
+		return nil
+	}
+	var alts []string
+	alternatives.ForEach(func(k, _ gjson.Result) bool {
+		alt, err := Normalize(k.String())
+		if err == nil && alt != u && normalHost(alt) {
+			alts = append(alts, alt)
+		}
+		return true
+	})
+	slices.Sort(alts)
+	return slices.Compact(alts)
 }
 
 // priorOf turns searx.space's search timing into a prior.
