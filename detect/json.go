@@ -83,23 +83,7 @@ func ParseJSON(body []byte) (*Results, error) {
 				return true
 			})
 		case "unresponsive_engines":
-			v.ForEach(func(_, item gjson.Result) bool {
-				var e [2]string
-				if item.IsArray() {
-					i := 0
-					item.ForEach(func(_, f gjson.Result) bool {
-						e[i] = text(f)
-						i++
-						return i < 2
-					})
-				} else {
-					e[0] = text(item)
-				}
-				if e[0] != "" {
-					r.UnresponsiveEngines = append(r.UnresponsiveEngines, e)
-				}
-				return true
-			})
+			r.UnresponsiveEngines = readUnresponsive(v)
 		}
 		return true
 	})
@@ -111,6 +95,30 @@ func ParseJSON(body []byte) (*Results, error) {
 	}
 	r.sanitize()
 	return &r, nil
+}
+
+// readUnresponsive reads unresponsive_engines: [engine, reason] pairs, or
+// bare engine names.
+func readUnresponsive(v gjson.Result) [][2]string {
+	var out [][2]string
+	v.ForEach(func(_, item gjson.Result) bool {
+		var e [2]string
+		if item.IsArray() {
+			i := 0
+			item.ForEach(func(_, f gjson.Result) bool {
+				e[i] = text(f)
+				i++
+				return i < 2
+			})
+		} else {
+			e[0] = text(item)
+		}
+		if e[0] != "" {
+			out = append(out, e)
+		}
+		return true
+	})
+	return out
 }
 
 // text returns a JSON string's value, a number's or boolean's literal
