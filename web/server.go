@@ -90,6 +90,7 @@ type Server struct {
 	tmpl    *template.Template
 	images  *imageProxy
 	started time.Time
+	routes  map[string]endpoint // fixed at New
 }
 
 // New returns the server; it fails when an embedded template does not
@@ -129,7 +130,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Now()}, nil
+	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Now()}
+	srv.routes = srv.table()
+	return srv, nil
 }
 
 // Handler routes every request.
@@ -155,83 +158,67 @@ func securityHeaders(h *fasthttp.ResponseHeader) {
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	securityHeaders(&ctx.Response.Header)
 	path := string(ctx.Path())
-	switch path {
-	case "/search":
-		if !allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
-			return
+	if r, ok := s.routes[path]; ok {
+		if allow(ctx, r.methods...) {
+			r.handle(ctx)
 		}
-		s.search(ctx)
-	case "/":
-		if !allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
-			return
-		}
+		return
+	}
+	if strings.HasPrefix(path, "/api/instances/") {
+		s.apiInstance(ctx)
+		return
+	}
+	s.notFound(ctx)
+}
+
+// endpoint is one path's handler and the methods it answers (HEAD counts
+// as GET).
+type endpoint struct {
+	methods []string
+	handle  fasthttp.RequestHandler
+}
+
+var (
+	getOnly    = []string{fasthttp.MethodGet}
+	getOrPost  = []string{fasthttp.MethodGet, fasthttp.MethodPost}
+	postOnly   = []string{fasthttp.MethodPost}
+	staticFile = func(ctx *fasthttp.RequestCtx) { serveStatic(ctx, string(ctx.Path())) }
+)
+
+// table is every fixed path searxgate answers.
+func (s *Server) table() map[string]endpoint {
+	return map[string]endpoint{
+		"/search": {getOrPost, s.search},
 		// SearXNG clients (LangChain's Python one among them) search at "/".
-		if len(param(ctx, "q")) > 0 {
-			s.search(ctx)
-			return
-		}
-		s.index(ctx)
-	case "/healthz":
-		if !allow(ctx, fasthttp.MethodGet) {
-			return
-		}
-		ctx.SetContentType("text/plain; charset=utf-8")
-		ctx.SetBodyString("OK")
-	case "/robots.txt":
-		if allow(ctx, fasthttp.MethodGet) {
+		"/": {getOrPost, func(ctx *fasthttp.RequestCtx) {
+			if len(param(ctx, "q")) > 0 {
+				s.search(ctx)
+				return
+			}
+			s.index(ctx)
+		}},
+		"/healthz": {getOnly, func(ctx *fasthttp.RequestCtx) {
+			ctx.SetContentType("text/plain; charset=utf-8")
+			ctx.SetBodyString("OK")
+		}},
+		"/robots.txt": {getOnly, func(ctx *fasthttp.RequestCtx) {
 			ctx.SetContentType("text/plain; charset=utf-8")
 			ctx.SetBodyString(robotsTxt)
-		}
-	case "/opensearch.xml":
-		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
-			s.openSearch(ctx)
-		}
-	case "/autocompleter":
-		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
-			s.autocompleter(ctx)
-		}
-	case "/config":
-		if allow(ctx, fasthttp.MethodGet) {
-			s.config(ctx)
-		}
-	case "/status":
-		if allow(ctx, fasthttp.MethodGet) {
-			s.statusPage(ctx)
-		}
-	case "/status.json":
-		if allow(ctx, fasthttp.MethodGet) {
-			s.statusJSON(ctx)
-		}
-	case "/metrics":
-		if allow(ctx, fasthttp.MethodGet) {
-			s.metrics(ctx)
-		}
-	case "/image_proxy":
-		if allow(ctx, fasthttp.MethodGet) {
-			s.imageProxyHandler(ctx)
-		}
-	case "/static/style.css", "/static/favicon.svg", "/favicon.ico":
-		if allow(ctx, fasthttp.MethodGet) {
-			serveStatic(ctx, path)
-		}
-	case "/api/pool/reset":
-		if allow(ctx, fasthttp.MethodPost) {
-			s.apiReset(ctx)
-		}
-	case "/api/cache/purge":
-		if allow(ctx, fasthttp.MethodPost) {
-			s.apiPurgeCache(ctx)
-		}
-	case "/api/instances", "/api/instances/":
-		if allow(ctx, fasthttp.MethodGet, fasthttp.MethodPost) {
-			s.apiInstances(ctx)
-		}
-	default:
-		if strings.HasPrefix(path, "/api/instances/") {
-			s.apiInstance(ctx)
-			return
-		}
-		s.notFound(ctx)
+		}},
+		"/opensearch.xml":     {getOrPost, s.openSearch},
+		"/autocompleter":      {getOrPost, s.autocompleter},
+		"/config":             {getOnly, s.config},
+		"/status":             {getOnly, s.statusPage},
+		"/status.json":        {getOnly, s.statusJSON},
+		"/metrics":            {getOnly, s.metrics},
+		"/image_proxy":        {getOnly, s.imageProxyHandler},
+		"/static/style.css":   {getOnly, staticFile},
+		"/static/favicon.svg": {getOnly, staticFile},
+		"/favicon.ico":        {getOnly, staticFile},
+		"/api/pool/reset":     {postOnly, s.apiReset},
+		"/api/cache/purge":    {postOnly, s.apiPurgeCache},
+		"/api/instances":      {getOrPost, s.apiInstances},
+		"/api/instances/":     {getOrPost, s.apiInstances},
 	}
 }
 
