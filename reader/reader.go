@@ -224,9 +224,9 @@ type Result struct {
 	Content     string   `json:"content"`
 	Headings    []string `json:"headings,omitempty"`
 	StartChar   int      `json:"start_char"`
-	TotalChars  int      `json:"total_chars"`  // of the whole page (or of the section)
-	NextChar    int      `json:"next_char"`    // where the next call should start; 0 = nothing left
-	Cached      bool     `json:"cached"`       // served from the cache
+	TotalChars  int      `json:"total_chars"` // of the whole page (or of the section)
+	NextChar    int      `json:"next_char"`   // where the next call should start; 0 = nothing left
+	Cached      bool     `json:"cached"`      // served from the cache
 	Section     string   `json:"section,omitempty"`
 }
 
