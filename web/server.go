@@ -70,6 +70,9 @@ type Config struct {
 	// /status shows it as a banner. "" = nothing is wrong.
 	Problem func() string
 	Now     func() time.Time
+	// MCP, when set, serves /mcp (the MCP face, which checks its own
+	// access); nil = 404.
+	MCP fasthttp.RequestHandler
 }
 
 // Server is searxgate's HTTP face.
@@ -188,6 +191,12 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		if allow(ctx, fasthttp.MethodGet) {
 			serveStatic(ctx, path)
 		}
+	case "/mcp":
+		if s.cfg.MCP == nil {
+			s.notFound(ctx)
+			return
+		}
+		s.cfg.MCP(ctx)
 	case "/api/pool/reset":
 		if allow(ctx, fasthttp.MethodPost) {
 			s.apiReset(ctx)
