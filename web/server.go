@@ -73,6 +73,9 @@ type Config struct {
 	// MCP, when set, serves /mcp (the MCP face, which checks its own
 	// access); nil = 404.
 	MCP fasthttp.RequestHandler
+	// ToolCalls, when set, counts the MCP tool calls for /metrics and
+	// /status.
+	ToolCalls func() []ToolCalls
 }
 
 // Server is searxgate's HTTP face.

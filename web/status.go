@@ -32,6 +32,9 @@ type Totals struct {
 	Instances int               `json:"instances"`           // in the pool
 	Usable    int               `json:"usable_now"`          // not disabled, circuit not open, within budget
 	Open      int               `json:"circuits_open"`
+	// MCP tool calls (none without an MCP face), and by tool and outcome.
+	ToolCalls       int64                       `json:"mcp_tool_calls"`
+	ToolCallsByTool map[string]map[string]int64 `json:"mcp_tool_calls_by_tool,omitempty"`
 }
 
 // InstanceStatus is one instance on /status.json: the pool's stats, with
@@ -65,6 +68,7 @@ type StatusReport struct {
 func (s *Server) report(now time.Time) StatusReport {
 	r := StatusReport{Name: s.cfg.InstanceName, Version: s.cfg.Version, Now: now.UTC(), Started: s.started.UTC(),
 		Instances: []InstanceStatus{}, Totals: Totals{ByOutcome: map[string]uint64{}}}
+	r.Totals.ToolCalls, r.Totals.ToolCallsByTool = s.toolTotals()
 	var m *proxy.Metrics
 	if s.cfg.Proxy != nil {
 		m = s.cfg.Proxy.Metrics()
