@@ -19,6 +19,7 @@ import (
 
 	"searxgate/mcp"
 	"searxgate/reader"
+	"searxgate/web"
 )
 
 // mcpClientKey is the RequestCtx user value under which the MCP handler
@@ -53,6 +54,16 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		ctx.SetUserValue(mcpClientKey{}, client(ctx))
 		h(ctx)
 	}
+}
+
+// toolCalls is web.Config.ToolCalls: the MCP face's counts.
+func (a *App) toolCalls() []web.ToolCalls {
+	counts := a.mcp.Counts()
+	out := make([]web.ToolCalls, len(counts))
+	for i, c := range counts {
+		out[i] = web.ToolCalls{Tool: c.Tool, Outcome: c.Outcome, N: c.N}
+	}
+	return out
 }
 
 // mcpExposed reports whether searxgate can be reached from beyond this

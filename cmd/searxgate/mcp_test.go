@@ -169,6 +169,9 @@ func TestMCPSearchAndRead(t *testing.T) {
 		got["web_url_read/invalid"] != 3 || got["web_url_read/failed"] != 1 {
 		t.Errorf("counts %v", got)
 	}
+	if m := g.get(t, "/metrics", nil); !strings.Contains(string(m.body), `searxgate_mcp_tool_calls_total{tool="web_url_read",outcome="invalid"} 3`) {
+		t.Errorf("/metrics lacks the tool calls:\n%s", m.body)
+	}
 }
 
 func TestMCPReadRefusesPrivate(t *testing.T) {
