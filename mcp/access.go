@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"crypto/subtle"
 	"net"
 	"net/http"
@@ -37,7 +38,13 @@ func (s *Server) access(next http.Handler) http.Handler {
 		}
 		r.Header.Del(clientHeader)
 		r.Header.Set(clientHeader, s.cfg.Client(r))
-		next.ServeHTTP(w, r)
+		// A context of our own that ends with the request: behind
+		// fasthttp's adaptor the request's context is the server's
+		// RequestCtx, which is reused once the handler returns, so nothing
+		// the SDK or a tool starts may keep it.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

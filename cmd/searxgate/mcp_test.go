@@ -78,9 +78,6 @@ func pageSite(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "application/zip")
 		_, _ = w.Write([]byte("PK"))
 	})
-	mux.HandleFunc("/to-private", func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "http://10.0.0.1/secret", http.StatusFound)
-	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
