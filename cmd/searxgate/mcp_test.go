@@ -281,9 +281,29 @@ func TestMCPAccess(t *testing.T) {
 	}
 }
 
-// TestMCPExposed: the decision that turns /mcp off without a token. The
-// tests listen on 127.0.0.1 only, so the exposed case is checked through
-// the decision and the handler's Exposed setting (mcp's tests).
+// TestMCPOffWhenExposed: a public URL elsewhere makes searxgate exposed
+// even on 127.0.0.1; without a token /mcp says how to turn it on, and the
+// SearXNG API is served as before.
+func TestMCPOffWhenExposed(t *testing.T) {
+	_, dir := startFleet(t, 37, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--public-url", "https://search.example.org/")
+	if st, body := post(t, g, nil); st != 403 || !strings.Contains(body, "--mcp-token (SEARXGATE_MCP_TOKEN)") {
+		t.Errorf("/mcp: %d %s", st, body)
+	}
+	if a := g.get(t, "/search?q=still+served&format=json", nil); a.status != 200 {
+		t.Errorf("/search: %d %s", a.status, a.body)
+	}
+	on := startGateway(t, dir, "", "--public-url", "https://search.example.org/", "--mcp-token", "t")
+	h := map[string]string{"Authorization": "Bearer t", "Origin": "https://search.example.org"}
+	if st, body := post(t, on, h); st != 200 {
+		t.Errorf("/mcp with the token: %d %s", st, body)
+	}
+}
+
+// TestMCPExposed: the decision that turns /mcp off without a token, for
+// the listen addresses the tests cannot bind (they listen on 127.0.0.1
+// only; TestMCPOffWhenExposed runs the whole app through the public-URL
+// case).
 func TestMCPExposed(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config
