@@ -44,7 +44,7 @@ func Bridge(ctx context.Context, cfg BridgeConfig, t sdk.Transport) error {
 	}
 	b := &bridge{endpoint: strings.TrimSuffix(cfg.Gateway, "/") + "/mcp", http: hc, version: cfg.Version, log: cfg.Logger}
 	defer b.close()
-	srv := newSDKServer(cfg.Version, cfg.Logger)
+	srv := newSDKServer(cfg.Version, quiet(cfg.Logger))
 	addTools(srv, handlers{search: forward[SearchArgs, SearchOutput](b, ToolSearch), read: forward[ReadArgs, ReadOutput](b, ToolRead)})
 	return srv.Run(ctx, t)
 }

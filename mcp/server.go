@@ -79,7 +79,8 @@ func New(cfg Config) *Server {
 		cfg.DefaultMaxLength = 20_000
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, counts: newCounter()}
-	s.sdk = newSDKServer(cfg.Version, cfg.Logger)
+	sdkLog := quiet(cfg.Logger)
+	s.sdk = newSDKServer(cfg.Version, sdkLog)
 	h := handlers{search: s.search}
 	if cfg.Read != nil {
 		h.read = s.read
@@ -92,7 +93,7 @@ func New(cfg Config) *Server {
 			// server-initiated messages), and it passes through any
 			// adaptor or proxy that buffers.
 			JSONResponse:        true,
-			Logger:              cfg.Logger,
+			Logger:              sdkLog,
 			MaxRequestBodyBytes: 64 << 10,
 			// Done by access below, which also knows the public URL and
 			// works behind the fasthttp adaptor (no local address there).
@@ -116,6 +117,29 @@ func newSDKServer(version string, log *slog.Logger) *sdk.Server {
 				"(searxng_web_search) and reads pages as Markdown (web_url_read). Repeated searches and reads " +
 				"are served from its cache; when it says to retry in N seconds, wait that long.",
 		})
+}
+
+// quiet is log for the SDK: warnings and errors only (it reports every
+// stateless session's start and end at INFO: two lines per request).
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(a), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
 }
 
 // newestReleased is the newest MCP revision searxgate speaks.
