@@ -114,7 +114,8 @@ func (b *bridge) call(ctx context.Context, name string, arguments any) (*sdk.Cal
 		b.drop(s)
 	}
 	return nil, &toolError{outcome: OutcomeFailed,
-		msg: fmt.Sprintf("searxgate at %s cannot be reached (%v); is it running (searxgate serve)?", b.endpoint, lastErr)}
+		msg: fmt.Sprintf("searxgate at %s did not take the call (%v): is it running (searxgate serve), and does --mcp-token match its token?",
+			b.endpoint, lastErr)}
 }
 
 // forward is a tool handler that asks the gateway and hands its answer on.

@@ -350,6 +350,11 @@ func TestMCPStdioBridge(t *testing.T) {
 	if res.IsError || !strings.Contains(resultText(res), "bridged") || res.StructuredContent == nil {
 		t.Fatalf("%v %s", res.IsError, resultText(res))
 	}
+	// A bridge without the token is told so.
+	noTok := startBridge(t, g.addr, nil)
+	if r := callTool(t, noTok, mcp.ToolSearch, map[string]any{"query": "x"}); !r.IsError || !strings.Contains(resultText(r), "--mcp-token") {
+		t.Errorf("bridge without the token: %v %s", r.IsError, resultText(r))
+	}
 	bad := callTool(t, s, mcp.ToolRead, map[string]any{"url": "gopher://x"})
 	if !bad.IsError || !strings.Contains(resultText(bad), "only http://") {
 		t.Errorf("%v %s", bad.IsError, resultText(bad))
@@ -366,21 +371,34 @@ func TestMCPStdioBridge(t *testing.T) {
 	}
 }
 
+// startBridge runs `searxgate mcp --gateway http://addr args...` in-process
+// with its stdin and stdout on pipes, and connects a client to it.
+func startBridge(t *testing.T, addr string, args []string) *sdk.ClientSession {
+	t.Helper()
+	clientIn, bridgeOut := io.Pipe()
+	bridgeIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mcpCommand(ctx, append([]string{"--gateway", "http://" + addr}, args...), bridgeIn, bridgeOut, io.Discard,
+			func(string) string { return "" })
+	}()
+	c := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(); cancel(); <-done })
+	return s
+}
+
 func TestMCPBridgeGatewayDown(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	clientIn, bridgeOut := io.Pipe()
-	bridgeIn, clientOut := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go mcpCommand(ctx, []string{"--gateway", "http://" + addr}, bridgeIn, bridgeOut, io.Discard, func(string) string { return "" })
-	c := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil)
-	s, err := c.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := startBridge(t, addr, nil)
 	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "x"})
 	if !r.IsError || !strings.Contains(resultText(r), "searxgate serve") {
 		t.Errorf("%v %s", r.IsError, resultText(r))
