@@ -191,7 +191,8 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
-	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version, MCP: mcpHandler, ToolCalls: a.toolCalls,
+	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
+		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		Client:  clientOf(trusted),
 		Problem: a.Problem})
