@@ -233,6 +233,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	for _, st := range named {
 		w.sample("searxgate_instance_failure_ratio", st.FailureRate, "instance", st.URL)
 	}
+	s.writeToolCalls(&w)
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	ctx.SetBody(w.b.Bytes())

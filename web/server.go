@@ -81,6 +81,12 @@ type Config struct {
 	// /status shows it as a banner. "" = nothing is wrong.
 	Problem func() string
 	Now     func() time.Time
+	// MCP, when set, serves /mcp (the MCP face, which checks its own
+	// access); nil = 404.
+	MCP fasthttp.RequestHandler
+	// ToolCalls, when set, counts the MCP tool calls for /metrics and
+	// /status.
+	ToolCalls func() []ToolCalls
 }
 
 // Server is searxgate's HTTP face.
@@ -219,6 +225,13 @@ func (s *Server) table() map[string]endpoint {
 		"/api/cache/purge":    {postOnly, s.apiPurgeCache},
 		"/api/instances":      {getOrPost, s.apiInstances},
 		"/api/instances/":     {getOrPost, s.apiInstances},
+		"/mcp": {[]string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodDelete}, func(ctx *fasthttp.RequestCtx) {
+			if s.cfg.MCP == nil {
+				s.notFound(ctx)
+				return
+			}
+			s.cfg.MCP(ctx)
+		}},
 	}
 }
 

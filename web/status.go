@@ -38,6 +38,9 @@ type Totals struct {
 	QueueRefused  uint64  `json:"queue_refused"`     // refused: no slot within their deadline, or the queue full
 	ClientLimited uint64  `json:"client_limited"`    // refused: their client asked more than its share
 	Fanout        uint64  `json:"fanout_searches"`   // answered by merging several instances (fanout)
+	// MCP tool calls (none without an MCP face), and by tool and outcome.
+	ToolCalls       int64                       `json:"mcp_tool_calls"`
+	ToolCallsByTool map[string]map[string]int64 `json:"mcp_tool_calls_by_tool,omitempty"`
 }
 
 // InstanceStatus is one instance on /status.json: the pool's stats, with
@@ -115,6 +118,7 @@ func orEmpty(m map[string]uint64) map[string]uint64 {
 func (s *Server) report(now time.Time) StatusReport {
 	r := StatusReport{Name: s.cfg.InstanceName, Version: s.cfg.Version, Now: now.UTC(), Started: s.started.UTC(),
 		Instances: []InstanceStatus{}, Totals: Totals{ByOutcome: map[string]uint64{}}}
+	r.Totals.ToolCalls, r.Totals.ToolCallsByTool = s.toolTotals()
 	var m *proxy.Metrics
 	if s.cfg.Proxy != nil {
 		m = s.cfg.Proxy.Metrics()

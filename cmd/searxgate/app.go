@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"searxgate/directory"
+	"searxgate/mcp"
 	"searxgate/pool"
 	"searxgate/proxy"
 	"searxgate/store"
@@ -60,7 +61,8 @@ type App struct {
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
 	limiter *clientLimiter
-	notes   *dialNotes // why dials to a host failed, for the start-up check
+	notes   *dialNotes  // why dials to a host failed, for the start-up check
+	mcp     *mcp.Server // the MCP face (/mcp)
 
 	// refusedAtSeed counts the entries of the last list the address guard
 	// refused (a private literal address, a localhost name).
@@ -191,7 +193,10 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a.seedList(list, true)
 
 	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
+	var mcpHandler fasthttp.RequestHandler
+	a.mcp, mcpHandler = a.newMCP(trusted)
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
+		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		Client:  clientOf(trusted),
 		Problem: a.Problem,

@@ -44,6 +44,7 @@ type Config struct {
 	Strategy       string
 	Refresh        time.Duration
 	AdminToken     string
+	MCPToken       string // bearer token /mcp requires; needed when searxgate is reachable beyond loopback
 	PublicURL      string
 	LogFormat      string
 	LogLevel       string
@@ -173,6 +174,7 @@ func (c *Config) options() []option {
 		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
 		{"refresh", "how often the directory is read again", durationVar(&c.Refresh)},
 		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", stringVar(&c.AdminToken)},
+		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", stringVar(&c.MCPToken)},
 		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", stringVar(&c.PublicURL)},
 		{"log-format", "text or json", stringVar(&c.LogFormat)},
 		{"log-level", "debug, info, warn or error", stringVar(&c.LogLevel)},

@@ -4,7 +4,8 @@
 // instances, with its own status page, metrics and instance API.
 //
 // Subcommands: serve (the default), sim (a fleet of fake instances on
-// 127.0.0.1) and version. Every setting of serve has a flag and a
+// 127.0.0.1), mcp (MCP on stdin/stdout, forwarded to a running
+// searxgate's /mcp) and version. Every setting of serve has a flag and a
 // SEARXGATE_ environment variable; the flag wins. Config.Validate names
 // both in its errors.
 //
@@ -22,6 +23,10 @@
 // instance becomes usable. Instances and the list are reached only through
 // the guarded dialer (dial.go), which refuses non-public addresses unless
 // --allow-private.
+//
+// /mcp is the MCP face (package mcp, with package reader for pages),
+// mounted through fasthttp's adaptor. When searxgate can be reached beyond
+// loopback (mcpExposed) it is off unless --mcp-token is set.
 //
 // The per-client limit (--client-rate) is a token bucket per client key:
 // an IPv4 address or an IPv6 /64, behind --trust-proxy the nearest

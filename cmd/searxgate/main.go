@@ -26,6 +26,7 @@ const usage = `searxgate answers SearXNG searches from a pool of public SearXNG 
 
 Usage:
   searxgate [serve] [flags]   serve (the default); searxgate serve -h lists the flags
+  searxgate mcp [flags]       speak MCP on stdin/stdout, forwarding to a running searxgate
   searxgate sim [flags]       run a fleet of fake SearXNG instances on 127.0.0.1
   searxgate version           print the version
 `
@@ -40,6 +41,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	switch cmd {
 	case "serve":
 		return serve(ctx, args, stderr, getenv)
+	case "mcp":
+		return mcpCommand(ctx, args, os.Stdin, os.Stdout, stderr, getenv)
 	case "version":
 		fmt.Fprintln(stdout, "searxgate", Version)
 		return 0

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"searxgate/mcp"
+	"searxgate/reader"
+	"searxgate/web"
+)
+
+// mcpClientKey is the RequestCtx user value under which the MCP handler
+// finds the client's key (clientOf), as the net/http side reads it back
+// from the request's context.
+type mcpClientKey struct{}
+
+// newMCP builds the MCP face (/mcp): the tools over the proxy and a page
+// reader that goes through the same address guard as the instances.
+func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
+	cfg := a.cfg
+	rc := reader.Config{AllowPrivate: cfg.AllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
+		Admit: a.limiter.admitFunc(), Logger: a.log}
+	if cfg.resolver != nil {
+		rc.Resolver = cfg.resolver
+	}
+	exposed := mcpExposed(cfg)
+	if exposed && cfg.MCPToken == "" {
+		a.log.Warn("/mcp is off: searxgate can be reached beyond this machine and no --mcp-token (SEARXGATE_MCP_TOKEN) is set")
+	}
+	srv := mcp.New(mcp.Config{
+		Search: a.proxy, Read: reader.New(rc), Version: Version, Logger: a.log,
+		Token: cfg.MCPToken, Exposed: exposed, Origins: mcpOrigins(cfg),
+		Client: func(r *http.Request) string {
+			k, _ := r.Context().Value(mcpClientKey{}).(string)
+			return k
+		},
+	})
+	client := clientOf(trusted)
+	h := fasthttpadaptor.NewFastHTTPHandler(srv.Handler())
+	return srv, func(ctx *fasthttp.RequestCtx) {
+		ctx.SetUserValue(mcpClientKey{}, client(ctx))
+		h(ctx)
+	}
+}
+
+// toolCalls is web.Config.ToolCalls: the MCP face's counts.
+func (a *App) toolCalls() []web.ToolCalls {
+	counts := a.mcp.Counts()
+	out := make([]web.ToolCalls, len(counts))
+	for i, c := range counts {
+		out[i] = web.ToolCalls{Tool: c.Tool, Outcome: c.Outcome, N: c.N}
+	}
+	return out
+}
+
+// mcpExposed reports whether searxgate can be reached from beyond this
+// machine: it listens on an address that is not loopback, sits behind a
+// reverse proxy (--trust-proxy), or has a public URL that is not loopback.
+// Then /mcp needs --mcp-token.
+func mcpExposed(cfg Config) bool {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil || !loopbackName(host) {
+		return true
+	}
+	if len(cfg.TrustProxy) > 0 {
+		return true
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || !loopbackName(u.Hostname()) {
+			return true
+		}
+	}
+	return false
+}
+
+func loopbackName(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// mcpOrigins are the browser origins allowed at /mcp besides loopback
+// ones: the public URL's.
+func mcpOrigins(cfg Config) []string {
+	if cfg.PublicURL == "" {
+		return nil
+	}
+	u, err := url.Parse(cfg.PublicURL)
+	if err != nil {
+		return nil
+	}
+	return []string{u.Scheme + "://" + u.Host}
+}
+
+const mcpUsage = `Usage: searxgate mcp [flags]
+
+Speaks MCP on standard input and output, for clients that launch a command,
+and forwards every tool call to a running searxgate.
+
+Flags (each also read from its environment variable; a flag wins):
+`
+
+// mcpCommand runs the stdio bridge: MCP on in and out, forwarded to the
+// gateway.
+func mcpCommand(ctx context.Context, args []string, in io.ReadCloser, out io.WriteCloser, stderr io.Writer, getenv func(string) string) int {
+	gateway, token := "http://127.0.0.1:8888", ""
+	if v := getenv("SEARXGATE_GATEWAY"); v != "" {
+		gateway = v
+	}
+	if v := getenv("SEARXGATE_MCP_TOKEN"); v != "" {
+		token = v
+	}
+	fs := flag.NewFlagSet("searxgate mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&gateway, "gateway", gateway, "the running searxgate's address (env SEARXGATE_GATEWAY)")
+	fs.StringVar(&token, "mcp-token", token, "its MCP token, when it has one (env SEARXGATE_MCP_TOKEN)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, mcpUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if u, err := url.Parse(gateway); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(stderr, "searxgate mcp: --gateway (SEARXGATE_GATEWAY): %q is not an http(s) URL\n", gateway)
+		return 2
+	}
+	// Standard output carries the protocol: logs go to standard error.
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	err := mcp.Bridge(ctx, mcp.BridgeConfig{Gateway: gateway, Token: token, Version: Version, Logger: log},
+		&sdk.IOTransport{Reader: in, Writer: out})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		fmt.Fprintln(stderr, "searxgate mcp:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,406 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"searxgate/mcp"
+	"searxgate/sim"
+)
+
+// connectMCP connects the Go SDK's own client to a gateway's /mcp over
+// Streamable HTTP.
+func connectMCP(t *testing.T, g *gateway, hc *http.Client) *sdk.ClientSession {
+	t.Helper()
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: hc,
+		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func callTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// pageSite serves, on 127.0.0.1, the pages web_url_read is tried on.
+func pageSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	article, err := os.ReadFile("../../reader/testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/article", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(article)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte(strings.Repeat("z", 6<<20)))
+	})
+	mux.HandleFunc("/file.zip", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/zip")
+		_, _ = w.Write([]byte("PK"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestMCPSearchAndRead(t *testing.T) {
+	_, dir := startFleet(t, 31, []sim.InstanceConfig{{ID: "mcp-good", Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--contact", "ops@example.org")
+	s := connectMCP(t, g, nil)
+
+	if init := s.InitializeResult(); init.ServerInfo.Name != "searxgate" || init.Capabilities.Tools == nil {
+		t.Errorf("initialize: %+v", init)
+	}
+	if err := s.Ping(context.Background(), nil); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.OutputSchema == nil {
+			t.Errorf("%s has no output schema", tl.Name)
+		}
+	}
+	if strings.Join(names, ",") != "searxng_web_search,web_url_read" {
+		t.Errorf("tools %v", names)
+	}
+
+	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "tidal locking", "safesearch": 1, "language": "en"})
+	text := resultText(res)
+	if res.IsError || !strings.Contains(text, "1. ") || !strings.Contains(text, "mcp-good") || !strings.Contains(text, "answered by") {
+		t.Fatalf("search: error %v\n%s", res.IsError, text)
+	}
+	var out mcp.SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) == 0 || out.Query != "tidal locking" || out.Instance == "" {
+		t.Fatalf("structured: %v %s", err, raw)
+	}
+
+	bad := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "x", "language": "not a language"})
+	if !bad.IsError || !strings.Contains(resultText(bad), "language") {
+		t.Errorf("bad language: %v %s", bad.IsError, resultText(bad))
+	}
+
+	site := pageSite(t)
+	page := callTool(t, s, mcp.ToolRead, map[string]any{"url": site.URL + "/article"})
+	text = resultText(page)
+	if page.IsError || !strings.Contains(text, "Tidal locking happens") || !strings.Contains(text, "Pluto and Charon") {
+		t.Fatalf("read: %v\n%s", page.IsError, text)
+	}
+	for _, junk := range []string{"SCRIPT-SECRET", "NAV-NEWS", "COOKIE-BANNER", "FOOTER-COPYRIGHT", "ASIDE-RELATED"} {
+		if strings.Contains(text, junk) {
+			t.Errorf("read keeps %q", junk)
+		}
+	}
+	part := callTool(t, s, mcp.ToolRead, map[string]any{"url": site.URL + "/article", "maxLength": 40})
+	if !strings.Contains(resultText(part), "startChar=40") {
+		t.Errorf("a cut page does not say how to read on:\n%s", resultText(part))
+	}
+
+	// Every error path of the reader reaches the agent as a tool error.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := ln.Addr().String()
+	ln.Close()
+	for _, tc := range []struct{ url, says string }{
+		{"ftp://example.org/x", "only http:// and https://"},
+		{site.URL + "/big", "more than"},
+		{site.URL + "/file.zip", "application/zip"},
+		{"http://" + closed + "/", "refused"},
+	} {
+		r := callTool(t, s, mcp.ToolRead, map[string]any{"url": tc.url})
+		if !r.IsError || !strings.Contains(resultText(r), tc.says) {
+			t.Errorf("%s: error %v: %s", tc.url, r.IsError, resultText(r))
+		}
+	}
+
+	// The calls are counted by tool and outcome.
+	got := map[string]int64{}
+	for _, c := range g.app.mcp.Counts() {
+		got[c.Tool+"/"+c.Outcome] = c.N
+	}
+	if got["searxng_web_search/ok"] != 1 || got["searxng_web_search/invalid"] != 1 || got["web_url_read/ok"] != 2 ||
+		got["web_url_read/invalid"] != 3 || got["web_url_read/failed"] != 1 {
+		t.Errorf("counts %v", got)
+	}
+	if m := g.get(t, "/metrics", nil); !strings.Contains(string(m.body), `searxgate_mcp_tool_calls_total{tool="web_url_read",outcome="invalid"} 3`) {
+		t.Errorf("/metrics lacks the tool calls:\n%s", m.body)
+	}
+}
+
+func TestMCPReadRefusesPrivate(t *testing.T) {
+	_, dir := startFleet(t, 32, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	// Without --allow-private, the reader refuses loopback and private
+	// addresses, and redirects to them.
+	g := startGatewayWith(t, &failResolver{}, dir, "", "--allow-private=false")
+	s := connectMCP(t, g, nil)
+	site := pageSite(t)
+	for _, u := range []string{site.URL + "/article", "http://10.0.0.1/", "http://localhost:1/"} {
+		r := callTool(t, s, mcp.ToolRead, map[string]any{"url": u})
+		if !r.IsError || !strings.Contains(resultText(r), "--allow-private") {
+			t.Errorf("%s: error %v: %s", u, r.IsError, resultText(r))
+		}
+	}
+}
+
+func TestMCPNoAnswerSaysWhen(t *testing.T) {
+	_, dir := startFleet(t, 33, []sim.InstanceConfig{{Behaviour: sim.DDoSGuard}, {Behaviour: sim.AnubisChallenge}})
+	g := startGateway(t, dir, "")
+	s := connectMCP(t, g, nil)
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "anything at all"})
+	if !r.IsError || !strings.Contains(resultText(r), "retry in") {
+		t.Errorf("error %v: %s", r.IsError, resultText(r))
+	}
+}
+
+func TestMCPClientRate(t *testing.T) {
+	_, dir := startFleet(t, 34, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--client-rate", "1", "--client-burst", "1")
+	s := connectMCP(t, g, nil)
+	if r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "first search"}); r.IsError {
+		t.Fatal(resultText(r))
+	}
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "second search"})
+	if !r.IsError || !strings.Contains(resultText(r), "too many searches from this client; retry in") {
+		t.Errorf("error %v: %s", r.IsError, resultText(r))
+	}
+	// The cached answer costs nothing and is served.
+	if r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "first search"}); r.IsError {
+		t.Errorf("cached search refused: %s", resultText(r))
+	}
+}
+
+// tokenTransport adds headers to every request.
+type headerTransport map[string]string
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func post(t *testing.T, g *gateway, header map[string]string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, "http://"+g.addr+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestMCPAccess(t *testing.T) {
+	_, dir := startFleet(t, 35, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--mcp-token", "s3cret")
+	if st, body := post(t, g, nil); st != 401 || !strings.Contains(body, "Bearer") {
+		t.Errorf("no token: %d %s", st, body)
+	}
+	if st, _ := post(t, g, map[string]string{"Authorization": "Bearer wrong"}); st != 401 {
+		t.Errorf("wrong token: %d", st)
+	}
+	if st, body := post(t, g, map[string]string{"Authorization": "Bearer s3cret"}); st != 200 || !strings.Contains(body, `"protocolVersion":"2025-06-18"`) {
+		t.Errorf("token: %d %s", st, body)
+	}
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	for origin, want := range map[string]int{"http://evil.example": 403, "null": 403, "http://localhost:6274": 200} {
+		h := map[string]string{"Origin": origin, "Authorization": "Bearer s3cret"}
+		if st, body := post(t, g, h); st != want {
+			t.Errorf("Origin %s: %d %s", origin, st, body)
+		}
+	}
+	// DNS rebinding: a name that is not this machine's, on a searxgate
+	// reached only on loopback.
+	_, port, _ := net.SplitHostPort(g.addr)
+	if st, _ := post(t, g, map[string]string{"Host": "rebound.example:" + port, "Authorization": "Bearer s3cret"}); st != 403 {
+		t.Errorf("foreign Host: %d", st)
+	}
+	s := connectMCP(t, g, &http.Client{Transport: headerTransport(auth)})
+	if _, err := s.ListTools(context.Background(), nil); err != nil {
+		t.Error(err)
+	}
+	// The SearXNG API does not need the token.
+	if a := g.get(t, "/healthz", nil); a.status != 200 {
+		t.Errorf("healthz %d", a.status)
+	}
+}
+
+// TestMCPOffWhenExposed: a public URL elsewhere makes searxgate exposed
+// even on 127.0.0.1; without a token /mcp says how to turn it on, and the
+// SearXNG API is served as before.
+func TestMCPOffWhenExposed(t *testing.T) {
+	_, dir := startFleet(t, 37, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--public-url", "https://search.example.org/")
+	if st, body := post(t, g, nil); st != 403 || !strings.Contains(body, "--mcp-token (SEARXGATE_MCP_TOKEN)") {
+		t.Errorf("/mcp: %d %s", st, body)
+	}
+	if a := g.get(t, "/search?q=still+served&format=json", nil); a.status != 200 {
+		t.Errorf("/search: %d %s", a.status, a.body)
+	}
+	on := startGateway(t, dir, "", "--public-url", "https://search.example.org/", "--mcp-token", "t")
+	h := map[string]string{"Authorization": "Bearer t", "Origin": "https://search.example.org"}
+	if st, body := post(t, on, h); st != 200 {
+		t.Errorf("/mcp with the token: %d %s", st, body)
+	}
+}
+
+// TestMCPExposed: the decision that turns /mcp off without a token, for
+// the listen addresses the tests cannot bind (they listen on 127.0.0.1
+// only; TestMCPOffWhenExposed runs the whole app through the public-URL
+// case).
+func TestMCPExposed(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{Listen: "127.0.0.1:8888"}, false},
+		{Config{Listen: "localhost:8888"}, false},
+		{Config{Listen: "[::1]:8888"}, false},
+		{Config{Listen: "0.0.0.0:8888"}, true},
+		{Config{Listen: ":8888"}, true},
+		{Config{Listen: "192.168.1.5:8888"}, true},
+		{Config{Listen: "127.0.0.1:8888", TrustProxy: []string{"127.0.0.1"}}, true},
+		{Config{Listen: "127.0.0.1:8888", PublicURL: "https://search.example.org/"}, true},
+		{Config{Listen: "127.0.0.1:8888", PublicURL: "http://localhost:8888/"}, false},
+	} {
+		if got := mcpExposed(tc.cfg); got != tc.want {
+			t.Errorf("%+v: exposed %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+func TestMCPStdioBridge(t *testing.T) {
+	_, dir := startFleet(t, 36, []sim.InstanceConfig{{ID: "bridged", Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--mcp-token", "tok")
+	clientIn, bridgeOut := io.Pipe()
+	bridgeIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var stderr strings.Builder
+	go func() {
+		done <- mcpCommand(ctx, []string{"--gateway", "http://" + g.addr, "--mcp-token", "tok"}, bridgeIn, bridgeOut, &stderr,
+			func(string) string { return "" })
+	}()
+	c := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := s.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 2 {
+		t.Fatalf("%v %v", tools, err)
+	}
+	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "bridged search"})
+	if res.IsError || !strings.Contains(resultText(res), "bridged") || res.StructuredContent == nil {
+		t.Fatalf("%v %s", res.IsError, resultText(res))
+	}
+	// A bridge without the token is told so.
+	noTok := startBridge(t, g.addr, nil)
+	if r := callTool(t, noTok, mcp.ToolSearch, map[string]any{"query": "x"}); !r.IsError || !strings.Contains(resultText(r), "--mcp-token") {
+		t.Errorf("bridge without the token: %v %s", r.IsError, resultText(r))
+	}
+	bad := callTool(t, s, mcp.ToolRead, map[string]any{"url": "gopher://x"})
+	if !bad.IsError || !strings.Contains(resultText(bad), "only http://") {
+		t.Errorf("%v %s", bad.IsError, resultText(bad))
+	}
+	_ = s.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("bridge exited %d: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the bridge did not stop")
+	}
+}
+
+// startBridge runs `searxgate mcp --gateway http://addr args...` in-process
+// with its stdin and stdout on pipes, and connects a client to it.
+func startBridge(t *testing.T, addr string, args []string) *sdk.ClientSession {
+	t.Helper()
+	clientIn, bridgeOut := io.Pipe()
+	bridgeIn, clientOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mcpCommand(ctx, append([]string{"--gateway", "http://" + addr}, args...), bridgeIn, bridgeOut, io.Discard,
+			func(string) string { return "" })
+	}()
+	c := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(); cancel(); <-done })
+	return s
+}
+
+func TestMCPBridgeGatewayDown(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	s := startBridge(t, addr, nil)
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "x"})
+	if !r.IsError || !strings.Contains(resultText(r), "searxgate serve") {
+		t.Errorf("%v %s", r.IsError, resultText(r))
+	}
+}

@@ -1,0 +1,371 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"searxgate/proxy"
+	"searxgate/reader"
+)
+
+// Searcher answers searches; *proxy.Proxy is one.
+type Searcher interface {
+	Search(ctx context.Context, req proxy.Request) (*proxy.Response, error)
+}
+
+// Reader reads pages; *reader.Reader is one.
+type Reader interface {
+	Read(ctx context.Context, req reader.Request) (*reader.Result, error)
+}
+
+// Config is what the MCP face needs.
+type Config struct {
+	Search  Searcher
+	Read    Reader // nil: web_url_read is not offered
+	Version string
+	Logger  *slog.Logger
+	// Token, when set, is required as "Authorization: Bearer <token>".
+	Token string
+	// Exposed says searxgate can be reached beyond loopback (a non-loopback
+	// listen address, a reverse proxy, a public URL): then /mcp without a
+	// Token is refused, since web_url_read would make searxgate an open
+	// fetcher.
+	Exposed bool
+	// Origins are the browser origins allowed besides loopback ones
+	// (scheme://host[:port], e.g. the public URL's); any other Origin is
+	// refused (DNS-rebinding protection).
+	Origins []string
+	// Client names the client of a request for the per-client limit and
+	// fair share (proxy.Request.Client, reader.Request.Client); nil = the
+	// peer's address.
+	Client func(r *http.Request) string
+	// DefaultMaxLength is what web_url_read returns at most when maxLength
+	// is not given (default 20,000 characters).
+	DefaultMaxLength int
+}
+
+// Server is searxgate's MCP face: the tools and their HTTP handler.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	sdk     *sdk.Server
+	handler http.Handler
+	counts  *counter
+}
+
+// clientHeader carries the client's key from the access layer to the tools
+// (the SDK hands tools the request's header). Whatever a client sends under
+// this name is replaced.
+const clientHeader = "X-Searxgate-Internal-Client"
+
+// New returns the MCP face.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Client == nil {
+		cfg.Client = peerAddr
+	}
+	if cfg.DefaultMaxLength <= 0 {
+		cfg.DefaultMaxLength = 20_000
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, counts: newCounter()}
+	sdkLog := quiet(cfg.Logger)
+	s.sdk = newSDKServer(cfg.Version, sdkLog)
+	h := handlers{search: s.search}
+	if cfg.Read != nil {
+		h.read = s.read
+	}
+	addTools(s.sdk, s.counted(h))
+	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
+		&sdk.StreamableHTTPOptions{
+			Stateless: true,
+			// One JSON answer per request: nothing to stream (no
+			// server-initiated messages), and it passes through any
+			// adaptor or proxy that buffers.
+			JSONResponse:        true,
+			Logger:              sdkLog,
+			MaxRequestBodyBytes: 64 << 10,
+			// Done by access below, which also knows the public URL and
+			// works behind the fasthttp adaptor (no local address there).
+			DisableLocalhostProtection: true,
+		})
+	s.handler = s.access(streamable)
+	return s
+}
+
+// newSDKServer is the SDK server both the gateway and the bridge use.
+func newSDKServer(version string, log *slog.Logger) *sdk.Server {
+	return sdk.NewServer(&sdk.Implementation{Name: "searxgate", Title: "searxgate", Version: version},
+		&sdk.ServerOptions{
+			// The released revisions (2025-11-25 and older, 2025-06-18
+			// among them): what clients negotiate today. A draft is
+			// answered with the newest of these.
+			SupportedProtocolVersions: released(),
+			Logger:                    log,
+			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+			Instructions: "searxgate searches the web through a pool of public SearXNG instances " +
+				"(searxng_web_search) and reads pages as Markdown (web_url_read). Repeated searches and reads " +
+				"are served from its cache; when it says to retry in N seconds, wait that long.",
+		})
+}
+
+// quiet is log for the SDK: warnings and errors only (it reports every
+// stateless session's start and end at INFO: two lines per request).
+func quiet(log *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{Handler: log.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{Handler: h.Handler.WithAttrs(a), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{Handler: h.Handler.WithGroup(name), min: h.min}
+}
+
+// newestReleased is the newest MCP revision searxgate speaks.
+const newestReleased = "2025-11-25"
+
+func released() []string {
+	return slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool { return v > newestReleased })
+}
+
+// Handler serves MCP over Streamable HTTP (POST; stateless; JSON answers).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// search runs searxng_web_search through the proxy, as /search does.
+func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in SearchArgs) (*sdk.CallToolResult, SearchOutput, error) {
+	p := args{"q": in.Query, "format": proxy.FormatJSON}
+	if in.PageNo != 0 {
+		p["pageno"] = strconv.Itoa(in.PageNo)
+	}
+	if in.TimeRange != "" {
+		p["time_range"] = in.TimeRange
+	}
+	if l := in.Language; l != "" && l != "all" {
+		p["language"] = l
+	}
+	if in.SafeSearch != nil {
+		p["safesearch"] = strconv.Itoa(*in.SafeSearch)
+	}
+	if in.Categories != "" {
+		p["categories"] = in.Categories
+	}
+	if in.Engines != "" {
+		p["engines"] = in.Engines
+	}
+	preq, err := proxy.ParseRequest(p)
+	if err != nil {
+		return nil, SearchOutput{}, &toolError{msg: "invalid arguments: " + err.Error(), outcome: OutcomeInvalid}
+	}
+	preq.Client = clientOf(req)
+	res, err := s.cfg.Search.Search(ctx, preq)
+	if err != nil {
+		return nil, SearchOutput{}, searchError(err)
+	}
+	out, err := searchOutput(preq, res)
+	if err != nil {
+		s.log.Error("an answer does not decode", "err", err)
+		return nil, SearchOutput{}, &toolError{msg: "searxgate could not read the answer; retry", outcome: OutcomeFailed}
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: renderSearch(out)}}}, out, nil
+}
+
+// args adapts a map to proxy.Params.
+type args map[string]string
+
+func (a args) Get(name string) (string, bool) {
+	v, ok := a[name]
+	return v, ok
+}
+
+// searchOutput turns an answer into the tool's structured output.
+func searchOutput(req proxy.Request, res *proxy.Response) (SearchOutput, error) {
+	r, err := res.Results()
+	if err != nil {
+		return SearchOutput{}, err
+	}
+	out := SearchOutput{Query: req.Query, PageNo: req.PageNo, Instance: res.Instance, Cached: res.Cached || res.Stale,
+		Results: make([]SearchResult, 0, len(r.Results)), Answers: r.Answers, Corrections: r.Corrections, Suggestions: r.Suggestions}
+	for _, x := range r.Results {
+		out.Results = append(out.Results, SearchResult{Title: x.Title, URL: x.URL, Content: x.Content,
+			Engine: x.Engine, PublishedDate: x.PublishedDate})
+	}
+	for _, ib := range r.Infoboxes {
+		box := Infobox{Title: ib.Infobox, Content: ib.Content}
+		for _, u := range ib.URLs {
+			box.URLs = append(box.URLs, Link{Title: u.Title, URL: u.URL})
+		}
+		for _, a := range ib.Attributes {
+			box.Attributes = append(box.Attributes, Attribute{Label: a.Label, Value: a.Value})
+		}
+		out.Infoboxes = append(out.Infoboxes, box)
+	}
+	for _, e := range r.UnresponsiveEngines {
+		out.UnresponsiveEngines = append(out.UnresponsiveEngines, e[0]+": "+e[1])
+	}
+	return out, nil
+}
+
+// renderSearch writes the answer as text an LLM reads well.
+func renderSearch(o SearchOutput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Search results for %q", o.Query)
+	if o.PageNo > 1 {
+		fmt.Fprintf(&b, " (page %d)", o.PageNo)
+	}
+	fmt.Fprintf(&b, ", answered by %s", o.Instance)
+	if o.Cached {
+		b.WriteString(" (from searxgate's cache)")
+	}
+	b.WriteString(".\n")
+	for _, a := range o.Answers {
+		fmt.Fprintf(&b, "\nAnswer: %s\n", a)
+	}
+	if len(o.Corrections) > 0 {
+		fmt.Fprintf(&b, "\nDid you mean: %s\n", strings.Join(o.Corrections, "; "))
+	}
+	for _, ib := range o.Infoboxes {
+		fmt.Fprintf(&b, "\nInfobox: %s\n", ib.Title)
+		if ib.Content != "" {
+			fmt.Fprintf(&b, "%s\n", ib.Content)
+		}
+		for _, a := range ib.Attributes {
+			fmt.Fprintf(&b, "- %s: %s\n", a.Label, a.Value)
+		}
+		for _, u := range ib.URLs {
+			fmt.Fprintf(&b, "- %s: %s\n", u.Title, u.URL)
+		}
+	}
+	if len(o.Results) == 0 {
+		b.WriteString("\nNo results. Try other words, another language or fewer filters.\n")
+	}
+	for i, r := range o.Results {
+		fmt.Fprintf(&b, "\n%d. %s\n   %s\n", i+1, oneLine(r.Title), r.URL)
+		if r.PublishedDate != "" {
+			fmt.Fprintf(&b, "   Published: %s\n", r.PublishedDate)
+		}
+		if c := oneLine(r.Content); c != "" {
+			fmt.Fprintf(&b, "   %s\n", c)
+		}
+	}
+	if len(o.Suggestions) > 0 {
+		fmt.Fprintf(&b, "\nRelated searches: %s\n", strings.Join(o.Suggestions, "; "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// searchError is what the agent reads when a search found no answer.
+func searchError(err error) error {
+	var lim *proxy.LimitedError
+	var na *proxy.NoAnswerError
+	switch {
+	case errors.As(err, &lim):
+		return &toolError{outcome: OutcomeLimited,
+			msg: fmt.Sprintf("too many searches from this client; retry in %d s", secs(lim.RetryAfter))}
+	case errors.As(err, &na):
+		why := map[string]string{
+			"deadline":    "no instance answered in time",
+			"no_instance": "every instance is cooling down or unavailable",
+			"attempts":    "every instance tried failed",
+			"budget":      "every instance has had its polite share of searches",
+			"queue_full":  "too many searches are waiting for an instance",
+		}[na.Why]
+		if why == "" {
+			why = "no instance answered"
+		}
+		if na.RetryAfter > 0 {
+			return &toolError{outcome: OutcomeFailed, msg: fmt.Sprintf("%s; retry in %d s", why, secs(na.RetryAfter))}
+		}
+		return &toolError{outcome: OutcomeFailed, msg: why + "; retry in a few seconds"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &toolError{outcome: OutcomeFailed, msg: "the search was cancelled"}
+	}
+	return &toolError{outcome: OutcomeFailed, msg: "search failed: " + err.Error()}
+}
+
+func secs(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second)) }
+
+// read runs web_url_read.
+func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, in ReadArgs) (*sdk.CallToolResult, ReadOutput, error) {
+	rr := reader.Request{URL: in.URL, StartChar: in.StartChar, MaxLength: in.MaxLength, Section: in.Section,
+		ReadHeadings: in.ReadHeadings, Client: clientOf(req)}
+	if rr.MaxLength == 0 {
+		rr.MaxLength = s.cfg.DefaultMaxLength
+	}
+	res, err := s.cfg.Read.Read(ctx, rr)
+	if err != nil {
+		return nil, ReadOutput{}, readError(err)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: renderRead(res)}}}, *res, nil
+}
+
+func renderRead(r *reader.Result) string {
+	var b strings.Builder
+	if r.Title != "" {
+		fmt.Fprintf(&b, "Title: %s\n", r.Title)
+	}
+	fmt.Fprintf(&b, "URL: %s\n", r.URL)
+	if r.Section != "" {
+		fmt.Fprintf(&b, "Section: %s\n", r.Section)
+	}
+	if r.Headings != nil {
+		if len(r.Headings) == 0 {
+			b.WriteString("\nThe page has no headings.")
+			return b.String()
+		}
+		fmt.Fprintf(&b, "Headings (read one with section):\n\n%s", r.Content)
+		return b.String()
+	}
+	b.WriteString("\n")
+	b.WriteString(r.Content)
+	if r.NextChar > 0 {
+		fmt.Fprintf(&b, "\n\n[%d of %d characters shown; call web_url_read again with startChar=%d to read on]",
+			r.NextChar-r.StartChar, r.TotalChars, r.NextChar)
+	}
+	return b.String()
+}
+
+// readError sorts a reader error into an outcome; its text already says
+// what to do.
+func readError(err error) error {
+	switch {
+	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited):
+		return &toolError{outcome: OutcomeLimited, msg: err.Error()}
+	case errors.Is(err, reader.ErrBadURL), errors.Is(err, reader.ErrPrivate), errors.Is(err, reader.ErrType),
+		errors.Is(err, reader.ErrTooLarge), errors.Is(err, reader.ErrNoSection), errors.Is(err, reader.ErrPastEnd):
+		return &toolError{outcome: OutcomeInvalid, msg: err.Error()}
+	}
+	return &toolError{outcome: OutcomeFailed, msg: err.Error()}
+}
+
+// clientOf is the client key the access layer put in the request.
+func clientOf(req *sdk.CallToolRequest) string {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return ""
+	}
+	// A copy: the header's bytes may be the server's, reused after the
+	// request, and the proxy keeps the key.
+	return strings.Clone(req.Extra.Header.Get(clientHeader))
+}

@@ -1,0 +1,207 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"searxgate/proxy"
+	"searxgate/reader"
+)
+
+// fakeSearch answers from a table and remembers the requests.
+type fakeSearch struct {
+	mu   sync.Mutex // guards reqs
+	reqs []proxy.Request
+	err  error
+	json string
+}
+
+func (f *fakeSearch) Search(_ context.Context, req proxy.Request) (*proxy.Response, error) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &proxy.Response{JSON: []byte(f.json), Instance: "https://searx.example/", Cached: true}, nil
+}
+
+const answerJSON = `{"query":"go","number_of_results":0,"results":[
+ {"url":"https://go.dev/","title":"The Go  Programming Language","content":"Go is an open source\nprogramming language.","engine":"duckduckgo","publishedDate":"2024-01-02"},
+ {"url":"https://en.wikipedia.org/wiki/Go","title":"Go (programming language)","content":"","engine":"wikipedia"}],
+ "answers":["Go was designed at Google"],"corrections":["golang"],
+ "infoboxes":[{"infobox":"Go","content":"A language.","urls":[{"title":"Website","url":"https://go.dev"}],"attributes":[{"label":"Designed by","value":"Griesemer, Pike, Thompson"}]}],
+ "suggestions":["go tutorial"],"unresponsive_engines":[["bing","timeout"]]}`
+
+type fakeRead struct{ err error }
+
+func (f fakeRead) Read(_ context.Context, req reader.Request) (*reader.Result, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &reader.Result{URL: req.URL, Content: "page text", ContentType: "text/plain", TotalChars: 9}, nil
+}
+
+func serve(t *testing.T, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
+	s := New(cfg)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return s, hs
+}
+
+func connect(t *testing.T, hs *httptest.Server, hc *http.Client) *sdk.ClientSession {
+	t.Helper()
+	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	sess, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc,
+		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	return sess
+}
+
+func call(t *testing.T, s *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, string) {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, textOf(res)
+}
+
+type spoof struct{}
+
+func (spoof) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(clientHeader, "someone-else")
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestSearchTool(t *testing.T) {
+	fs := &fakeSearch{json: answerJSON}
+	_, hs := serve(t, Config{Search: fs, Read: fakeRead{}, Client: func(*http.Request) string { return "203.0.113.9/32" }})
+	s := connect(t, hs, &http.Client{Transport: spoof{}})
+	res, text := call(t, s, ToolSearch, map[string]any{"query": " go ", "pageno": 2, "time_range": "month",
+		"language": "all", "safesearch": 2, "categories": "IT,general", "engines": "duckduckgo"})
+	if res.IsError {
+		t.Fatal(text)
+	}
+	for _, want := range []string{
+		`Search results for "go" (page 2), answered by https://searx.example/ (from searxgate's cache).`,
+		"Answer: Go was designed at Google", "Did you mean: golang", "Infobox: Go", "- Designed by: Griesemer, Pike, Thompson",
+		"1. The Go Programming Language\n   https://go.dev/\n   Published: 2024-01-02\n   Go is an open source programming language.",
+		"2. Go (programming language)\n   https://en.wikipedia.org/wiki/Go", "Related searches: go tutorial",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	var out SearchOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Results) != 2 || out.UnresponsiveEngines[0] != "bing: timeout" {
+		t.Errorf("%v %s", err, raw)
+	}
+	r := fs.reqs[0]
+	if r.Query != "go" || r.PageNo != 2 || r.TimeRange != "month" || r.Language != "" || r.SafeSearch != "2" ||
+		strings.Join(r.Categories, ",") != "general,it" || r.Client != "203.0.113.9/32" {
+		t.Errorf("request %+v", r)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	fs := &fakeSearch{}
+	srv, hs := serve(t, Config{Search: fs})
+	s := connect(t, hs, nil)
+	for _, tc := range []struct {
+		err  error
+		args map[string]any
+		says string
+	}{
+		{&proxy.NoAnswerError{Why: "no_instance", RetryAfter: 11500 * time.Millisecond}, nil, "every instance is cooling down or unavailable; retry in 12 s"},
+		{&proxy.NoAnswerError{Why: "deadline"}, nil, "no instance answered in time; retry in a few seconds"},
+		{&proxy.LimitedError{RetryAfter: 3 * time.Second}, nil, "too many searches from this client; retry in 3 s"},
+		{nil, map[string]any{"query": "x", "time_range": "century"}, "time_range"},
+		{nil, map[string]any{"query": "x", "safesearch": 7}, "safesearch"},
+		{nil, map[string]any{}, "query"},
+	} {
+		fs.err = tc.err
+		args := tc.args
+		if args == nil {
+			args = map[string]any{"query": "q"}
+		}
+		res, text := call(t, s, ToolSearch, args)
+		if !res.IsError || !strings.Contains(text, tc.says) {
+			t.Errorf("%v %v: %v %q", tc.err, tc.args, res.IsError, text)
+		}
+	}
+	got := map[string]int64{}
+	for _, c := range srv.Counts() {
+		got[c.Tool+"/"+c.Outcome] = c.N
+	}
+	// Arguments the schema refuses never reach the handler: not counted.
+	if got["searxng_web_search/failed"] != 2 || got["searxng_web_search/limited"] != 1 || len(got) != 4 {
+		t.Errorf("counts %v", got)
+	}
+}
+
+func TestReadToolErrors(t *testing.T) {
+	_, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{err: &reader.BusyError{Host: "a.example", RetryAfter: 4 * time.Second}}})
+	s := connect(t, hs, nil)
+	res, text := call(t, s, ToolRead, map[string]any{"url": "https://a.example/"})
+	if !res.IsError || !strings.Contains(text, "retry in 4 s") {
+		t.Errorf("%v %q", res.IsError, text)
+	}
+}
+
+func post(t *testing.T, url string, header map[string]string) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestAccess(t *testing.T) {
+	_, off := serve(t, Config{Search: &fakeSearch{}, Exposed: true})
+	if st, body := post(t, off.URL, nil); st != 403 || !strings.Contains(body, "--mcp-token (SEARXGATE_MCP_TOKEN)") {
+		t.Errorf("exposed without a token: %d %s", st, body)
+	}
+	_, on := serve(t, Config{Search: &fakeSearch{}, Exposed: true, Token: "t0k", Origins: []string{"https://search.example.org"}})
+	for _, tc := range []struct {
+		h    map[string]string
+		want int
+	}{
+		{map[string]string{"Authorization": "Bearer t0k"}, 200},
+		{map[string]string{"Authorization": "bearer t0k"}, 200},
+		{map[string]string{"Authorization": "Basic t0k"}, 401},
+		{map[string]string{}, 401},
+		{map[string]string{"Authorization": "Bearer t0k", "Origin": "https://search.example.org"}, 200},
+		{map[string]string{"Authorization": "Bearer t0k", "Origin": "https://evil.example"}, 403},
+		{map[string]string{"Authorization": "Bearer t0k", "Origin": "http://[::1]:3000"}, 200},
+	} {
+		if st, body := post(t, on.URL, tc.h); st != tc.want {
+			t.Errorf("%v: %d %s", tc.h, st, body)
+		}
+	}
+}

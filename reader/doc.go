@@ -1,0 +1,31 @@
+// Package reader reads one web page for an agent: a guarded fetch, the
+// page's main content, as Markdown.
+//
+// Read fetches an http(s) URL through the same address policy as the
+// instances (directory.PublicAddr: loopback, private, link-local and other
+// non-public addresses are refused unless AllowPrivate): the URL and every
+// redirect are checked (scheme, literal addresses, localhost names), and the
+// dialer checks every address a name resolves to at connect time, so a name
+// that changes its answer cannot point the reader into the network it runs
+// in. It says who it is (the same User-Agent as upstream searches), sends no
+// cookies and no client data, ignores proxy variables, follows at most
+// MaxRedirects redirects, and stops at MaxBytes and Timeout.
+//
+// HTML is reduced to its main content: scripts, styles, navigation,
+// headers, footers, asides, forms and cookie banners are dropped, then
+// readability picks the article (falling back to <main>, <article> or
+// <body> when it finds none) and html-to-markdown writes it with absolute
+// links. text/plain and Markdown pass through; any other type is refused
+// with ErrType.
+//
+// Pages are cached (Cache: entries and bytes bounded, CacheTTL) so that an
+// agent paging through a long page with StartChar costs one fetch. Each host
+// is read politely: at most PerHostInFlight fetches at once and
+// PerHostPerMinute a minute; past either the read is refused with a
+// *BusyError that says when to retry, rather than queued.
+//
+// Caveats: the character set comes from the Content-Type or the page's
+// <meta>; the reader does not run scripts, so pages built by JavaScript read
+// as what their HTML holds. Lengths and offsets (StartChar, MaxLength) count
+// characters (runes), not bytes.
+package reader

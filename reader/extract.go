@@ -1,0 +1,227 @@
+package reader
+
+import (
+	"bytes"
+	"net/url"
+	"regexp"
+	"strings"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxElements bounds the elements readability scores; a larger page is
+// reduced by the cleaning pass alone.
+const maxElements = 30_000
+
+// minArticle is the text, in bytes, below which readability's pick is
+// thought to have missed the page's content.
+const minArticle = 200
+
+// Extract reduces an HTML page to its title and its main content as
+// Markdown, with links made absolute against pageURL (nil: left as they are).
+func Extract(body []byte, pageURL *url.URL) (title, markdown string) {
+	doc, err := html.Parse(bytes.NewReader(body))
+	if err != nil {
+		return "", ""
+	}
+	title = docTitle(doc)
+	clean(doc)
+	content := mainOf(doc)
+	p := readability.NewParser()
+	p.MaxElemsToParse = maxElements
+	p.DisableJSONLD = true
+	if art, err := p.ParseDocument(doc, pageURL); err == nil && art.Node != nil && len(strings.TrimSpace(textOf(art.Node))) >= minArticle {
+		content = art.Node
+		if t := strings.TrimSpace(art.Title()); t != "" && title == "" {
+			title = t
+		}
+	}
+	if content == nil {
+		return title, ""
+	}
+	return title, toMarkdown(content, pageURL)
+}
+
+// toMarkdown writes n as CommonMark (with tables), links absolute.
+func toMarkdown(n *html.Node, pageURL *url.URL) string {
+	conv := converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
+	var opts []converter.ConvertOptionFunc
+	if pageURL != nil {
+		opts = append(opts, converter.WithDomain(pageURL.String()))
+	}
+	md, err := conv.ConvertNode(n, opts...)
+	if err != nil {
+		return strings.TrimSpace(textOf(n))
+	}
+	return strings.TrimSpace(blankLines.ReplaceAllString(string(md), "\n\n"))
+}
+
+var blankLines = regexp.MustCompile(`\n{3,}`)
+
+// docTitle is the text of the first <title>.
+func docTitle(doc *html.Node) string {
+	var t string
+	walk(doc, func(n *html.Node) bool {
+		if t != "" {
+			return false
+		}
+		if n.Type == html.ElementNode && n.DataAtom == atom.Title {
+			t = strings.Join(strings.Fields(textOf(n)), " ")
+			return false
+		}
+		return n.Type != html.ElementNode || n.DataAtom != atom.Body
+	})
+	return t
+}
+
+// dropTags are never content.
+var dropTags = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Nav: true, atom.Aside: true, atom.Form: true, atom.Iframe: true,
+	atom.Svg: true, atom.Canvas: true, atom.Button: true, atom.Dialog: true,
+	atom.Object: true, atom.Embed: true, atom.Link: true, atom.Meta: true,
+	atom.Select: true, atom.Input: true, atom.Textarea: true,
+}
+
+// dropRoles are ARIA landmarks that are not the content.
+var dropRoles = map[string]bool{
+	"navigation": true, "complementary": true, "search": true, "dialog": true,
+	"alertdialog": true, "menu": true, "menubar": true, "toolbar": true,
+}
+
+// banner marks cookie and consent banners by their id or class.
+var banner = regexp.MustCompile(`(?i)cookie|consent|gdpr|onetrust|cc-window|cmp-`)
+
+// clean removes from doc what is never the content: scripts, styles,
+// navigation, asides, forms, cookie banners, hidden elements, and the
+// page's own header and footer (those outside any article or main).
+func clean(doc *html.Node) {
+	var drop []*html.Node
+	var visit func(n *html.Node, inMain bool)
+	visit = func(n *html.Node, inMain bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch c.Type {
+			case html.CommentNode:
+				drop = append(drop, c)
+				continue
+			case html.ElementNode:
+			default:
+				continue
+			}
+			if junk(c, inMain) {
+				drop = append(drop, c)
+				continue
+			}
+			visit(c, inMain || c.DataAtom == atom.Main || c.DataAtom == atom.Article || attr(c, "role") == "main")
+		}
+	}
+	visit(doc, false)
+	for _, n := range drop {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+}
+
+func junk(n *html.Node, inMain bool) bool {
+	if dropTags[n.DataAtom] {
+		return true
+	}
+	if !inMain && (n.DataAtom == atom.Header || n.DataAtom == atom.Footer) {
+		return true
+	}
+	role := strings.ToLower(attr(n, "role"))
+	if dropRoles[role] || (!inMain && (role == "banner" || role == "contentinfo")) {
+		return true
+	}
+	if hasAttr(n, "hidden") || attr(n, "aria-hidden") == "true" || attr(n, "aria-modal") == "true" {
+		return true
+	}
+	if st := strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""); strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
+		return true
+	}
+	if n.DataAtom != atom.Body && n.DataAtom != atom.Html && n.DataAtom != atom.Main && n.DataAtom != atom.Article &&
+		(banner.MatchString(attr(n, "id")) || banner.MatchString(attr(n, "class"))) {
+		return true
+	}
+	return false
+}
+
+// mainOf is the page's main content element: <main>, role=main,
+// <article>, else <body> (else the document).
+func mainOf(doc *html.Node) *html.Node {
+	var byTag = map[string]*html.Node{}
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		key := ""
+		switch {
+		case n.DataAtom == atom.Main:
+			key = "main"
+		case attr(n, "role") == "main":
+			key = "role"
+		case n.DataAtom == atom.Article:
+			key = "article"
+		case n.DataAtom == atom.Body:
+			key = "body"
+		}
+		if key != "" && byTag[key] == nil {
+			byTag[key] = n
+		}
+		return true
+	})
+	for _, k := range []string{"main", "role", "article", "body"} {
+		if n := byTag[k]; n != nil {
+			return n
+		}
+	}
+	return doc
+}
+
+// walk visits n and its descendants in document order; f returns false
+// to skip a node's children.
+func walk(n *html.Node, f func(*html.Node) bool) {
+	if !f(n) {
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(c *html.Node) bool {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+		}
+		return true
+	})
+	return b.String()
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return true
+		}
+	}
+	return false
+}

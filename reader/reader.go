@@ -1,0 +1,497 @@
+package reader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+
+	"searxgate/directory"
+)
+
+// Errors of Read. Each wraps into an error whose text an agent can act on.
+var (
+	// ErrBadURL: not an absolute http(s) URL with a host.
+	ErrBadURL = errors.New("not an http(s) URL")
+	// ErrPrivate: the host is, or resolves to, an address that is not public.
+	ErrPrivate = errors.New("address is not public")
+	// ErrTooLarge: the page is larger than MaxBytes.
+	ErrTooLarge = errors.New("page too large")
+	// ErrType: the page is neither HTML, Markdown nor plain text.
+	ErrType = errors.New("unsupported content type")
+	// ErrStatus: the server answered with a status other than 2xx.
+	ErrStatus = errors.New("page not available")
+	// ErrUnreachable: the host did not resolve, refused, or the connection
+	// failed.
+	ErrUnreachable = errors.New("host unreachable")
+	// ErrTimeout: the page did not arrive within Timeout.
+	ErrTimeout = errors.New("page timed out")
+	// ErrRedirects: more than MaxRedirects redirects.
+	ErrRedirects = errors.New("too many redirects")
+	// ErrBusy is wrapped by *BusyError.
+	ErrBusy = errors.New("host busy")
+	// ErrLimited is wrapped by *LimitedError.
+	ErrLimited = errors.New("client rate limited")
+)
+
+// BusyError refuses a read because the host already has PerHostInFlight
+// reads running or had PerHostPerMinute this minute.
+type BusyError struct {
+	Host       string
+	RetryAfter time.Duration
+}
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("%s: %s is being read politely (a few pages at a time); retry in %d s",
+		ErrBusy, e.Host, seconds(e.RetryAfter))
+}
+
+func (e *BusyError) Unwrap() error { return ErrBusy }
+
+// LimitedError refuses a read because Config.Admit refused its client.
+type LimitedError struct{ RetryAfter time.Duration }
+
+func (e *LimitedError) Error() string {
+	return fmt.Sprintf("%s: too many reads from this client; retry in %d s", ErrLimited, seconds(e.RetryAfter))
+}
+
+func (e *LimitedError) Unwrap() error { return ErrLimited }
+
+func seconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// Resolver resolves host names to addresses; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config is what a Reader needs; zero values take defaults.
+type Config struct {
+	// AllowPrivate lets the reader fetch loopback and private addresses
+	// (--allow-private).
+	AllowPrivate bool
+	Resolver     Resolver // nil is the system's
+	UserAgent    string   // default "searxgate"
+	Timeout      time.Duration
+	MaxBytes     int64 // the largest body read (default 5 MiB)
+	MaxRedirects int   // default 5
+	// CacheTTL is how long a read page is served from the cache (default
+	// 1 h); CacheEntries and CacheBytes bound the cache (default 256 pages
+	// and 32 MiB of Markdown).
+	CacheTTL     time.Duration
+	CacheEntries int
+	CacheBytes   int
+	// PerHostInFlight and PerHostPerMinute keep the reader polite to each
+	// host (defaults 2 and 30).
+	PerHostInFlight  int
+	PerHostPerMinute int
+	// Admit, when set, is asked for each read that is not served from the
+	// cache (the per-client limit), with Request.Client.
+	Admit  func(client string, now time.Time) (bool, time.Duration)
+	Now    func() time.Time
+	Logger *slog.Logger
+	// Dial makes the connection once the guard has allowed the address
+	// (tests point public addresses at 127.0.0.1 with it); nil = a
+	// net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (c *Config) defaults() {
+	if c.UserAgent == "" {
+		c.UserAgent = "searxgate"
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 15 * time.Second
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = 5 << 20
+	}
+	if c.MaxRedirects <= 0 {
+		c.MaxRedirects = 5
+	}
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = time.Hour
+	}
+	if c.CacheEntries <= 0 {
+		c.CacheEntries = 256
+	}
+	if c.CacheBytes <= 0 {
+		c.CacheBytes = 32 << 20
+	}
+	if c.PerHostInFlight <= 0 {
+		c.PerHostInFlight = 2
+	}
+	if c.PerHostPerMinute <= 0 {
+		c.PerHostPerMinute = 30
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Resolver == nil {
+		c.Resolver = net.DefaultResolver
+	}
+}
+
+// Reader reads pages for agents. It is safe for concurrent use.
+type Reader struct {
+	cfg    Config
+	client *http.Client
+	cache  *cache
+	hosts  *hosts
+}
+
+// New returns a Reader.
+func New(cfg Config) *Reader {
+	cfg.defaults()
+	r := &Reader{cfg: cfg, cache: newCache(cfg.CacheEntries, cfg.CacheBytes),
+		hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
+	d := &guardedDialer{allowPrivate: cfg.AllowPrivate, resolver: cfg.Resolver, dial: cfg.Dial}
+	if d.dial == nil {
+		nd := &net.Dialer{Timeout: 5 * time.Second}
+		d.dial = nd.DialContext
+	}
+	rt := &http.Transport{
+		Proxy:                 nil, // never a proxy from the environment: it would bypass the guard
+		DialContext:           d.DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	guard := directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: noResolve{}}
+	r.client = &http.Client{
+		Transport: rt,
+		Jar:       nil, // no cookies, ever
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > cfg.MaxRedirects {
+				return fmt.Errorf("%w: more than %d", ErrRedirects, cfg.MaxRedirects)
+			}
+			// Every hop is checked as the first was: scheme, literal
+			// addresses, localhost names (the dialer checks what names
+			// resolve to).
+			return checkURL(req.Context(), guard, req.URL.String())
+		},
+	}
+	return r
+}
+
+// Request is one read.
+type Request struct {
+	URL string
+	// StartChar and MaxLength cut the Markdown (in characters); MaxLength
+	// 0 = everything from StartChar.
+	StartChar, MaxLength int
+	// Section, when set, starts at the first heading that contains it
+	// (case-insensitive) and ends before the next heading of the same or a
+	// higher level.
+	Section string
+	// ReadHeadings lists the page's headings only.
+	ReadHeadings bool
+	// Client names who asked, for Config.Admit.
+	Client string
+}
+
+// Page is one page read, whole.
+type Page struct {
+	URL         string // where it was read from, after redirects
+	Title       string
+	ContentType string // text/html, text/plain or text/markdown
+	Markdown    string
+	FetchedAt   time.Time
+}
+
+// Result is the part of a page a Request asked for.
+type Result struct {
+	URL         string   `json:"url"`
+	Title       string   `json:"title,omitempty"`
+	ContentType string   `json:"content_type"`
+	Content     string   `json:"content"`
+	Headings    []string `json:"headings,omitempty"`
+	StartChar   int      `json:"start_char"`
+	TotalChars  int      `json:"total_chars"` // of the whole page (or of the section)
+	NextChar    int      `json:"next_char"`   // where the next call should start; 0 = nothing left
+	Cached      bool     `json:"cached"`      // served from the cache
+	Section     string   `json:"section,omitempty"`
+}
+
+// Read fetches (or finds in the cache) req.URL and returns the part asked.
+func (r *Reader) Read(ctx context.Context, req Request) (*Result, error) {
+	page, cached, err := r.Page(ctx, req.URL, req.Client)
+	if err != nil {
+		return nil, err
+	}
+	res, err := View(page, req)
+	if err != nil {
+		return nil, err
+	}
+	res.Cached = cached
+	return res, nil
+}
+
+// Page returns the whole page at rawURL, from the cache when it is there
+// (cached true).
+func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return nil, false, err
+	}
+	key := u.String()
+	now := r.cfg.Now()
+	if p, ok := r.cache.get(key, now); ok {
+		return p, true, nil
+	}
+	guard := directory.Guard{AllowPrivate: r.cfg.AllowPrivate, Resolver: noResolve{}}
+	if err := checkURL(ctx, guard, key); err != nil {
+		return nil, false, err
+	}
+	if r.cfg.Admit != nil {
+		if ok, wait := r.cfg.Admit(client, now); !ok {
+			return nil, false, &LimitedError{RetryAfter: wait}
+		}
+	}
+	host := u.Hostname()
+	release, err := r.hosts.acquire(host, now)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	p, err := r.fetch(ctx, u)
+	if err != nil {
+		return nil, false, err
+	}
+	p.FetchedAt = now
+	r.cache.put(key, p, now.Add(r.cfg.CacheTTL))
+	if p.URL != key {
+		r.cache.put(p.URL, p, now.Add(r.cfg.CacheTTL))
+	}
+	return p, false, nil
+}
+
+// parseURL reads an absolute http(s) URL, without its fragment.
+func parseURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if len(raw) > directory.MaxURLLength {
+		return nil, fmt.Errorf("%w: longer than %d bytes", ErrBadURL, directory.MaxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q does not parse", ErrBadURL, raw)
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%w: %q (only http:// and https:// pages can be read)", ErrBadURL, raw)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%w: %q has no host", ErrBadURL, raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: %q carries credentials", ErrBadURL, raw)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+// checkURL runs the address guard on one URL and turns its errors into
+// the reader's.
+func checkURL(ctx context.Context, g directory.Guard, raw string) error {
+	err := g.Check(ctx, raw)
+	switch {
+	case err == nil, errors.Is(err, directory.ErrResolve):
+		return nil // names are checked by the dialer, at connect time
+	case errors.Is(err, directory.ErrPrivateAddress):
+		return fmt.Errorf("%w: %s (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, hostOf(raw))
+	default:
+		return fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
+}
+
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Host
+	}
+	return raw
+}
+
+// noResolve makes the guard check only literal addresses and localhost
+// names: the dialer checks what a name resolves to.
+type noResolve struct{}
+
+func (noResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	return nil, &net.DNSError{Err: "not resolved here", Name: host, IsNotFound: true}
+}
+
+// Accept says what the reader can read, HTML first.
+const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.1"
+
+func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
+	req.Header.Set("User-Agent", r.cfg.UserAgent)
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept-Language", "en-US,en;q=0.9")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, transportError(u, err)
+	}
+	defer resp.Body.Close()
+	final := resp.Request.URL.String()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, fmt.Errorf("%w: %s answered %s", ErrStatus, final, resp.Status)
+	}
+	if resp.ContentLength > r.cfg.MaxBytes {
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d searxgate reads", ErrTooLarge, final, resp.ContentLength, r.cfg.MaxBytes)
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	kind := kindOf(mt)
+	if kind == "" {
+		if mt == "" {
+			mt = "no content type"
+		}
+		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown and plain text only", ErrType, final, mt)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxBytes+1))
+	if err != nil {
+		return nil, transportError(u, err)
+	}
+	if int64(len(body)) > r.cfg.MaxBytes {
+		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, final, r.cfg.MaxBytes)
+	}
+	body = toUTF8(body, ct, kind == kindHTML)
+	p := &Page{URL: final, ContentType: kind}
+	switch kind {
+	case kindHTML:
+		p.Title, p.Markdown = Extract(body, resp.Request.URL)
+	default:
+		p.Markdown = strings.TrimSpace(string(body))
+	}
+	return p, nil
+}
+
+// The kinds of page the reader reads.
+const (
+	kindHTML     = "text/html"
+	kindPlain    = "text/plain"
+	kindMarkdown = "text/markdown"
+)
+
+func kindOf(mediaType string) string {
+	switch strings.ToLower(mediaType) {
+	case "text/html", "application/xhtml+xml":
+		return kindHTML
+	case "text/plain":
+		return kindPlain
+	case "text/markdown", "text/x-markdown":
+		return kindMarkdown
+	}
+	return ""
+}
+
+// toUTF8 decodes body from its character set (the Content-Type's, or for
+// HTML its <meta>) and drops what is not valid UTF-8.
+func toUTF8(body []byte, contentType string, isHTML bool) []byte {
+	if !isHTML {
+		if _, params, err := mime.ParseMediaType(contentType); err == nil {
+			if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" {
+				if rd, err := charset.NewReaderLabel(cs, strings.NewReader(string(body))); err == nil {
+					if b, err := io.ReadAll(rd); err == nil {
+						body = b
+					}
+				}
+			}
+		}
+	} else if rd, err := charset.NewReader(strings.NewReader(string(body)), contentType); err == nil {
+		if b, err := io.ReadAll(rd); err == nil {
+			body = b
+		}
+	}
+	if !utf8.Valid(body) {
+		body = []byte(strings.ToValidUTF8(string(body), "\uFFFD"))
+	}
+	return body
+}
+
+// transportError names why a fetch failed, keeping the guard's refusal.
+func transportError(u *url.URL, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(err, ErrPrivate), errors.Is(err, ErrBadURL), errors.Is(err, ErrRedirects):
+		return err
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fmt.Errorf("%w: %s did not answer in time", ErrTimeout, u.Host)
+	case errors.As(err, &dnsErr):
+		return fmt.Errorf("%w: %s does not resolve", ErrUnreachable, u.Hostname())
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("%w: %s refused the connection", ErrUnreachable, u.Host)
+	default:
+		return fmt.Errorf("%w: %s: %v", ErrUnreachable, u.Host, err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// guardedDialer connects only to public addresses (unless allowPrivate),
+// checking every address a name resolves to, as cmd's upstream dialer does.
+type guardedDialer struct {
+	allowPrivate bool
+	resolver     Resolver
+	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (g *guardedDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		found, err := g.resolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, &net.DNSError{Err: err.Error(), Name: host, IsNotFound: true}
+		}
+		ips = found
+	}
+	for _, ip := range ips {
+		if !g.allowPrivate && !directory.PublicAddr(ip.Unmap()) {
+			return nil, fmt.Errorf("%w: %s resolves to %s (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, host, ip)
+		}
+	}
+	lastErr := fmt.Errorf("no address for %s", host)
+	for _, ip := range ips {
+		c, err := g.dial(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
+		if err == nil {
+			return c, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}

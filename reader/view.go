@@ -1,0 +1,166 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// ErrNoSection: no heading of the page contains the section asked for.
+var ErrNoSection = errors.New("no such section")
+
+// ErrPastEnd: StartChar lies past the end of the content.
+var ErrPastEnd = errors.New("startChar past the end")
+
+// Heading is one heading of a Markdown page.
+type Heading struct {
+	Level int    // 1 to 6
+	Text  string // without the #s
+	At    int    // byte offset of its line
+}
+
+// Headings lists the ATX headings of md, outside fenced code blocks.
+func Headings(md string) []Heading {
+	var out []Heading
+	fence := ""
+	at := 0
+	for line := range strings.Lines(md) {
+		start := at
+		at += len(line)
+		t := strings.TrimRight(line, "\r\n")
+		trimmed := strings.TrimLeft(t, " ")
+		if len(t)-len(trimmed) > 3 {
+			continue
+		}
+		if f := fenceOf(trimmed); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(trimmed, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, fence[:1])) == "":
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" {
+			continue
+		}
+		level := 0
+		for level < len(trimmed) && trimmed[level] == '#' {
+			level++
+		}
+		if level == 0 || level > 6 || (level < len(trimmed) && trimmed[level] != ' ' && trimmed[level] != '\t') {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimRight(strings.TrimSpace(trimmed[level:]), "#"))
+		if text == "" {
+			continue
+		}
+		out = append(out, Heading{Level: level, Text: text, At: start})
+	}
+	return out
+}
+
+// fenceOf returns the fence (``` or ~~~, at least three) a line opens or
+// closes, "" when it is not one.
+func fenceOf(line string) string {
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(line) && line[n] == c {
+			n++
+		}
+		if n >= 3 {
+			return line[:n]
+		}
+	}
+	return ""
+}
+
+// View cuts from p what req asks: its headings, one section, a window of
+// characters.
+func View(p *Page, req Request) (*Result, error) {
+	res := &Result{URL: p.URL, Title: p.Title, ContentType: p.ContentType}
+	heads := Headings(p.Markdown)
+	if req.ReadHeadings {
+		res.Headings = make([]string, 0, len(heads))
+		for _, h := range heads {
+			res.Headings = append(res.Headings, strings.Repeat("#", h.Level)+" "+h.Text)
+		}
+		res.Content = strings.Join(res.Headings, "\n")
+		res.TotalChars = utf8.RuneCountInString(p.Markdown)
+		return res, nil
+	}
+	text := p.Markdown
+	if s := strings.TrimSpace(req.Section); s != "" {
+		sec, ok := section(p.Markdown, heads, s)
+		if !ok {
+			return nil, noSection(s, heads)
+		}
+		text, res.Section = sec, s
+	}
+	if req.StartChar < 0 || req.MaxLength < 0 {
+		return nil, fmt.Errorf("%w: startChar and maxLength must not be negative", ErrPastEnd)
+	}
+	total := utf8.RuneCountInString(text)
+	res.TotalChars, res.StartChar = total, req.StartChar
+	if req.StartChar > 0 && req.StartChar >= total {
+		return nil, fmt.Errorf("%w: startChar %d, but the content has %d characters", ErrPastEnd, req.StartChar, total)
+	}
+	from := runeOffset(text, req.StartChar)
+	to := len(text)
+	if req.MaxLength > 0 {
+		to = from + runeOffset(text[from:], req.MaxLength)
+	}
+	res.Content = text[from:to]
+	if to < len(text) {
+		res.NextChar = req.StartChar + utf8.RuneCountInString(res.Content)
+	}
+	return res, nil
+}
+
+// runeOffset is the byte offset of the n-th rune of s (len(s) past its end).
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// section is the part of md from the first heading that contains name
+// (case-insensitive) to the next heading of the same or a higher level.
+func section(md string, heads []Heading, name string) (string, bool) {
+	want := strings.ToLower(name)
+	for i, h := range heads {
+		if !strings.Contains(strings.ToLower(h.Text), want) {
+			continue
+		}
+		end := len(md)
+		for _, next := range heads[i+1:] {
+			if next.Level <= h.Level {
+				end = next.At
+				break
+			}
+		}
+		return strings.TrimSpace(md[h.At:end]), true
+	}
+	return "", false
+}
+
+// noSection says that no heading matched, and which there are.
+func noSection(name string, heads []Heading) error {
+	if len(heads) == 0 {
+		return fmt.Errorf("%w: the page has no headings; read it without section", ErrNoSection)
+	}
+	names := make([]string, 0, 20)
+	for i, h := range heads {
+		if i == 20 {
+			names = append(names, fmt.Sprintf("… %d more", len(heads)-20))
+			break
+		}
+		names = append(names, fmt.Sprintf("%q", h.Text))
+	}
+	return fmt.Errorf("%w: no heading contains %q; the headings are %s", ErrNoSection, name, strings.Join(names, ", "))
+}
