@@ -173,6 +173,9 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 	if in.Engines != "" {
 		p["engines"] = in.Engines
 	}
+	if in.Fanout > 0 {
+		p["fanout"] = strconv.Itoa(in.Fanout)
+	}
 	preq, err := proxy.ParseRequest(p)
 	if err != nil {
 		return nil, SearchOutput{}, &toolError{msg: "invalid arguments: " + err.Error(), outcome: OutcomeInvalid}
@@ -204,7 +207,7 @@ func searchOutput(req proxy.Request, res *proxy.Response) (SearchOutput, error) 
 	if err != nil {
 		return SearchOutput{}, err
 	}
-	out := SearchOutput{Query: req.Query, PageNo: req.PageNo, Instance: res.Instance, Cached: res.Cached || res.Stale,
+	out := SearchOutput{Query: req.Query, PageNo: req.PageNo, Instance: res.Instance, Fanout: res.Fanout, Cached: res.Cached || res.Stale,
 		Results: make([]SearchResult, 0, len(r.Results)), Answers: r.Answers, Corrections: r.Corrections, Suggestions: r.Suggestions}
 	for _, x := range r.Results {
 		out.Results = append(out.Results, SearchResult{Title: x.Title, URL: x.URL, Content: x.Content,

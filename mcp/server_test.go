@@ -93,7 +93,7 @@ func TestSearchTool(t *testing.T) {
 	_, hs := serve(t, Config{Search: fs, Read: fakeRead{}, Client: func(*http.Request) string { return "203.0.113.9/32" }})
 	s := connect(t, hs, &http.Client{Transport: spoof{}})
 	res, text := call(t, s, ToolSearch, map[string]any{"query": " go ", "pageno": 2, "time_range": "month",
-		"language": "all", "safesearch": 2, "categories": "IT,general", "engines": "duckduckgo"})
+		"language": "all", "safesearch": 2, "categories": "IT,general", "engines": "duckduckgo", "fanout": 3})
 	if res.IsError {
 		t.Fatal(text)
 	}
@@ -114,7 +114,7 @@ func TestSearchTool(t *testing.T) {
 	}
 	r := fs.reqs[0]
 	if r.Query != "go" || r.PageNo != 2 || r.TimeRange != "month" || r.Language != "" || r.SafeSearch != "2" ||
-		strings.Join(r.Categories, ",") != "general,it" || r.Client != "203.0.113.9/32" {
+		strings.Join(r.Categories, ",") != "general,it" || r.Client != "203.0.113.9/32" || r.Fanout != 3 {
 		t.Errorf("request %+v", r)
 	}
 }

@@ -22,13 +22,15 @@ type SearchArgs struct {
 	SafeSearch *int   `json:"safesearch,omitempty"`
 	Categories string `json:"categories,omitempty"`
 	Engines    string `json:"engines,omitempty"`
+	Fanout     int    `json:"fanout,omitempty"`
 }
 
 // SearchOutput is searxng_web_search's structured answer.
 type SearchOutput struct {
 	Query               string         `json:"query"`
 	PageNo              int            `json:"pageno"`
-	Instance            string         `json:"instance" jsonschema:"the SearXNG instance that answered"`
+	Instance            string         `json:"instance" jsonschema:"the SearXNG instance that answered (several, comma-separated, for a fan-out)"`
+	Fanout              string         `json:"fanout,omitempty" jsonschema:"instances asked/answered, for a fan-out"`
 	Cached              bool           `json:"cached" jsonschema:"whether searxgate answered from its cache"`
 	Results             []SearchResult `json:"results"`
 	Answers             []string       `json:"answers,omitempty"`
@@ -97,6 +99,8 @@ var searchSchema = map[string]any{
 			"description": "Comma-separated SearXNG categories, e.g. 'general', 'news', 'science', 'it'"},
 		"engines": map[string]any{"type": "string",
 			"description": "Comma-separated SearXNG engines, e.g. 'wikipedia,duckduckgo'"},
+		"fanout": map[string]any{"type": "integer", "minimum": 1, "maximum": 10,
+			"description": "Ask this many SearXNG instances at once and merge their results, for breadth (default 1; the gateway caps it, usually at 3)"},
 	},
 }
 
