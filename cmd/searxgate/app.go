@@ -60,7 +60,7 @@ type App struct {
 	// limiter is the per-client limit (nil when --client-rate is 0): the
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
-	limiter *clientLimiter
+	limiter *web.ClientLimiter
 	notes   *dialNotes  // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server // the MCP face (/mcp)
 
@@ -132,7 +132,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
 	a.cache = newCacheQueue(st, log, cfg.CacheTTL)
-	a.limiter = newClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
+	a.limiter = web.NewClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
 		Logger: log,
@@ -151,7 +151,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		MaxQueue:       cfg.Queue,
 		Fanout:         cfg.Fanout,
 		MaxFanout:      cfg.MaxFanout,
-		Admit:          a.limiter.admitFunc(),
+		Admit:          a.limiter.Admit(),
 		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
@@ -192,13 +192,13 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	}
 	a.seedList(list, true)
 
-	trusted, _ := parsePrefixes(cfg.TrustProxy) // checked by Validate
+	trusted, _ := web.ParsePrefixes(cfg.TrustProxy) // checked by Validate
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
-		Client:  clientOf(trusted),
+		Client:  web.ClientOf(trusted),
 		Problem: a.Problem,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
@@ -211,7 +211,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
 	a.server = &fasthttp.Server{
-		Handler: wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
+		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
 		Name:    "searxgate",
 		// A search request is small: ReadTimeout bounds the whole request
 		// (from the connection's opening, or from its first byte on a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"searxgate/proxy"
+	"searxgate/web"
 )
 
 // DefaultDirectory is where the public instance list comes from.
@@ -384,7 +385,7 @@ func (c *Config) Validate() error {
 	if c.MaxConns < 1 {
 		bad("max-conns", "must be at least 1")
 	}
-	if _, err := parsePrefixes(c.TrustProxy); err != nil {
+	if _, err := web.ParsePrefixes(c.TrustProxy); err != nil {
 		bad("trust-proxy", "%v", err)
 	}
 	c.validateConnLimits(bad)

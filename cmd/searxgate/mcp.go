@@ -23,7 +23,7 @@ import (
 )
 
 // mcpClientKey is the RequestCtx user value under which the MCP handler
-// finds the client's key (clientOf), as the net/http side reads it back
+// finds the client's key (web.ClientOf), as the net/http side reads it back
 // from the request's context.
 type mcpClientKey struct{}
 
@@ -32,7 +32,7 @@ type mcpClientKey struct{}
 func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
 	cfg := a.cfg
 	rc := reader.Config{AllowPrivate: cfg.AllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
-		Admit: a.limiter.admitFunc(), Logger: a.log}
+		Admit: a.limiter.Admit(), Logger: a.log}
 	if cfg.resolver != nil {
 		rc.Resolver = cfg.resolver
 	}
@@ -48,7 +48,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 			return k
 		},
 	})
-	client := clientOf(trusted)
+	client := web.ClientOf(trusted)
 	h := fasthttpadaptor.NewFastHTTPHandler(srv.Handler())
 	return srv, func(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(mcpClientKey{}, client(ctx))

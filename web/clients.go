@@ -1,10 +1,11 @@
-package main
+package web
 
 import (
 	"fmt"
 	"log/slog"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,14 +15,14 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// clientLimiter is a token bucket per client (clientKey: an IPv4 address,
+// ClientLimiter is a token bucket per client (clientKey: an IPv4 address,
 // or the /64 of an IPv6 one) for what can reach an instance: the proxy asks
 // it (Admit) for each search that would, never for an answer from the cache
 // or a search that joins one in flight; the middleware asks it for
 // /autocompleter. So searxgate can never be used to flood the instances
 // behind it, whoever reaches it, and a client repeating a search costs
 // nothing. The default rate is one no person or agent meets.
-type clientLimiter struct {
+type ClientLimiter struct {
 	perSec float64 // tokens added per second
 	burst  float64
 	now    func() time.Time
@@ -30,7 +31,15 @@ type clientLimiter struct {
 	buckets map[netip.Prefix]*bucket
 	swept   time.Time
 
-	admits atomic.Int64 // times the proxy asked (admitFunc)
+	admits atomic.Int64 // times the proxy asked (Admit)
+}
+
+// Admits counts the times the proxy asked the limiter (tests read it).
+func (l *ClientLimiter) Admits() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.admits.Load()
 }
 
 type bucket struct {
@@ -39,15 +48,14 @@ type bucket struct {
 }
 
 // maxClients bounds the buckets kept; past it, idle ones are dropped first
-// and, if none is idle, the limiter starts afresh (failing open rather than
-// growing without bound).
+// and, if there are still too many, the least recently seen tenth.
 const maxClients = 100_000
 
-func newClientLimiter(perMinute, burst int, now func() time.Time) *clientLimiter {
+func NewClientLimiter(perMinute, burst int, now func() time.Time) *ClientLimiter {
 	if perMinute <= 0 {
 		return nil
 	}
-	return &clientLimiter{
+	return &ClientLimiter{
 		perSec:  float64(perMinute) / 60,
 		burst:   float64(max(burst, 1)),
 		now:     now,
@@ -83,9 +91,9 @@ func parseClientKey(s string) netip.Prefix {
 	return netip.Prefix{}
 }
 
-// admitFunc is the limiter as proxy.Config.Admit; nil when the limit is
+// Admit is the limiter as proxy.Config.Admit; nil when the limit is
 // off.
-func (l *clientLimiter) admitFunc() func(client string, now time.Time) (bool, time.Duration) {
+func (l *ClientLimiter) Admit() func(client string, now time.Time) (bool, time.Duration) {
 	if l == nil {
 		return nil
 	}
@@ -95,10 +103,10 @@ func (l *clientLimiter) admitFunc() func(client string, now time.Time) (bool, ti
 	}
 }
 
-// clientOf is web.Config.Client: the client key of a request (clientAddr,
+// ClientOf is web.Config.Client: the client key of a request (clientAddr,
 // then clientKey), as the limiter reads it back; "" when the request has
 // no address (the limiter then counts it with every such request).
-func clientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
+func ClientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
 	return func(ctx *fasthttp.RequestCtx) string {
 		if k := clientKey(clientAddr(ctx, trusted)); k.IsValid() {
 			return k.String()
@@ -109,12 +117,12 @@ func clientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
 
 // allow takes a token for addr's client key now and reports whether there
 // was one, and if not, how long until there is.
-func (l *clientLimiter) allow(addr netip.Addr) (bool, time.Duration) {
+func (l *ClientLimiter) allow(addr netip.Addr) (bool, time.Duration) {
 	return l.allowAt(clientKey(addr), l.now())
 }
 
 // allowAt takes a token for key at now (see allow).
-func (l *clientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Duration) {
+func (l *ClientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
@@ -138,7 +146,7 @@ func (l *clientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Dur
 }
 
 // sweep drops buckets that have refilled (idle long enough to be full).
-func (l *clientLimiter) sweep(now time.Time) {
+func (l *ClientLimiter) sweep(now time.Time) {
 	l.swept = now
 	full := time.Duration(l.burst / l.perSec * float64(time.Second))
 	for a, b := range l.buckets {
@@ -147,7 +155,25 @@ func (l *clientLimiter) sweep(now time.Time) {
 		}
 	}
 	if len(l.buckets) >= maxClients {
-		clear(l.buckets)
+		l.evictOldest(len(l.buckets) / 10)
+	}
+}
+
+// evictOldest drops the n buckets seen least recently: a flood of new
+// addresses evicts the quietest clients, never everyone's count at once
+// (which would hand every client a fresh burst).
+func (l *ClientLimiter) evictOldest(n int) {
+	type seen struct {
+		key  netip.Prefix
+		last time.Time
+	}
+	all := make([]seen, 0, len(l.buckets))
+	for k, b := range l.buckets {
+		all = append(all, seen{k, b.last})
+	}
+	slices.SortFunc(all, func(a, b seen) int { return a.last.Compare(b.last) })
+	for _, s := range all[:min(n, len(all))] {
+		delete(l.buckets, s.key)
 	}
 }
 
@@ -198,8 +224,8 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 	return false
 }
 
-// parsePrefixes reads IP addresses and CIDR prefixes.
-func parsePrefixes(list []string) ([]netip.Prefix, error) {
+// ParsePrefixes reads IP addresses and CIDR prefixes.
+func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, s := range list {
 		if p, err := netip.ParsePrefix(s); err == nil {
@@ -217,7 +243,7 @@ func parsePrefixes(list []string) ([]netip.Prefix, error) {
 
 // wrap puts the client limiter and the access log around h. trusted are
 // the reverse proxies whose X-Forwarded-For is believed.
-func wrap(h fasthttp.RequestHandler, lim *clientLimiter, trusted []netip.Prefix, access *slog.Logger) fasthttp.RequestHandler {
+func Wrap(h fasthttp.RequestHandler, lim *ClientLimiter, trusted []netip.Prefix, access *slog.Logger) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		start := time.Now()
 		if lim != nil && limited(ctx) {

@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 func TestClientLimiter(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := newClientLimiter(60, 3, func() time.Time { return now })
+	l := NewClientLimiter(60, 3, func() time.Time { return now })
 	a := netip.MustParseAddr("192.0.2.1")
 	b := netip.MustParseAddr("192.0.2.2")
 	for i := range 3 {
@@ -44,13 +44,13 @@ func TestClientLimiter(t *testing.T) {
 	if len(l.buckets) != 1 {
 		t.Fatalf("%d buckets after a sweep, want 1", len(l.buckets))
 	}
-	if newClientLimiter(0, 10, time.Now) != nil {
+	if NewClientLimiter(0, 10, time.Now) != nil {
 		t.Fatal("a zero rate did not turn the limiter off")
 	}
 }
 
 func TestClientAddrBehindTrustedProxy(t *testing.T) {
-	trusted, err := parsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
+	trusted, err := ParsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestClientAddrBehindTrustedProxy(t *testing.T) {
 			t.Errorf("peer %s, X-Forwarded-For %q then %q: %s, want %s", c.peer, c.xff, c.more, got, c.want)
 		}
 	}
-	if _, err := parsePrefixes([]string{"not-an-ip"}); err == nil {
+	if _, err := ParsePrefixes([]string{"not-an-ip"}); err == nil {
 		t.Error("a bad --trust-proxy value was accepted")
 	}
 }
@@ -96,7 +96,7 @@ func TestClientAddrBehindTrustedProxy(t *testing.T) {
 // a host holding a whole /64 gets one share, not thousands.
 func TestClientKeyIPv6Slash64(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := newClientLimiter(60, 3, func() time.Time { return now })
+	l := NewClientLimiter(60, 3, func() time.Time { return now })
 	allowed := 0
 	for i := range 1000 {
 		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 0, 0, 0, byte(i >> 8), byte(i), 0, 1})
@@ -138,16 +138,16 @@ func TestClientKeyIPv6Slash64(t *testing.T) {
 }
 
 // TestAdmit: the limiter as proxy.Config.Admit reads the client web names
-// (clientOf) and the time it is given; off, it is nil.
+// (ClientOf) and the time it is given; off, it is nil.
 func TestAdmit(t *testing.T) {
-	if newClientLimiter(0, 1, time.Now).admitFunc() != nil {
+	if NewClientLimiter(0, 1, time.Now).Admit() != nil {
 		t.Fatal("no limit, yet an Admit")
 	}
 	start := time.Unix(1_700_000_000, 0)
-	l := newClientLimiter(60, 2, func() time.Time { t.Fatal("Admit read the limiter's clock, not its now"); return start })
-	admit := l.admitFunc()
+	l := NewClientLimiter(60, 2, func() time.Time { t.Fatal("Admit read the limiter's clock, not its now"); return start })
+	admit := l.Admit()
 
-	trusted, _ := parsePrefixes([]string{"127.0.0.1"})
+	trusted, _ := ParsePrefixes([]string{"127.0.0.1"})
 	client := func(peer string, xff ...string) string {
 		var ctx fasthttp.RequestCtx
 		var req fasthttp.Request
@@ -155,10 +155,10 @@ func TestAdmit(t *testing.T) {
 			req.Header.Add("X-Forwarded-For", x)
 		}
 		ctx.Init(&req, &net.TCPAddr{IP: net.ParseIP(peer), Port: 1234}, nil)
-		return clientOf(trusted)(&ctx)
+		return ClientOf(trusted)(&ctx)
 	}
 	var noAddr fasthttp.RequestCtx
-	if k := clientOf(trusted)(&noAddr); k != "" {
+	if k := ClientOf(trusted)(&noAddr); k != "" {
 		t.Errorf("a request without an address is client %q, want \"\"", k)
 	}
 	a := client("2001:db8:5:6::1")
@@ -192,9 +192,9 @@ func TestAdmit(t *testing.T) {
 // 429 is JSON with Retry-After.
 func TestMiddlewareLimitsOnlyAutocomplete(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	lim := newClientLimiter(60, 2, func() time.Time { return now })
+	lim := NewClientLimiter(60, 2, func() time.Time { return now })
 	reached := 0
-	h := wrap(func(ctx *fasthttp.RequestCtx) { reached++; ctx.SetBodyString("ok") }, lim, nil, nil)
+	h := Wrap(func(ctx *fasthttp.RequestCtx) { reached++; ctx.SetBodyString("ok") }, lim, nil, nil)
 	do := func(method, uri, body string) *fasthttp.Response {
 		var ctx fasthttp.RequestCtx
 		var req fasthttp.Request
@@ -246,7 +246,7 @@ func FuzzClientAddr(f *testing.F) {
 	f.Add("203.0.113.5, 198.51.100.1", "10.1.2.3")
 	f.Add("junk", "")
 	f.Add(",,", "2001:db8::1")
-	trusted, _ := parsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
+	trusted, _ := ParsePrefixes([]string{"127.0.0.1", "10.0.0.0/8"})
 	f.Fuzz(func(t *testing.T, line1, line2 string) {
 		var ctx fasthttp.RequestCtx
 		var req fasthttp.Request
