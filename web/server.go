@@ -90,6 +90,7 @@ type Server struct {
 	tmpl    *template.Template
 	images  *imageProxy
 	started time.Time
+	labels  instanceLabels // which instances /metrics names, for the life of the process
 }
 
 // New returns the server; it fails when an embedded template does not
