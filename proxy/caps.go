@@ -189,6 +189,7 @@ func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
 
 // Forget drops what the proxy keeps about inst (its terms, budget,
 // connections, metrics and cached answers): the pool no longer has it.
+// Its lifetime totals (Metrics.EachTotals) stay, for /metrics.
 func (p *Proxy) Forget(inst string) {
 	if _, err := p.DropAnswersOf(inst); err != nil {
 		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)

@@ -47,9 +47,11 @@ var SearchOutcomes = []string{"upstream", "cached", "coalesced", "stale", "faile
 // status page's sparkline.
 const recentN = 32
 
-// InstanceMetrics are the upstream counters of one instance.
+// InstanceMetrics are the upstream counters of one instance, as /status
+// shows them: Forget drops them.
 type InstanceMetrics struct {
-	mu       sync.Mutex // guards everything below
+	totals   *instanceTotals // the same record before and after a Forget; never nil
+	mu       sync.Mutex      // guards everything below
 	byKind   map[string]uint64
 	byReason map[string]uint64
 	recent   [recentN]float32 // latencies in ms; ring
@@ -65,13 +67,30 @@ type InstanceView struct {
 	Kinds    []string          // outcome of each recent attempt, oldest first
 }
 
+// NumKinds is the number of pool.Kind values Totals counts.
+const NumKinds = int(pool.Cancelled) + 1
+
+// Totals are one instance's upstream searches since the process started.
+type Totals struct {
+	ByKind   [NumKinds]uint64 // indexed by pool.Kind
+	ByReason map[string]uint64
+}
+
+// instanceTotals is one instance's lifetime record behind Totals.
+type instanceTotals struct {
+	byKind   [NumKinds]atomic.Uint64
+	mu       sync.Mutex        // guards byReason
+	byReason map[string]uint64 // made on first use
+}
+
 // Metrics are searxgate's monotone counters, read by /metrics and /status.
 type Metrics struct {
 	searches      map[string]*atomic.Uint64 // by outcome; the keys are fixed at newMetrics, so no lock
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal atomic.Uint64
-	instances     sync.Map // instance -> *InstanceMetrics
+	instances     sync.Map // instance -> *InstanceMetrics; Forget drops one
+	totals        sync.Map // instance -> *instanceTotals; never dropped, so every count only grows
 
 	queueDepth   atomic.Int64  // searches waiting for a slot now
 	queueWait    Histogram     // how long searches that got a slot waited for it
@@ -119,9 +138,22 @@ func (m *Metrics) upstream(inst string, o pool.Outcome, d time.Duration) {
 	}
 	v, ok := m.instances.Load(inst)
 	if !ok {
-		v, _ = m.instances.LoadOrStore(inst, &InstanceMetrics{byKind: map[string]uint64{}, byReason: map[string]uint64{}})
+		t, _ := m.totals.LoadOrStore(inst, new(instanceTotals))
+		v, _ = m.instances.LoadOrStore(inst, &InstanceMetrics{totals: t.(*instanceTotals), byKind: map[string]uint64{}, byReason: map[string]uint64{}})
 	}
 	im := v.(*InstanceMetrics)
+	if int(o.Kind) < NumKinds {
+		im.totals.byKind[o.Kind].Add(1)
+	}
+	if o.Reason != "" {
+		t := im.totals
+		t.mu.Lock()
+		if t.byReason == nil {
+			t.byReason = map[string]uint64{}
+		}
+		t.byReason[o.Reason]++
+		t.mu.Unlock()
+	}
 	im.mu.Lock()
 	im.byKind[o.Kind.String()]++
 	if o.Reason != "" {
@@ -179,5 +211,29 @@ func (m *Metrics) Instance(inst string) InstanceView {
 	return iv
 }
 
-// Forget drops an instance's metrics (it left the pool).
+// Forget drops an instance's metrics (it left the pool), as Instance reads
+// them; its Totals stay.
 func (m *Metrics) Forget(inst string) { m.instances.Delete(inst) }
+
+// EachTotals calls f with every instance ever asked since the process
+// started, in no order, and its totals. Forget does not drop them: an
+// instance that leaves the pool and comes back counts on from where it
+// was, so no count ever goes down (what /metrics needs for rate()). t is
+// reused between calls: f must not keep it or its map.
+func (m *Metrics) EachTotals(f func(inst string, t *Totals)) {
+	t := Totals{ByReason: map[string]uint64{}}
+	m.totals.Range(func(k, v any) bool {
+		it := v.(*instanceTotals)
+		for i := range t.ByKind {
+			t.ByKind[i] = it.byKind[i].Load()
+		}
+		clear(t.ByReason)
+		it.mu.Lock()
+		for r, n := range it.byReason {
+			t.ByReason[r] = n
+		}
+		it.mu.Unlock()
+		f(k.(string), &t)
+		return true
+	})
+}

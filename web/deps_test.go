@@ -9,7 +9,8 @@ import (
 // TestDependencies: web imports only the standard library, proxy, pool,
 // detect and fasthttp (the design's package table), and directory for its
 // address guard: /image_proxy fetches what instances name, and must refuse
-// the same private addresses instance fetches refuse (as reader/ does).
+// the same private addresses instance fetches refuse (as reader/ does);
+// and VictoriaMetrics' metrics for /metrics (process metrics, exposition).
 func TestDependencies(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/proxy", "searxgate/pool", "searxgate/detect", "searxgate/directory", "github.com/valyala/fasthttp")
+	deptest.Check(t, ".", "searxgate/proxy", "searxgate/pool", "searxgate/detect", "searxgate/directory", "github.com/valyala/fasthttp", "github.com/VictoriaMetrics/metrics")
 }

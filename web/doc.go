@@ -69,9 +69,13 @@
 //   - /config cannot list engines: searxgate does not know which engines
 //     each instance runs. It names SearXNG's default categories and the
 //     autocomplete backend most usable instances offer.
-//   - /metrics names at most MaxInstanceLabels instances (the first in URL
-//     order) and sums the rest under instance="other"; upstream reasons
-//     are detect's, anything else is "other".
+//   - /metrics names at most MaxInstanceLabels instances: the first it
+//     sees (a scrape's newcomers in URL order) keep their label until the
+//     process ends, even after they leave the pool, and every later one
+//     is summed under instance="other" for good, so no counter ever goes
+//     down. Upstream reasons are detect's, anything else is "other". Its
+//     process_* metrics come from VictoriaMetrics' metrics (read from
+//     /proc); its go_* ones are left out, as they stop the world.
 //   - The instance API takes instance URLs percent-encoded in the path
 //     (DELETE /api/instances/https%3A%2F%2Fexample.org%2F); clients and
 //     proxies in front must not decode %2F.

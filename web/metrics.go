@@ -5,10 +5,13 @@ import (
 	"math"
 	"os"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"searxgate/detect"
@@ -16,8 +19,9 @@ import (
 	"searxgate/proxy"
 )
 
-// MaxInstanceLabels bounds the instances /metrics names: the first ones in
-// URL order are named, the rest are summed under instance="other".
+// MaxInstanceLabels bounds the instances /metrics names: the first ones it
+// sees (those of one scrape in URL order) keep their own label for the
+// life of the process; every later one is summed under instance="other".
 const MaxInstanceLabels = 200
 
 // knownReasons are the reasons /metrics names; any other is "other".
@@ -29,145 +33,289 @@ func init() {
 	}
 }
 
-// promWriter writes Prometheus' text format (version 0.0.4).
-type promWriter struct{ b bytes.Buffer }
+// heapMetric is runtime/metrics' name for the bytes of heap objects
+// (runtime.MemStats.HeapAlloc), read without stopping the world.
+const heapMetric = "/memory/classes/heap/objects:bytes"
 
-func (w *promWriter) family(name, typ, help string) {
-	w.b.WriteString("# HELP " + name + " " + escapeHelp(help) + "\n")
-	w.b.WriteString("# TYPE " + name + " " + typ + "\n")
+// instanceLabels decides which instances /metrics names. A label, once
+// given, is never taken back or changed, so every per-instance series,
+// "other" included, only ever grows: an instance that is named stays
+// named after it leaves the pool; one summed under "other" stays there
+// (named instances are only ever added while there is room, so nothing
+// is summed under "other" before the room is gone).
+type instanceLabels struct {
+	mu    sync.Mutex      // guards named, and a scrape's use of it
+	max   int             // 0: MaxInstanceLabels
+	named map[string]bool // instances with their own label; at most max
 }
 
-// sample writes one sample; labels alternate name, value.
-func (w *promWriter) sample(name string, v float64, labels ...string) {
-	w.b.WriteString(name)
+func (l *instanceLabels) limit() int {
+	if l.max == 0 {
+		return MaxInstanceLabels
+	}
+	return l.max
+}
+
+// full: every later instance is summed under "other". l.mu must be held.
+func (l *instanceLabels) full() bool { return len(l.named) >= l.limit() }
+
+// assign gives the unseen instances among urls their own label while there
+// is room, in URL order. l.mu must be held.
+func (l *instanceLabels) assign(urls []string) {
+	if l.full() {
+		return
+	}
+	if l.named == nil {
+		l.named = map[string]bool{}
+	}
+	var fresh []string
+	for _, u := range urls {
+		if !l.named[u] {
+			fresh = append(fresh, u)
+		}
+	}
+	slices.Sort(fresh)
+	for _, u := range slices.Compact(fresh) {
+		if l.full() {
+			return
+		}
+		l.named[u] = true
+	}
+}
+
+// label is inst's label, its own while there is room. l.mu must be held.
+func (l *instanceLabels) label(inst string) string {
+	if !l.named[inst] {
+		l.assign([]string{inst})
+	}
+	if l.named[inst] {
+		return inst
+	}
+	return "other"
+}
+
+// expo writes Prometheus' text format (version 0.0.4) for searxgate's own
+// families, with their HELP texts (VictoriaMetrics' metadata has none, and
+// its switch is process-wide) and without fmt, one append per sample.
+type expo struct{ b []byte }
+
+func (e *expo) family(name, typ, help string) {
+	e.b = append(e.b, "# HELP "...)
+	e.b = append(e.b, name...)
+	e.b = append(e.b, ' ')
+	e.b = appendEscaped(e.b, help, false)
+	e.b = append(e.b, "\n# TYPE "...)
+	e.b = append(e.b, name...)
+	e.b = append(e.b, ' ')
+	e.b = append(e.b, typ...)
+	e.b = append(e.b, '\n')
+}
+
+// series starts a sample: name{labels...} and the space before the value;
+// labels alternate name, value.
+func (e *expo) series(name string, labels ...string) {
+	e.b = append(e.b, name...)
 	if len(labels) > 0 {
-		w.b.WriteByte('{')
+		e.b = append(e.b, '{')
 		for i := 0; i+1 < len(labels); i += 2 {
 			if i > 0 {
-				w.b.WriteByte(',')
+				e.b = append(e.b, ',')
 			}
-			w.b.WriteString(labels[i] + `="` + escapeLabel(labels[i+1]) + `"`)
+			e.b = append(e.b, labels[i]...)
+			e.b = append(e.b, `="`...)
+			e.b = appendEscaped(e.b, strings.ToValidUTF8(labels[i+1], "\uFFFD"), true)
+			e.b = append(e.b, '"')
 		}
-		w.b.WriteByte('}')
+		e.b = append(e.b, '}')
 	}
-	w.b.WriteByte(' ')
-	w.b.WriteString(formatFloat(v))
-	w.b.WriteByte('\n')
+	e.b = append(e.b, ' ')
 }
 
-func (w *promWriter) histogram(name, help string, h *proxy.Histogram) {
-	w.family(name, "histogram", help)
+func (e *expo) gauge(v float64, name string, labels ...string) {
+	e.series(name, labels...)
+	e.b = appendFloat(e.b, v)
+	e.b = append(e.b, '\n')
+}
+
+func (e *expo) count(v uint64, name string, labels ...string) {
+	e.series(name, labels...)
+	e.b = strconv.AppendUint(e.b, v, 10)
+	e.b = append(e.b, '\n')
+}
+
+// one writes a family of one unlabelled gauge.
+func (e *expo) one(name, help string, v float64) {
+	e.family(name, "gauge", help)
+	e.gauge(v, name)
+}
+
+// histogram writes h with Prometheus' le buckets, proxy.LatencyBuckets
+// (5 ms to 8 s, then +Inf), so dashboards made for them keep working.
+func (e *expo) histogram(name, help string, h *proxy.Histogram) {
+	e.family(name, "histogram", help)
 	cum, sum := h.Snapshot()
 	for i, c := range cum {
-		le := "+Inf"
-		if i < len(proxy.LatencyBuckets) {
-			le = formatFloat(proxy.LatencyBuckets[i])
-		}
-		w.sample(name+"_bucket", float64(c), "le", le)
+		e.count(c, name+"_bucket", "le", leNames[i])
 	}
-	w.sample(name+"_sum", sum)
-	w.sample(name+"_count", float64(cum[len(cum)-1]))
+	e.gauge(sum, name+"_sum")
+	e.count(cum[len(cum)-1], name+"_count")
 }
 
-func formatFloat(v float64) string {
+// leNames are the le labels of proxy.LatencyBuckets and +Inf.
+var leNames = func() []string {
+	out := make([]string, 0, len(proxy.LatencyBuckets)+1)
+	for _, b := range proxy.LatencyBuckets {
+		out = append(out, strconv.FormatFloat(b, 'g', -1, 64))
+	}
+	return append(out, "+Inf")
+}()
+
+// appendFloat writes v as Prometheus reads it (+Inf, -Inf, NaN spelled so).
+func appendFloat(b []byte, v float64) []byte {
 	switch {
-	case v != v:
-		return "NaN"
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
 	case math.IsInf(v, 1):
-		return "+Inf"
+		return append(b, "+Inf"...)
 	case math.IsInf(v, -1):
-		return "-Inf"
+		return append(b, "-Inf"...)
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
-var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
-var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-
-func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
-func escapeLabel(s string) string { return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
-
-// instanceLabels maps each instance to its label: its URL for the first
-// MaxInstanceLabels in URL order, "other" for the rest.
-func instanceLabels(urls []string) map[string]string {
-	sorted := slices.Clone(urls)
-	slices.Sort(sorted)
-	out := make(map[string]string, len(sorted))
-	for i, u := range sorted {
-		if i < MaxInstanceLabels {
-			out[u] = u
-		} else {
-			out[u] = "other"
+// appendEscaped escapes a HELP text (\ and newline) or a label value
+// (also ").
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, `\\`...)
+		case c == '\n':
+			b = append(b, `\n`...)
+		case c == '"' && quote:
+			b = append(b, `\"`...)
+		default:
+			b = append(b, c)
 		}
 	}
-	return out
+	return b
+}
+
+// processMetrics appends VictoriaMetrics' process_* metrics (CPU,
+// memory, I/O, pressure, start time; read from /proc, without stopping the
+// world) with the HELP and TYPE lines it leaves out: a family ending in
+// _total is a counter, any other a gauge. Its go_* metrics are left out on
+// purpose: they call runtime.ReadMemStats, which stops the world.
+func processMetrics(b []byte) []byte {
+	var raw bytes.Buffer
+	metrics.WriteProcMetrics(&raw)
+	prev := ""
+	for line := range strings.Lines(raw.String()) {
+		if line == "\n" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, " ")
+		name, _, _ = strings.Cut(name, "{")
+		if name != prev {
+			typ := "gauge"
+			if strings.HasSuffix(name, "_total") {
+				typ = "counter"
+			}
+			b = append(b, "# HELP "...)
+			b = append(b, name...)
+			b = append(b, " Process metric read from /proc (github.com/VictoriaMetrics/metrics).\n# TYPE "...)
+			b = append(b, name...)
+			b = append(b, ' ')
+			b = append(b, typ...)
+			b = append(b, '\n')
+			prev = name
+		}
+		b = append(b, line...)
+	}
+	return b
 }
 
 // metrics serves /metrics.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Now()
-	var w promWriter
-	w.family("searxgate_build_info", "gauge", "searxgate's version; always 1.")
-	w.sample("searxgate_build_info", 1, "version", s.cfg.Version)
-	w.family("searxgate_goroutines", "gauge", "Goroutines running now.")
-	w.sample("searxgate_goroutines", float64(runtime.NumGoroutine()))
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	w.family("searxgate_heap_bytes", "gauge", "Bytes of allocated heap objects.")
-	w.sample("searxgate_heap_bytes", float64(ms.HeapAlloc))
-	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
-		w.family("searxgate_open_fds", "gauge", "Open file descriptors (files and connections).")
-		w.sample("searxgate_open_fds", float64(len(fds)))
-	}
-
 	var stats []pool.Stats
 	if s.cfg.Pool != nil {
 		stats = s.cfg.Pool.Snapshot()
 	}
+	e := &expo{b: make([]byte, 0, 8<<10+len(stats)*320)} // about what 100 instances take
+
+	e.family("searxgate_build_info", "gauge", "searxgate's version; always 1.")
+	e.gauge(1, "searxgate_build_info", "version", s.cfg.Version)
+	e.one("searxgate_goroutines", "Goroutines running now.", float64(runtime.NumGoroutine()))
+	heap := []rtmetrics.Sample{{Name: heapMetric}}
+	rtmetrics.Read(heap)
+	if heap[0].Value.Kind() == rtmetrics.KindUint64 {
+		e.one("searxgate_heap_bytes", "Bytes of allocated heap objects.", float64(heap[0].Value.Uint64()))
+	}
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		e.one("searxgate_open_fds", "Open file descriptors (files and connections).", float64(len(fds)))
+	}
+
 	urls := make([]string, len(stats))
 	for i := range stats {
 		urls[i] = stats[i].URL
 	}
-	labels := instanceLabels(urls)
+
+	l := &s.labels
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.assign(urls)
 
 	if p := s.cfg.Proxy; p != nil {
 		m := p.Metrics()
 		searches := m.Searches()
-		w.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
+		e.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
 		for _, o := range proxy.SearchOutcomes {
-			w.sample("searxgate_searches_total", float64(searches[o]), "outcome", o)
+			e.count(searches[o], "searxgate_searches_total", "outcome", o)
 		}
-		w.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
-		w.sample("searxgate_cache_hits_total", float64(searches["cached"]+searches["stale"]))
-		w.histogram("searxgate_search_duration_seconds", "Client search latency.", m.SearchLatency())
-		w.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
-		w.sample("searxgate_upstream_requests_total", float64(m.UpstreamTotal()))
-		w.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
-		w.family("searxgate_queue_depth", "gauge", "Searches waiting for a free instance slot now.")
-		w.sample("searxgate_queue_depth", float64(m.QueueDepth()))
-		w.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
-		w.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
-		w.sample("searxgate_queue_refused_total", float64(m.QueueRefused()))
-		w.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
-		w.sample("searxgate_client_limited_total", float64(m.ClientLimited()))
-		w.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
-		w.sample("searxgate_fanout_searches_total", float64(m.FanoutSearches()))
+		e.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
+		e.count(searches["cached"]+searches["stale"], "searxgate_cache_hits_total")
+		e.histogram("searxgate_search_duration_seconds", "Client search latency.", m.SearchLatency())
+		e.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
+		e.count(m.UpstreamTotal(), "searxgate_upstream_requests_total")
+		e.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
+		e.one("searxgate_queue_depth", "Searches waiting for a free instance slot now.", float64(m.QueueDepth()))
+		e.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
+		e.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
+		e.count(m.QueueRefused(), "searxgate_queue_refused_total")
+		e.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
+		e.count(m.ClientLimited(), "searxgate_client_limited_total")
+		e.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
+		e.count(m.FanoutSearches(), "searxgate_fanout_searches_total")
 
+		// Lifetime totals, summed by label: an instance asked but no
+		// longer in the pool is labelled here too.
+		if !l.full() {
+			var asked []string
+			m.EachTotals(func(inst string, _ *proxy.Totals) {
+				if !l.named[inst] {
+					asked = append(asked, inst)
+				}
+			})
+			l.assign(asked)
+		}
 		type key struct{ inst, a string }
 		byKind := map[key]uint64{}
 		byReason := map[key]uint64{}
-		for _, u := range urls {
-			v := m.Instance(u)
-			for k, n := range v.ByKind {
-				byKind[key{labels[u], k}] += n
+		m.EachTotals(func(inst string, t *proxy.Totals) {
+			lab := l.label(inst)
+			for k, n := range t.ByKind {
+				if n > 0 {
+					byKind[key{lab, pool.Kind(k).String()}] += n
+				}
 			}
-			for r, n := range v.ByReason {
+			for r, n := range t.ByReason {
 				if !knownReasons[r] {
 					r = "other"
 				}
-				byReason[key{labels[u], r}] += n
+				byReason[key{lab, r}] += n
 			}
-		}
+		})
 		sortKeys := func(m map[key]uint64) []key {
 			ks := make([]key, 0, len(m))
 			for k := range m {
@@ -181,13 +329,13 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 			})
 			return ks
 		}
-		w.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled).")
+		e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled).")
 		for _, k := range sortKeys(byKind) {
-			w.sample("searxgate_upstream_searches_total", float64(byKind[k]), "instance", k.inst, "verdict", k.a)
+			e.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
 		}
-		w.family("searxgate_upstream_reasons_total", "counter", "Upstream searches that were not OK, by instance and reason.")
+		e.family("searxgate_upstream_reasons_total", "counter", "Upstream searches that were not OK, by instance and reason.")
 		for _, k := range sortKeys(byReason) {
-			w.sample("searxgate_upstream_reasons_total", float64(byReason[k]), "instance", k.inst, "reason", k.a)
+			e.count(byReason[k], "searxgate_upstream_reasons_total", "instance", k.inst, "reason", k.a)
 		}
 	}
 
@@ -201,40 +349,37 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 			usable++
 		}
 	}
-	w.family("searxgate_instances", "gauge", "Instances in the pool.")
-	w.sample("searxgate_instances", float64(len(stats)))
-	w.family("searxgate_instances_usable", "gauge", "Instances that could be asked now (enabled, circuit not open, within budget).")
-	w.sample("searxgate_instances_usable", float64(usable))
-	w.family("searxgate_instances_disabled", "gauge", "Instances the operator disabled.")
-	w.sample("searxgate_instances_disabled", float64(disabled))
-	w.family("searxgate_circuits", "gauge", "Instances by circuit state.")
+	e.one("searxgate_instances", "Instances in the pool.", float64(len(stats)))
+	e.one("searxgate_instances_usable", "Instances that could be asked now (enabled, circuit not open, within budget).", float64(usable))
+	e.one("searxgate_instances_disabled", "Instances the operator disabled.", float64(disabled))
+	e.family("searxgate_circuits", "gauge", "Instances by circuit state.")
 	for _, c := range sortedKeys(circuits) {
-		w.sample("searxgate_circuits", float64(circuits[c]), "state", c)
+		e.gauge(float64(circuits[c]), "searxgate_circuits", "state", c)
 	}
-	w.family("searxgate_circuits_open", "gauge", "Instances whose circuit is open.")
-	w.sample("searxgate_circuits_open", float64(circuits["open"]))
+	e.one("searxgate_circuits_open", "Instances whose circuit is open.", float64(circuits["open"]))
 
-	w.family("searxgate_instance_health", "gauge", "Health of each instance, 0 (unusable) to 100.")
-	named := make([]pool.Stats, 0, len(stats))
-	for _, st := range stats {
-		if labels[st.URL] != "other" {
-			named = append(named, st)
+	named := make([]*pool.Stats, 0, len(stats))
+	for i := range stats {
+		if l.named[stats[i].URL] {
+			named = append(named, &stats[i])
 		}
 	}
-	slices.SortFunc(named, func(a, b pool.Stats) int { return strings.Compare(a.URL, b.URL) })
+	slices.SortFunc(named, func(a, b *pool.Stats) int { return strings.Compare(a.URL, b.URL) })
+	e.family("searxgate_instance_health", "gauge", "Health of each instance, 0 (unusable) to 100.")
 	for _, st := range named {
-		w.sample("searxgate_instance_health", float64(st.Health), "instance", st.URL)
+		e.gauge(float64(st.Health), "searxgate_instance_health", "instance", st.URL)
 	}
-	w.family("searxgate_instance_latency_seconds", "gauge", "Latency EWMA of each instance (the prior while not measured).")
+	e.family("searxgate_instance_latency_seconds", "gauge", "Latency EWMA of each instance (the prior while not measured).")
 	for _, st := range named {
-		w.sample("searxgate_instance_latency_seconds", st.LatencyMS/1000, "instance", st.URL)
+		e.gauge(st.LatencyMS/1000, "searxgate_instance_latency_seconds", "instance", st.URL)
 	}
-	w.family("searxgate_instance_failure_ratio", "gauge", "Failure-rate EWMA of each instance, 0 to 1.")
+	e.family("searxgate_instance_failure_ratio", "gauge", "Failure-rate EWMA of each instance, 0 to 1.")
 	for _, st := range named {
-		w.sample("searxgate_instance_failure_ratio", st.FailureRate, "instance", st.URL)
+		e.gauge(st.FailureRate, "searxgate_instance_failure_ratio", "instance", st.URL)
 	}
-	s.writeToolCalls(&w)
+	s.writeToolCalls(e)
+	e.b = processMetrics(e.b)
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.Response.Header.Set("Cache-Control", "no-store")
-	ctx.SetBody(w.b.Bytes())
+	ctx.SetBody(e.b)
 }

@@ -1,9 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,8 +99,8 @@ func parseProm(t *testing.T, text string) map[string]*promFamily {
 		}
 	}
 	for name, f := range fams {
-		if !strings.HasPrefix(name, "searxgate_") {
-			t.Errorf("family %s is not prefixed searxgate_", name)
+		if !strings.HasPrefix(name, "searxgate_") && !strings.HasPrefix(name, "process_") {
+			t.Errorf("family %s is neither searxgate's (searxgate_) nor the process' (process_)", name)
 		}
 		if f.typ == "counter" && !strings.HasSuffix(name, "_total") {
 			t.Errorf("counter %s does not end in _total", name)
@@ -348,16 +353,24 @@ func TestInstanceLabelsAreBounded(t *testing.T) {
 	for i := range urls {
 		urls[i] = fmt.Sprintf("https://i%04d.example/", i)
 	}
-	labels := instanceLabels(urls)
+	var l instanceLabels
+	// Seen in reverse URL order over two scrapes: each scrape names its
+	// newcomers in URL order, and the first seen keep their labels.
+	l.assign(urls[100:])
+	l.assign(urls)
 	distinct := map[string]bool{}
-	for _, l := range labels {
-		distinct[l] = true
+	for _, u := range urls {
+		distinct[l.label(u)] = true
 	}
 	if len(distinct) != MaxInstanceLabels+1 || !distinct["other"] {
 		t.Fatalf("%d distinct labels, want %d named and other", len(distinct), MaxInstanceLabels)
 	}
-	if labels[urls[0]] != urls[0] || labels[urls[len(urls)-1]] != "other" {
-		t.Fatalf("the first in URL order must be named, the last summed: %q %q", labels[urls[0]], labels[urls[len(urls)-1]])
+	// The second scrape's 100 newcomers fill the last 50 places in URL
+	// order; the other 50 are summed, though they sort before most named.
+	for u, want := range map[string]string{urls[100]: urls[100], urls[len(urls)-1]: urls[len(urls)-1], urls[0]: urls[0], urls[49]: urls[49], urls[50]: "other", urls[99]: "other"} {
+		if got := l.label(u); got != want {
+			t.Errorf("label(%s) = %q, want %q", u, got, want)
+		}
 	}
 
 	p := pool.New(pool.Config{})
@@ -373,5 +386,236 @@ func TestInstanceLabelsAreBounded(t *testing.T) {
 	fams := parseProm(t, c.get("/metrics").body)
 	if n := len(fams["searxgate_instance_health"].samples); n != MaxInstanceLabels {
 		t.Errorf("%d health series for %d instances, want at most %d", n, len(urls), MaxInstanceLabels)
+	}
+}
+
+// seriesKey names one sample: its name and its labels, sorted.
+func seriesKey(s promSample) string {
+	ls := make([]string, 0, len(s.labels))
+	for k, v := range s.labels {
+		ls = append(ls, k+"="+strconv.Quote(v))
+	}
+	slices.Sort(ls)
+	return s.name + "{" + strings.Join(ls, ",") + "}"
+}
+
+// TestMetricsCountersNeverDecrease scrapes /metrics while instances join,
+// leave (and are forgotten by the proxy), come back, are disabled and
+// re-ranked, with room for three labels: no counter (histograms included)
+// may go down or vanish between scrapes, in particular instance="other".
+// With labels given by rank or URL order, a newcomer sorting first pushed
+// a named instance into "other" and a removal pulled one out, and "other"
+// went down.
+func TestMetricsCountersNeverDecrease(t *testing.T) {
+	cfgs := make([]sim.InstanceConfig, 6)
+	for i := range cfgs {
+		cfgs[i] = sim.InstanceConfig{ID: fmt.Sprintf("i%d", i), Behaviour: sim.Fast, JSON: true, Latency: time.Millisecond}
+	}
+	lf := startLive(t, cfgs)
+	urls := lf.fleet.URLs()
+	slices.Sort(urls)
+	// The first three in URL order join later, so that each sorts before
+	// every instance already named.
+	for _, u := range urls[:3] {
+		lf.pool.Remove(u)
+	}
+	s, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+	s.labels.max = 3
+
+	prev := map[string]float64{}
+	search := 0
+	scrape := func(step string) map[string]*promFamily {
+		t.Helper()
+		for range 3 {
+			search++
+			if r := c.get(fmt.Sprintf("/search?q=monotone+%d&format=json", search)); r.status != 200 {
+				t.Fatalf("%s: search %d: %d %s", step, search, r.status, r.body)
+			}
+		}
+		fams := parseProm(t, c.get("/metrics").body)
+		cur := map[string]float64{}
+		for _, f := range fams {
+			if f.typ != "counter" && f.typ != "histogram" {
+				continue
+			}
+			for _, sm := range f.samples {
+				cur[seriesKey(sm)] = sm.value
+			}
+		}
+		for k, v := range prev {
+			if w, ok := cur[k]; !ok {
+				t.Errorf("%s: counter %s vanished (was %v)", step, k, v)
+			} else if w < v {
+				t.Errorf("%s: counter %s went down from %v to %v", step, k, v, w)
+			}
+		}
+		prev = cur
+		return fams
+	}
+	remove := func(u string) {
+		lf.pool.Remove(u)
+		lf.proxy.Forget(u)
+	}
+
+	scrape("start")
+	lf.pool.Add(urls[0], pool.Public) // sorts first; no room left: "other"
+	lf.pool.Disable(urls[3])
+	lf.pool.Disable(urls[4]) // searches go to urls[0] and urls[5]
+	scrape("a newcomer sorting first")
+	remove(urls[5]) // named, leaves: its series stay, nothing moves out of "other"
+	lf.pool.Add(urls[1], pool.Public)
+	scrape("a named instance removed, another newcomer")
+	lf.pool.Enable(urls[3])
+	lf.pool.Enable(urls[4])
+	remove(urls[0]) // in "other", leaves: "other" keeps its searches
+	lf.pool.Add(urls[2], pool.Public)
+	scrape("an instance summed under other removed")
+	lf.pool.Add(urls[5], pool.Public) // comes back, counts on under its own label
+	lf.pool.Add(urls[0], pool.Public)
+	lf.pool.Disable(urls[3])
+	lf.pool.Disable(urls[4])
+	fams := scrape("instances back, ranks changed")
+
+	if t.Failed() {
+		t.FailNow()
+	}
+	named := map[string]bool{}
+	var other float64
+	for _, sm := range fams["searxgate_upstream_searches_total"].samples {
+		if inst := sm.labels["instance"]; inst == "other" {
+			other += sm.value
+		} else {
+			named[inst] = true
+		}
+	}
+	for u := range named {
+		if !slices.Contains(urls[3:], u) {
+			t.Errorf("%s is named, but was not among the first three seen %v", u, urls[3:])
+		}
+	}
+	if other == 0 {
+		t.Error("nothing was counted under instance=\"other\": the test did not exercise it")
+	}
+	var upstream float64
+	for _, sm := range fams["searxgate_upstream_searches_total"].samples {
+		upstream += sm.value
+	}
+	if want := float64(lf.proxy.Metrics().UpstreamTotal()); upstream != want {
+		t.Errorf("upstream searches by instance sum to %v, the proxy counted %v (removed instances included)", upstream, want)
+	}
+	for _, sm := range fams["searxgate_instance_health"].samples {
+		if !named[sm.labels["instance"]] && !slices.Contains(urls[3:], sm.labels["instance"]) {
+			t.Errorf("health of %s, which has no label of its own", sm.labels["instance"])
+		}
+	}
+}
+
+// TestMetricsPassPromtool runs Prometheus' own checker on a scrape with
+// traffic, a hostile instance name and process metrics. It skips when
+// promtool is missing, except in CI (CI=true), where .ci/run installs it.
+func TestMetricsPassPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is missing (Debian: apt-get install prometheus)")
+		}
+		t.Skip("promtool is missing (Debian: apt-get install prometheus)")
+	}
+	lf := startLive(t, []sim.InstanceConfig{
+		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: time.Millisecond},
+		{ID: "refuser", Behaviour: sim.RateLimitBare, RateBurst: 1, Latency: -1, JSON: true},
+	})
+	lf.pool.Add("https://we\"ird\\name\n.example/", pool.Public)
+	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool, Version: "v\"1"})
+	for i := range 4 {
+		c.get(fmt.Sprintf("/search?q=promtool+%d&format=json", i))
+	}
+	body := c.get("/metrics").body
+	parseProm(t, body)
+	if !strings.Contains(body, "\nprocess_cpu_seconds_total ") && runtime.GOOS == "linux" {
+		t.Error("no process metrics")
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(body)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// TestMetricsKeepTheirNames: every family searxgate exposed before
+// /metrics moved to VictoriaMetrics' process metrics is still there, with
+// its type, and the latency histograms keep their le buckets, so that
+// dashboards and alerts made for them keep working.
+func TestMetricsKeepTheirNames(t *testing.T) {
+	p := pool.New(pool.Config{})
+	p.Add("https://a.example/", pool.Public)
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	_, c := serve(t, Config{Proxy: px, Pool: p})
+	fams := parseProm(t, c.get("/metrics").body)
+	want := map[string]string{
+		"searxgate_build_info":                "gauge",
+		"searxgate_cache_hits_total":          "counter",
+		"searxgate_circuits":                  "gauge",
+		"searxgate_circuits_open":             "gauge",
+		"searxgate_client_limited_total":      "counter",
+		"searxgate_fanout_searches_total":     "counter",
+		"searxgate_goroutines":                "gauge",
+		"searxgate_heap_bytes":                "gauge",
+		"searxgate_instance_failure_ratio":    "gauge",
+		"searxgate_instance_health":           "gauge",
+		"searxgate_instance_latency_seconds":  "gauge",
+		"searxgate_instances":                 "gauge",
+		"searxgate_instances_disabled":        "gauge",
+		"searxgate_instances_usable":          "gauge",
+		"searxgate_open_fds":                  "gauge",
+		"searxgate_queue_depth":               "gauge",
+		"searxgate_queue_refused_total":       "counter",
+		"searxgate_queue_wait_seconds":        "histogram",
+		"searxgate_search_duration_seconds":   "histogram",
+		"searxgate_searches_total":            "counter",
+		"searxgate_upstream_duration_seconds": "histogram",
+		"searxgate_upstream_reasons_total":    "counter",
+		"searxgate_upstream_requests_total":   "counter",
+		"searxgate_upstream_searches_total":   "counter",
+	}
+	if runtime.GOOS != "linux" {
+		delete(want, "searxgate_open_fds")
+	}
+	for name, typ := range want {
+		if f := fams[name]; f == nil || f.typ != typ {
+			t.Errorf("family %s: %+v, want a %s", name, f, typ)
+		}
+	}
+	for name := range fams {
+		if _, ok := want[name]; !ok && !strings.HasPrefix(name, "process_") {
+			t.Errorf("new family %s: say why in the README", name)
+		}
+	}
+	var les []string
+	for _, s := range fams["searxgate_search_duration_seconds"].samples {
+		if le, ok := s.labels["le"]; ok {
+			les = append(les, le)
+		}
+	}
+	if got := strings.Join(les, " "); got != "0.005 0.01 0.025 0.05 0.1 0.25 0.5 1 2 4 8 +Inf" {
+		t.Errorf("le buckets %s", got)
+	}
+	if v, ok := value(fams["searxgate_heap_bytes"]); !ok || v <= 0 {
+		t.Errorf("heap bytes %v", v)
+	}
+}
+
+// BenchmarkProcessMetrics is the share of a scrape that reads /proc for
+// the process_* metrics (BenchmarkMetrics100Instances includes it).
+func BenchmarkProcessMetrics(b *testing.B) {
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		buf = processMetrics(buf[:0])
 	}
 }

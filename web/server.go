@@ -97,6 +97,7 @@ type Server struct {
 	images  *imageProxy
 	started time.Time
 	routes  map[string]endpoint // fixed at New
+	labels  instanceLabels      // which instances /metrics names, for the life of the process
 }
 
 // New returns the server; it fails when an embedded template does not

@@ -16,14 +16,14 @@ func (s *Server) toolCalls() []ToolCalls {
 }
 
 // writeToolCalls adds searxgate_mcp_tool_calls_total to /metrics.
-func (s *Server) writeToolCalls(w *promWriter) {
+func (s *Server) writeToolCalls(w *expo) {
 	calls := s.toolCalls()
 	if calls == nil {
 		return
 	}
 	w.family("searxgate_mcp_tool_calls_total", "counter", "MCP tool calls, by tool and outcome (ok, invalid, limited, failed).")
 	for _, c := range calls {
-		w.sample("searxgate_mcp_tool_calls_total", float64(c.N), "tool", c.Tool, "outcome", c.Outcome)
+		w.count(uint64(c.N), "searxgate_mcp_tool_calls_total", "tool", c.Tool, "outcome", c.Outcome)
 	}
 }
 

@@ -1,0 +1,72 @@
+package proxy
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"searxgate/pool"
+)
+
+// TestTotalsSurviveForget: Instance forgets an instance that left the
+// pool; its Totals go on from where they were when it comes back, so that
+// /metrics never sees a count go down.
+func TestTotalsSurviveForget(t *testing.T) {
+	m := newMetrics()
+	const a, b = "https://a.example/", "https://b.example/"
+	m.upstream(a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
+	m.upstream(a, pool.Outcome{Kind: pool.Refused, Reason: "rate_limited"}, time.Millisecond)
+	m.upstream(b, pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}, time.Millisecond)
+	m.Forget(a)
+	if v := m.Instance(a); len(v.ByKind) != 0 || len(v.Recent) != 0 {
+		t.Fatalf("Instance after Forget: %+v", v)
+	}
+	m.upstream(a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
+
+	got := map[string]Totals{}
+	m.EachTotals(func(inst string, tt *Totals) {
+		c := Totals{ByKind: tt.ByKind, ByReason: map[string]uint64{}}
+		for r, n := range tt.ByReason {
+			c.ByReason[r] = n
+		}
+		got[inst] = c
+	})
+	if len(got) != 2 {
+		t.Fatalf("totals of %d instances, want 2: %v", len(got), got)
+	}
+	if ta := got[a]; ta.ByKind[pool.OK] != 2 || ta.ByKind[pool.Refused] != 1 || ta.ByReason["rate_limited"] != 1 || len(ta.ByReason) != 1 {
+		t.Errorf("a: %+v", ta)
+	}
+	if tb := got[b]; tb.ByKind[pool.Cancelled] != 1 || tb.ByReason["busy"] != 1 {
+		t.Errorf("b: %+v", tb)
+	}
+	if v := m.Instance(a); v.ByKind["ok"] != 1 {
+		t.Errorf("Instance counts again from Forget: %+v", v.ByKind)
+	}
+}
+
+// TestTotalsConcurrent: counting and Forget race with reading (go test -race).
+func TestTotalsConcurrent(t *testing.T) {
+	m := newMetrics()
+	const inst = "https://a.example/"
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				m.upstream(inst, pool.Outcome{Kind: pool.Failed, Reason: "timeout"}, time.Millisecond)
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 50 {
+			m.Forget(inst)
+			m.EachTotals(func(string, *Totals) {})
+		}
+	})
+	wg.Wait()
+	var n uint64
+	m.EachTotals(func(_ string, tt *Totals) { n = tt.ByKind[pool.Failed] })
+	if n != 800 {
+		t.Fatalf("%d failures counted, want 800", n)
+	}
+}
