@@ -64,8 +64,8 @@ func TestBrowser(t *testing.T) {
 			instances = append(instances, sim.InstanceConfig{ID: fmt.Sprintf("%s-%d-%d", b, i, j), Behaviour: b, Latency: time.Duration(20+10*i) * time.Millisecond})
 		}
 	}
-	_, dir := startFleet(t, 11, instances)
-	dir = addLongHosts(t, dir, longHosts)
+	fleet, dir := startFleet(t, 11, instances)
+	dir = addLongHosts(t, dir, fleet.Instance("fast-json").URL(), longHosts)
 	// Names in the list are never looked up: the long ones fail at once.
 	g := startGatewayWith(t, &failResolver{}, dir, "")
 	base := "http://" + g.addr + "/"
@@ -178,8 +178,9 @@ var longHosts = []string{
 }
 
 // addLongHosts writes a copy of the directory at path with hosts added,
-// each a copy of its first instance claiming a slow median.
-func addLongHosts(t *testing.T, path string, hosts []string) string {
+// each a copy of the entry of like (one the list keeps) claiming a slow
+// median.
+func addLongHosts(t *testing.T, path, like string, hosts []string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -190,18 +191,16 @@ func addLongHosts(t *testing.T, path string, hosts []string) string {
 		t.Fatal(err)
 	}
 	inst := file["instances"].(map[string]any)
-	var first map[string]any
-	for u, e := range inst {
-		if strings.HasPrefix(u, "http://127.0.0.1:") {
-			first = e.(map[string]any)
-			break
-		}
+	model, ok := inst[like]
+	if !ok {
+		t.Fatalf("%s is not in the directory", like)
 	}
 	for _, h := range hosts {
 		var e map[string]any
-		c, _ := json.Marshal(first)
+		c, _ := json.Marshal(model)
 		_ = json.Unmarshal(c, &e)
 		e["timing"].(map[string]any)["search"].(map[string]any)["all"].(map[string]any)["median"] = 3.5
+		e["alternativeUrls"] = map[string]any{} // else it would be one instance with like
 		inst[h] = e
 	}
 	if b, err = json.Marshal(file); err != nil {
