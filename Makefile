@@ -4,6 +4,13 @@ BIN     ?= bin/searxgate
 PKGS    ?= ./...
 BENCHTIME ?= 1s
 
+# VERSION is what `searxgate version` and the User-Agent say: git describe
+# on a tag (v0.2.0, v0.2.0-3-gabc1234-dirty), 0.1.0-dev+<commit>[-dirty]
+# between tags, 0.1.0-dev outside a git checkout. Override: make VERSION=...
+VERSION ?= ${shell v=$$(git describe --tags --always --dirty 2>/dev/null); \
+	case "$$v" in "") echo 0.1.0-dev;; v[0-9]*|[0-9]*.*) echo "$$v";; *) echo "0.1.0-dev+$$v";; esac}
+LDFLAGS ?= -X main.Version=$(VERSION)
+
 .DEFAULT_GOAL := help
 
 .PHONY: help build test vet fmt-check unit e2e bench bench-routing run demo clean
@@ -12,7 +19,7 @@ help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/searxgate
-	$(GO) build -o $(BIN) ./cmd/searxgate
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
 test: vet fmt-check unit e2e ## vet, gofmt check, every test under -race and the browser test (what CI runs)
 
@@ -28,9 +35,11 @@ unit: ## go test -race over every package (the browser test is e2e's)
 
 E2E_OUT ?= $(CURDIR)/out/e2e
 e2e: ## the browser test: headless Chromium on searxgate and a sim fleet; screenshots in out/e2e
-	@mkdir -p $(E2E_OUT)
+	@mkdir -p $(E2E_OUT) && rm -f $(E2E_OUT)/*.png
 	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) test -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
-	@echo "browser test screenshots: $(E2E_OUT)"
+	@# The test skips itself without Chromium (outside CI): only a run leaves screenshots.
+	@if ls $(E2E_OUT)/*.png >/dev/null 2>&1; then echo "screenshots in $(E2E_OUT)"; \
+	else echo "the browser test was skipped (no Chromium: apt-get install chromium): no screenshots"; fi
 
 bench: ## every micro-benchmark with allocations, then the routing benchmark on a sim fleet
 	$(GO) test -run='^$$' -bench=. -skip='Routing' -benchmem -benchtime=$(BENCHTIME) $(PKGS)
@@ -40,8 +49,11 @@ ROUTING_SEARCHES ?= 300
 bench-routing: ## searxgate vs random and round-robin clients on the same sim fleet
 	$(GO) test -run='^$$' -bench=Routing -benchtime=$(ROUTING_SEARCHES)x ./proxy
 
-run: ## run searxgate with its defaults (pass flags with ARGS="...")
-	$(GO) run ./cmd/searxgate $(ARGS)
+# run builds and starts the binary rather than `go run`: go run exits 1
+# when it is interrupted, so Ctrl-C made make report "Error 1" although
+# searxgate had stopped cleanly (it exits 0 on SIGINT and SIGTERM).
+run: build ## run searxgate with its defaults (pass flags with ARGS="..."); Ctrl-C stops it
+	$(BIN) $(ARGS)
 
 DEMO_DIR ?= $(CURDIR)/out/demo
 demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1

@@ -52,7 +52,7 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/config", "", nil, 405, "text/plain", ""},
 		{"GET", "/opensearch.xml", "", nil, 200, "application/opensearchdescription+xml", "OpenSearchDescription"},
 		{"GET", "/autocompleter?q=hel", "", nil, 200, "application/x-suggestions+json", `["hel",[]]`},
-		{"GET", "/status", "", nil, 200, "text/html", "Searches served"},
+		{"GET", "/status", "", nil, 200, "text/html", "Client searches"},
 		{"GET", "/status.json", "", nil, 200, "application/json", `"instances":[]`},
 		{"GET", "/metrics", "", nil, 200, "text/plain; version=0.0.4", `searxgate_build_info{version="1.2.3"} 1`},
 		{"GET", "/api/instances", "", nil, 200, "application/json", "[]"},
@@ -356,7 +356,7 @@ func assertSafePage(t *testing.T, page string) {
 		"p": true, "article": true, "img": true, "h1": true, "h2": true, "h3": true, "time": true, "aside": true, "section": true,
 		"dl": true, "dt": true, "dd": true, "ul": true, "li": true, "span": true, "footer": true,
 		"table": true, "caption": true, "thead": true, "tbody": true, "tr": true, "th": true, "td": true, "small": true, "br": true,
-		"svg": true, "polyline": true, "circle": true, "rect": true, "strong": true}
+		"svg": true, "polyline": true, "circle": true, "rect": true, "strong": true, "wbr": true}
 	doc.Find("*").Each(func(_ int, el *goquery.Selection) {
 		name := goquery.NodeName(el)
 		if !allowed[name] {

@@ -164,6 +164,7 @@ func (s *Server) statusJSON(ctx *fasthttp.RequestCtx) {
 // statusView is what status.html shows.
 type statusView struct {
 	Problem   string
+	Failed    uint64 // client searches that got no answer
 	QueueWait string
 	Totals    Totals
 	Version   string
@@ -174,6 +175,7 @@ type statusView struct {
 
 type statusRow struct {
 	URL, Host      string
+	HostParts      []string // Host cut after each dot and slash, where a line may break
 	Circuit        string
 	Health         int
 	HealthClass    string
@@ -189,7 +191,8 @@ type statusRow struct {
 	Disabled       bool
 	Usable         bool
 	Last, LastWhen string
-	Budget         string
+	Budget20s      string
+	Budget10m      string
 	Version        string
 	Spark          sparkline
 	Bar            []barSegment
@@ -218,7 +221,7 @@ func (s *Server) statusPage(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Now()
 	r := s.report(now)
 	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC"),
-		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS)}
+		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS), Failed: r.Totals.ByOutcome["failed"]}
 	for i := range r.Instances {
 		v.Rows = append(v.Rows, rowOf(&r.Instances[i], now))
 	}
@@ -232,7 +235,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 		Latency: formatMS(st.LatencyMS), Measured: st.Measured, FailureRate: strconv.FormatFloat(100*st.FailureRate, 'f', 0, 64) + "%",
 		Searches: st.Successes + st.Failures + st.Refusals + st.Softs, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
 		Disabled: st.Disabled, Usable: is.Usable, Version: clean(is.Version, 40),
-		Budget: strconv.Itoa(is.BudgetUsed20s) + " / 20 s · " + strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
+		Budget20s: strconv.Itoa(is.BudgetUsed20s) + " / 20 s", Budget10m: strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
 	switch {
 	case st.Health >= 70:
 		r.HealthClass = "good"
@@ -254,10 +257,25 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	if !st.LastUsedAt.IsZero() {
 		r.LastWhen = ago(now.Sub(st.LastUsedAt)) + " ago"
 	}
+	r.HostParts = breakAfter(r.Host, "./")
 	r.Reasons = reasonList(is.ByReason)
 	r.Spark = sparklineOf(is.RecentMS, is.RecentKinds, 120, 24)
 	r.Bar, r.BarTitle = outcomeBar(is.OutcomesByKind, 120)
 	return r
+}
+
+// breakAfter cuts s after each of the bytes in seps: the places a long
+// host name may break on a narrow table.
+func breakAfter(s, seps string) []string {
+	var parts []string
+	for len(s) > 0 {
+		i := strings.IndexAny(s, seps)
+		if i < 0 || i == len(s)-1 {
+			break
+		}
+		parts, s = append(parts, s[:i+1]), s[i+1:]
+	}
+	return append(parts, s)
 }
 
 // reasonList writes counts by reason, most frequent first.

@@ -82,10 +82,8 @@ func TestStatusPageAndJSON(t *testing.T) {
 	if goodRow.Find("svg.spark polyline").Length() != 1 || goodRow.Find("svg.bar rect.ok").Length() != 1 {
 		t.Errorf("the good instance has no sparkline or outcome bar: %s", must(goodRow.Html()))
 	}
-	if txt := doc.Find("dl.totals").Text(); !strings.Contains(txt, "Searches served4") && !strings.Contains(txt, "Searches served\n4") {
-		if !strings.Contains(strings.Join(strings.Fields(txt), " "), "Searches served 4") {
-			t.Errorf("totals: %q", strings.Join(strings.Fields(txt), " "))
-		}
+	if txt := totalsText(doc); !strings.Contains(txt, "Client searches: 4;") || !strings.Contains(txt, "Failed: no answer: 0;") {
+		t.Errorf("totals: %q", txt)
 	}
 	if !strings.Contains(r.body, `<span class="pill disabled">disabled</span>`) {
 		t.Error("the disabled instance is not shown as disabled")
@@ -93,6 +91,50 @@ func TestStatusPageAndJSON(t *testing.T) {
 }
 
 func must(s string, _ error) string { return s }
+
+// TestStatusFailedSearches: searches that got no answer are counted under
+// their own label, not among those served.
+func TestStatusFailedSearches(t *testing.T) {
+	lf := startLive(t, []sim.InstanceConfig{{ID: "challenge", Behaviour: sim.CloudflareChallenge403, Latency: -1}})
+	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+	for i := range 2 {
+		if r := c.get(fmt.Sprintf("/search?q=nothing+%d&format=json", i)); r.status == 200 {
+			t.Fatalf("search %d answered: %s", i, r.body)
+		}
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(c.get("/status").body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txt := totalsText(doc)
+	if !strings.Contains(txt, "Client searches: 2;") || !strings.Contains(txt, "Failed: no answer: 2;") || strings.Contains(txt, "served") {
+		t.Errorf("totals: %q", txt)
+	}
+}
+
+// totalsText is the status page's totals as "label: value; ...".
+func totalsText(doc *goquery.Document) string {
+	var b strings.Builder
+	doc.Find("dl.totals div").Each(func(_ int, d *goquery.Selection) {
+		b.WriteString(strings.TrimSpace(d.Find("dt").Text()) + ": " + strings.Join(strings.Fields(d.Find("dd").Text()), " ") + "; ")
+	})
+	return b.String()
+}
+
+func TestBreakAfter(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                             "",
+		"sx.example.dev":               "sx.|example.|dev",
+		"example.com/searxng/":         "example.|com/|searxng/",
+		"127.0.0.1:8888":               "127.|0.|0.|1:8888",
+		"search.privacy.example.org.":  "search.|privacy.|example.|org.",
+		"no-separators-in-this-string": "no-separators-in-this-string",
+	} {
+		if got := strings.Join(breakAfter(in, "./"), "|"); got != want {
+			t.Errorf("breakAfter(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
 
 func TestSparkline(t *testing.T) {
 	if sp := sparklineOf(nil, nil, 120, 24); sp.Points != "" {

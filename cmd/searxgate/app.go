@@ -28,10 +28,6 @@ import (
 	"searxgate/web"
 )
 
-// Version is searxgate's version, set at build time with
-// -ldflags "-X main.Version=...".
-var Version = "0.1.0-dev"
-
 // userAgent is what searxgate says it is to every instance: honestly a
 // program, never a browser, with a way to reach its operator.
 func userAgent(contact string) string {

@@ -27,9 +27,12 @@ import (
 )
 
 // TestBrowser drives a real headless Chromium against searxgate on a sim
-// fleet: it opens /, types a query, submits the form, checks the results,
-// then loads /status and checks the instance table. Screenshots go to
-// $SEARXGATE_E2E_OUT (or a temporary folder), named in the log.
+// fleet: it opens /, types a query, submits the form, checks the results
+// (also on a 375 px phone: nothing wider than the screen, the search
+// button beside the box, every category tab in view), then loads /status
+// with a pool of realistic size and checks the instance table (it fits
+// 1280 px without scrolling). Screenshots go to $SEARXGATE_E2E_OUT (or a
+// temporary folder), named in the log.
 //
 // Chromium can reach nothing but 127.0.0.1: every other name resolves to
 // nothing and every other address goes to a proxy that does not exist.
@@ -54,8 +57,17 @@ func TestBrowser(t *testing.T) {
 		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
 		{ID: "refuser", Behaviour: sim.RateLimitSeconds, RateBurst: 1, Latency: -1},
 	}
-	_, dir := startFleet(t, 11, instances)
-	g := startGateway(t, dir, "")
+	// A pool of the size searx.space gives (a few dozen), of every kind.
+	for i, b := range []sim.Behaviour{sim.Fast, sim.Medium, sim.JSONDisabled, sim.OffTopic, sim.EmptyEnginesDown,
+		sim.RateLimitBare, sim.Unavailable503, sim.AnubisChallenge, sim.Dead, sim.BrokenJSON, sim.InvalidUTF8, sim.DDoSGuard} {
+		for j := range 2 {
+			instances = append(instances, sim.InstanceConfig{ID: fmt.Sprintf("%s-%d-%d", b, i, j), Behaviour: b, Latency: time.Duration(20+10*i) * time.Millisecond})
+		}
+	}
+	fleet, dir := startFleet(t, 11, instances)
+	dir = addLongHosts(t, dir, fleet.Instance("fast-json").URL(), longHosts)
+	// Names in the list are never looked up: the long ones fail at once.
+	g := startGatewayWith(t, &failResolver{}, dir, "")
 	base := "http://" + g.addr + "/"
 	// A few searches first, so that the status page has something to say.
 	for i := range 6 {
@@ -101,21 +113,32 @@ func TestBrowser(t *testing.T) {
 	}
 	page.screenshot(t, filepath.Join(out, "results.png"))
 
-	// The same page on a phone, in dark mode.
-	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": true})
-	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "dark"}}})
-	page.navigate(t, page.evalString(t, `location.href`))
-	if w := page.evalInt(t, `document.documentElement.scrollWidth`); w > 390 {
-		t.Errorf("on a 390 px phone the results page is %d px wide", w)
+	// The same page on a 375 px phone (the narrowest in common use), light
+	// and dark.
+	results := page.evalString(t, `location.href`)
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": true})
+	for _, scheme := range []string{"light", "dark"} {
+		page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}})
+		page.navigate(t, results)
+		checkPhoneResults(t, page)
+		page.screenshot(t, filepath.Join(out, "results-phone-"+scheme+".png"))
 	}
-	page.screenshot(t, filepath.Join(out, "results-phone-dark.png"))
 	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "light"}}})
-	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
 
 	page.navigate(t, base+"status")
 	rows := page.evalInt(t, `document.querySelectorAll('table#instances tbody tr').length`)
-	if rows != len(instances) {
-		t.Errorf("the instance table has %d rows, want %d", rows, len(instances))
+	if want := len(instances) + len(longHosts); rows != want {
+		t.Errorf("the instance table has %d rows, want %d", rows, want)
+	}
+	if w, vw := page.evalInt(t, `document.documentElement.scrollWidth`), page.evalInt(t, `window.innerWidth`); w > vw {
+		t.Errorf("at 1280 px the status page is %d px wide, wider than the window (%d px)", w, vw)
+	}
+	if w, cw := page.evalInt(t, `document.querySelector('.tablewrap').scrollWidth`), page.evalInt(t, `document.querySelector('.tablewrap').clientWidth`); w > cw {
+		t.Errorf("at 1280 px the instance table is %d px wide in a %d px box: it scrolls sideways", w, cw)
+	}
+	if txt := page.evalString(t, `document.querySelector('dl.totals').innerText`); !strings.Contains(txt, "Failed: no answer") {
+		t.Errorf("the totals do not name the failed searches:\n%s", txt)
 	}
 	if n := page.evalInt(t, `document.querySelectorAll('table#instances svg.spark polyline').length`); n == 0 {
 		t.Error("no latency sparkline on the status page")
@@ -128,12 +151,92 @@ func TestBrowser(t *testing.T) {
 	}
 	page.screenshot(t, filepath.Join(out, "status.png"))
 
+	// And the status page on the phone: the table scrolls inside its box,
+	// the page itself does not.
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": true})
+	page.navigate(t, base+"status")
+	if w := page.evalInt(t, `document.documentElement.scrollWidth`); w > 375 {
+		t.Errorf("on a 375 px phone the status page is %d px wide", w)
+	}
+	page.screenshot(t, filepath.Join(out, "status-phone.png"))
+
 	for _, e := range page.events() {
 		if strings.Contains(e, "Content Security Policy") || strings.Contains(e, "Refused to") {
 			t.Errorf("the browser reported: %s", e)
 		}
 	}
 	t.Logf("screenshots in %s", out)
+}
+
+// longHosts are instances with names as long as real ones get; they never
+// answer (no name is resolved here), so they stay at the bottom.
+var longHosts = []string{
+	"https://searxng.volunteer-search-collective.example.org/",
+	"https://search.projectsegfau-like-mirror.example.net/",
+	"https://metasearch.privacy-first.example.com/searxng/",
+	"https://sx.example.dev/",
+}
+
+// addLongHosts writes a copy of the directory at path with hosts added,
+// each a copy of the entry of like (one the list keeps) claiming a slow
+// median.
+func addLongHosts(t *testing.T, path, like string, hosts []string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]any
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	inst := file["instances"].(map[string]any)
+	model, ok := inst[like]
+	if !ok {
+		t.Fatalf("%s is not in the directory", like)
+	}
+	for _, h := range hosts {
+		var e map[string]any
+		c, _ := json.Marshal(model)
+		_ = json.Unmarshal(c, &e)
+		e["timing"].(map[string]any)["search"].(map[string]any)["all"].(map[string]any)["median"] = 3.5
+		e["alternativeUrls"] = map[string]any{} // else it would be one instance with like
+		inst[h] = e
+	}
+	if b, err = json.Marshal(file); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "instances.json")
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkPhoneResults checks a results page on a phone: nothing is wider
+// than the screen, the search button sits on one line beside the box, and
+// the category tabs stay inside the page, every one of them in view.
+func checkPhoneResults(t *testing.T, page *cdp) {
+	t.Helper()
+	vw := page.evalInt(t, `window.innerWidth`)
+	if w := page.evalInt(t, `document.documentElement.scrollWidth`); w > vw {
+		t.Errorf("on a %d px phone the results page is %d px wide", vw, w)
+	}
+	if d := page.evalInt(t, `(() => { const b = document.querySelector('.searchform button').getBoundingClientRect(), q = document.querySelector('.searchform input[type=search]').getBoundingClientRect(); return Math.round(Math.abs(b.top - q.top) + Math.abs(b.height - q.height)) })()`); d != 0 {
+		t.Errorf("on a %d px phone the search button is not beside the search box (%d px off)", vw, d)
+	}
+	if lines := page.evalInt(t, `(() => { const b = document.querySelector('.searchform button'), r = document.createRange(); r.selectNodeContents(b); return r.getClientRects().length })()`); lines != 1 {
+		t.Errorf("on a %d px phone the search button's label takes %d lines", vw, lines)
+	}
+	if n := page.evalInt(t, `document.querySelectorAll('nav.tabs a').length`); n < 5 {
+		t.Fatalf("%d category tabs", n)
+	}
+	if out := page.evalString(t, `(() => { const nav = document.querySelector('nav.tabs').getBoundingClientRect(); return Array.from(document.querySelectorAll('nav.tabs a')).filter(a => { const r = a.getBoundingClientRect(); return r.left < nav.left || r.right > nav.right || r.right > window.innerWidth }).map(a => a.innerText).join(", ") })()`); out != "" {
+		t.Errorf("on a %d px phone these category tabs are cut off or out of view: %s", vw, out)
+	}
+	if w, cw := page.evalInt(t, `document.querySelector('nav.tabs').scrollWidth`), page.evalInt(t, `document.querySelector('nav.tabs').clientWidth`); w > cw {
+		t.Errorf("on a %d px phone the category tabs are %d px wide in %d px", vw, w, cw)
+	}
 }
 
 func findChromium() string {

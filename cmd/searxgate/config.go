@@ -262,18 +262,18 @@ func (d durationValue) Set(v string) error {
 }
 
 // parseConfig reads the environment (through getenv), then args. Errors
-// name the flag or the variable at fault.
-func parseConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+// name the flag or the variable at fault. Asked for help (-h, --help), it
+// writes the help (printHelp) to help and returns flag.ErrHelp.
+func parseConfig(args []string, getenv func(string) string, help io.Writer) (Config, error) {
 	c := defaultConfig()
 	fs := flag.NewFlagSet("searxgate serve", flag.ContinueOnError)
-	fs.SetOutput(out)
+	// The flag package's own messages are replaced: errors are returned
+	// (and printed once, by the caller), help is printHelp.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	opts := c.options()
 	for _, o := range opts {
-		fs.Var(o.value, o.name, o.usage+" (env "+envName(o.name)+")")
-	}
-	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: searxgate [serve] [flags]\n\nFlags (each also read from its environment variable; a flag wins):\n")
-		fs.PrintDefaults()
+		fs.Var(o.value, o.name, o.usage)
 	}
 	for _, o := range opts {
 		if v := getenv(envName(o.name)); v != "" {
@@ -285,8 +285,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (Conf
 			}
 		}
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		printHelp(help)
 		return c, err
+	} else if err != nil {
+		return c, fmt.Errorf("%w (searxgate --help lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))

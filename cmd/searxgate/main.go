@@ -22,14 +22,15 @@ func main() {
 	os.Exit(code)
 }
 
-const usage = `searxgate answers SearXNG searches from a pool of public SearXNG instances.
-
-Usage:
-  searxgate [serve] [flags]   serve (the default); searxgate serve -h lists the flags
-  searxgate mcp [flags]       speak MCP on stdin/stdout, forwarding to a running searxgate
-  searxgate sim [flags]       run a fleet of fake SearXNG instances on 127.0.0.1
-  searxgate version           print the version
-`
+// commands are the subcommands, as --help lists them. A new subcommand
+// adds its line here and its case in Main.
+var commands = []struct{ use, what string }{
+	{"searxgate [serve] [flags]", "serve searches (the default); its flags are below"},
+	{"searxgate mcp [flags]", "speak MCP on stdin/stdout, forwarding to a running searxgate"},
+	{"searxgate sim [flags]", "run a fleet of fake SearXNG instances on 127.0.0.1 (sim -h: its flags)"},
+	{"searxgate version", "print the version"},
+	{"searxgate help", "print this help (also --help, -h)"},
+}
 
 // Main runs searxgate with args (without the program name) and returns the
 // exit code. It serves until ctx ends.
@@ -40,7 +41,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	}
 	switch cmd {
 	case "serve":
-		return serve(ctx, args, stderr, getenv)
+		return serve(ctx, args, stdout, stderr, getenv)
 	case "mcp":
 		return mcpCommand(ctx, args, os.Stdin, os.Stdout, stderr, getenv)
 	case "version":
@@ -55,17 +56,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 			return 2
 		}
 		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	case "help":
+		printHelp(stdout)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "searxgate: unknown command %q\n\n%s", cmd, usage)
+		fmt.Fprintf(stderr, "searxgate: unknown command %q (searxgate --help lists the commands)\n", cmd)
 		return 2
 	}
 }
 
-func serve(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) int {
-	cfg, err := parseConfig(args, getenv, stderr)
+// serve runs searxgate serve; --help (-h) prints the help to stdout.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, err := parseConfig(args, getenv, stdout)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
