@@ -161,14 +161,16 @@ func New(cfg Config) *Reader {
 	cfg.defaults()
 	r := &Reader{cfg: cfg, cache: newCache(cfg.CacheEntries, cfg.CacheBytes),
 		hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
-	d := &guardedDialer{allowPrivate: cfg.AllowPrivate, resolver: cfg.Resolver, dial: cfg.Dial}
-	if d.dial == nil {
-		nd := &net.Dialer{Timeout: 5 * time.Second}
-		d.dial = nd.DialContext
-	}
+	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial}
 	rt := &http.Transport{
-		Proxy:                 nil, // never a proxy from the environment: it would bypass the guard
-		DialContext:           d.DialContext,
+		Proxy: nil, // never a proxy from the environment: it would bypass the guard
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := d.DialContext(ctx, network, addr)
+			if errors.Is(err, directory.ErrNotPublic) {
+				return nil, fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, err)
+			}
+			return c, err
+		},
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
 		MaxIdleConnsPerHost:   2,
@@ -455,43 +457,4 @@ func transportError(u *url.URL, err error) error {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// guardedDialer connects only to public addresses (unless allowPrivate),
-// checking every address a name resolves to, as cmd's upstream dialer does.
-type guardedDialer struct {
-	allowPrivate bool
-	resolver     Resolver
-	dial         func(ctx context.Context, network, addr string) (net.Conn, error)
-}
-
-func (g *guardedDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	var ips []netip.Addr
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{ip}
-	} else {
-		found, err := g.resolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, &net.DNSError{Err: err.Error(), Name: host, IsNotFound: true}
-		}
-		ips = found
-	}
-	for _, ip := range ips {
-		if !g.allowPrivate && !directory.PublicAddr(ip.Unmap()) {
-			return nil, fmt.Errorf("%w: %s resolves to %s (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, host, ip)
-		}
-	}
-	lastErr := fmt.Errorf("no address for %s", host)
-	for _, ip := range ips {
-		c, err := g.dial(ctx, network, net.JoinHostPort(ip.Unmap().String(), port))
-		if err == nil {
-			return c, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
 }

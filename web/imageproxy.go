@@ -72,6 +72,7 @@ type imageProxy struct {
 	cfg    ImageConfig
 	client *fasthttp.Client
 	slots  chan struct{} // one token per fetch in flight
+	dialer *directory.Dialer
 }
 
 func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
@@ -104,6 +105,8 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 		cfg.Connect = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	}
 	ip := &imageProxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	ip.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: netIPResolver{cfg.Resolver}, Timeout: cfg.Timeout,
+		Connect: func(ctx context.Context, _, addr string) (net.Conn, error) { return cfg.Connect(ctx, addr) }}
 	ip.client = &fasthttp.Client{
 		NoDefaultUserAgentHeader: true,
 		Dial:                     ip.dial,
@@ -150,50 +153,35 @@ func (ip *imageProxy) valid(u, h string) bool {
 	return hmac.Equal(got, m.Sum(nil))
 }
 
-// dial connects to an image host only at public addresses (unless
-// AllowPrivate): it resolves the name itself and checks every address,
-// so that neither a URL nor a name that changes its answer (DNS
-// rebinding) nor a redirect points searxgate into the network it runs in.
+// dial connects to an image host as every outgoing connection does
+// (directory.Dialer): only at public addresses unless AllowPrivate, every
+// address a name resolves to checked, so that neither a URL nor a name
+// that changes its answer (DNS rebinding) nor a redirect points searxgate
+// into the network it runs in.
 func (ip *imageProxy) dial(addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
+	c, err := ip.dialer.Dial(addr)
+	if errors.Is(err, directory.ErrNotPublic) {
+		return nil, fmt.Errorf("%w: %w", errImageAddress, err)
+	}
+	return c, err
+}
+
+// netIPResolver serves an IPAddr resolver (ImageConfig.Resolver) as the
+// directory.Dialer's.
+type netIPResolver struct{ r directory.Resolver }
+
+func (n netIPResolver) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr, error) {
+	found, err := n.r.LookupIPAddr(ctx, host)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ip.cfg.Timeout)
-	defer cancel()
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a.Unmap()}
-	} else {
-		found, err := ip.cfg.Resolver.LookupIPAddr(ctx, host)
-		if err != nil {
-			return nil, fmt.Errorf("image: resolving %s: %w", host, err)
-		}
-		for _, f := range found {
-			if a, ok := netip.AddrFromSlice(f.IP); ok {
-				addrs = append(addrs, a.Unmap())
-			}
+	out := make([]netip.Addr, 0, len(found))
+	for _, f := range found {
+		if a, ok := netip.AddrFromSlice(f.IP); ok {
+			out = append(out, a)
 		}
 	}
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("image: no address for %s", host)
-	}
-	if !ip.cfg.AllowPrivate {
-		for _, a := range addrs {
-			if !directory.PublicAddr(a) {
-				return nil, fmt.Errorf("%w: %s is %s", errImageAddress, host, a)
-			}
-		}
-	}
-	var last error
-	for _, a := range addrs {
-		c, err := ip.cfg.Connect(ctx, net.JoinHostPort(a.String(), port))
-		if err == nil {
-			return c, nil
-		}
-		last = err
-	}
-	return nil, last
+	return out, nil
 }
 
 // checkURL refuses what is not an http(s) URL with a host, and what the

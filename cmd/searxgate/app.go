@@ -52,7 +52,7 @@ type App struct {
 	guard  directory.Guard
 	ops    *operator
 	cache  *cacheQueue
-	dialer *guardedDialer
+	dialer *directory.Dialer
 	// limiter is the per-client limit (nil when --client-rate is 0): the
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
@@ -78,7 +78,8 @@ type App struct {
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
 	a.guard = directory.Guard{AllowPrivate: cfg.AllowPrivate}
-	a.dialer = newGuardedDialer(cfg.AllowPrivate, 3*time.Second, cfg.resolver, a.notes)
+	// Every connection to an instance or the directory goes through it.
+	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note}
 	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
 		return nil, fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
 	}

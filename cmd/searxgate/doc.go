@@ -21,7 +21,7 @@
 // and no instance can be searched, one ERROR line says why, counted by
 // cause, and App.Problem gives the same text to the status page until an
 // instance becomes usable. Instances and the list are reached only through
-// the guarded dialer (dial.go), which refuses non-public addresses unless
+// the guarded dialer (directory.Dialer), which refuses non-public addresses unless
 // --allow-private.
 //
 // /mcp is the MCP face (package mcp, with package reader for pages),

@@ -135,7 +135,7 @@ func (a *App) causeOf(inst string, c proxy.Caps) string {
 		host = u.Hostname()
 	}
 	switch why := a.notes.why(host); why {
-	case dialPrivate, dialDNS, dialRefused:
+	case directory.DialPrivate, directory.DialDNS, directory.DialRefused:
 		return why
 	}
 	switch e := c.ConfigErr; {
