@@ -195,3 +195,14 @@ func PublicAddr(a netip.Addr) bool {
 	}
 	return true
 }
+
+// NoResolve is a Resolver that never resolves: a Guard with it judges only
+// what a URL itself says (a literal address in any form, a localhost name)
+// and leaves the addresses a name resolves to to the Dialer, which checks
+// them when it connects. A name's failure to resolve wraps ErrResolve.
+type NoResolve struct{}
+
+// LookupIPAddr never answers.
+func (NoResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	return nil, &net.DNSError{Err: "not resolved here", Name: host, IsNotFound: true}
+}

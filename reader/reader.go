@@ -176,7 +176,7 @@ func New(cfg Config) *Reader {
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       30 * time.Second,
 	}
-	guard := directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: noResolve{}}
+	guard := directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: directory.NoResolve{}}
 	r.client = &http.Client{
 		Transport: rt,
 		Jar:       nil, // no cookies, ever
@@ -258,7 +258,7 @@ func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, 
 	if p, ok := r.cache.get(key, now); ok {
 		return p, true, nil
 	}
-	guard := directory.Guard{AllowPrivate: r.cfg.AllowPrivate, Resolver: noResolve{}}
+	guard := directory.Guard{AllowPrivate: r.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
 	if err := checkURL(ctx, guard, key); err != nil {
 		return nil, false, err
 	}
@@ -328,14 +328,6 @@ func hostOf(raw string) string {
 		return u.Host
 	}
 	return raw
-}
-
-// noResolve makes the guard check only literal addresses and localhost
-// names: the dialer checks what a name resolves to.
-type noResolve struct{}
-
-func (noResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	return nil, &net.DNSError{Err: "not resolved here", Name: host, IsNotFound: true}
 }
 
 // Accept says what the reader can read, HTML first.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"searxgate/directory"
 	"searxgate/proxy"
 )
 
@@ -51,7 +52,7 @@ func FuzzEndpoints(f *testing.F) {
 	}}
 	// Image fetches resolve nothing and connect nowhere: the fuzzer cannot
 	// forge a signature, and if it did nothing would leave the process.
-	images := ImageConfig{Resolver: unresolved{}, Connect: func(context.Context, string) (net.Conn, error) {
+	images := ImageConfig{Resolver: directory.NoResolve{}, Connect: func(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("no network in the fuzz target")
 	}}
 	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t",

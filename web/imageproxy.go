@@ -192,19 +192,11 @@ func (ip *imageProxy) checkURL(u *url.URL) error {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
 		return errImageURL
 	}
-	g := directory.Guard{AllowPrivate: ip.cfg.AllowPrivate, Resolver: unresolved{}}
+	g := directory.Guard{AllowPrivate: ip.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
 	if err := g.Check(context.Background(), u.String()); err != nil && !errors.Is(err, directory.ErrResolve) {
 		return fmt.Errorf("%w: %w", errImageAddress, err)
 	}
 	return nil
-}
-
-// unresolved never resolves: the guard then judges what a URL says, and
-// the dialer the addresses a name resolves to.
-type unresolved struct{}
-
-func (unresolved) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
-	return nil, errors.New("not resolved here")
 }
 
 // fetch gets one image into resp, following at most MaxRedirects

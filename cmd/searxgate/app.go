@@ -177,7 +177,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Fetcher: directory.NewFetcher(directory.FetchOptions{
 			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(cfg.Contact),
 			DialContext: a.dialer.DialContext,
-			Guard:       &directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: noResolve{}},
+			Guard:       &directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: directory.NoResolve{}},
 		}),
 		Cache:  dirCache{st},
 		Filter: directory.DefaultFilter(),
@@ -282,7 +282,7 @@ func (a *App) seedList(list directory.List, start bool) {
 	// Names are not resolved here (that would be a lookup per entry at every
 	// refresh): the dialer checks the addresses they resolve to at connect
 	// time. Literal addresses and localhost names are refused now.
-	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: noResolve{}}
+	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
 	priors := make([]pool.Prior, 0, len(list.Entries))
 	refused := 0
 	for _, e := range list.Entries {

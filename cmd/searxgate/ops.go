@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync"
 	"time"
 
@@ -12,14 +11,6 @@ import (
 	"searxgate/pool"
 	"searxgate/store"
 )
-
-// noResolve is a resolver that never resolves: the guard then checks only
-// what the URL itself says, and the dialer checks resolved addresses.
-type noResolve struct{}
-
-func (noResolve) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
-	return nil, errors.New("not resolved here")
-}
 
 // operator applies the operator's changes to the pool and keeps them in the
 // store, written at once so that none is lost.
