@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"searxgate/directory"
+	"searxgate/operator"
 	"searxgate/web"
 )
 
@@ -14,7 +15,7 @@ import (
 // outside 1 to 65535, longer than directory.MaxURLLength, a non-public
 // address), and an add past --max-own-instances, are the client's error
 // (web.ErrBadInstance, answered 400); anything else is the server's.
-type adminOps struct{ op *operator }
+type adminOps struct{ op *operator.Operator }
 
 func (a adminOps) Add(ctx context.Context, raw string) (string, error) {
 	u, err := a.op.Add(ctx, raw)
@@ -35,7 +36,7 @@ func (a adminOps) Reset() error { return a.op.Reset() }
 
 func clientError(err error) error {
 	if err != nil && (errors.Is(err, directory.ErrBadURL) || errors.Is(err, directory.ErrScheme) ||
-		errors.Is(err, directory.ErrPrivateAddress) || errors.Is(err, errTooManyOwn)) {
+		errors.Is(err, directory.ErrPrivateAddress) || errors.Is(err, operator.ErrTooManyOwn)) {
 		return fmt.Errorf("%w: %w", web.ErrBadInstance, err)
 	}
 	return err

@@ -22,6 +22,7 @@ import (
 
 	"searxgate/directory"
 	"searxgate/mcp"
+	"searxgate/operator"
 	"searxgate/pool"
 	"searxgate/proxy"
 	"searxgate/store"
@@ -50,7 +51,7 @@ type App struct {
 	ln     net.Listener
 	source *directory.Source
 	guard  directory.Guard
-	ops    *operator
+	ops    *operator.Operator
 	cache  *cacheQueue
 	dialer *directory.Dialer
 	// limiter is the per-client limit (nil when --client-rate is 0): the
@@ -160,12 +161,12 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 
-	a.ops = &operator{app: a}
-	if err := a.ops.restore(ctx); err != nil {
+	a.ops = operator.New(operator.Config{Pool: a.pool, Proxy: a.proxy, Store: st, AllowPrivate: cfg.AllowPrivate, MaxOwn: cfg.MaxOwnInstances})
+	if err := a.ops.Restore(); err != nil {
 		return nil, err
 	}
 	for _, in := range cfg.Instances {
-		if err := a.ops.addFlag(ctx, in); err != nil {
+		if err := a.ops.AddFlag(ctx, in); err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +279,7 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 // instances' terms are read by Run (and judged); on a refresh they are read
 // in the background here.
 func (a *App) seedList(list directory.List, start bool) {
-	removed := a.ops.removedSet()
+	removed := a.ops.RemovedSet()
 	// Names are not resolved here (that would be a lookup per entry at every
 	// refresh): the dialer checks the addresses they resolve to at connect
 	// time. Literal addresses and localhost names are refused now.

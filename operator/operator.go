@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"context"
@@ -12,10 +12,33 @@ import (
 	"searxgate/store"
 )
 
-// operator applies the operator's changes to the pool and keeps them in the
+// Store keeps the operator's changes; *store.Store is one.
+type Store interface {
+	Operators() ([]store.Operator, error)
+	PutOperator(store.Operator) error
+	ResetPool() error
+}
+
+// Proxy is what the operator asks of the search path; *proxy.Proxy is one.
+type Proxy interface {
+	ReadTerms(instances []string)
+	DropAnswersOf(inst string) (int, error)
+}
+
+// Config is what an Operator needs.
+type Config struct {
+	Pool         *pool.Pool
+	Proxy        Proxy
+	Store        Store
+	AllowPrivate bool // --allow-private: the address guard lets private addresses through
+	MaxOwn       int  // --max-own-instances: instances the API may add
+	Now          func() time.Time
+}
+
+// Operator applies the operator's changes to the pool and keeps them in the
 // store, written at once so that none is lost.
-type operator struct {
-	app *App
+type Operator struct {
+	cfg Config
 
 	mu      sync.Mutex // guards removed
 	removed map[string]bool
@@ -23,11 +46,21 @@ type operator struct {
 	addMu sync.Mutex // one Add at a time, so that two cannot both pass the cap
 }
 
-// errTooManyOwn: the instance API was asked to add an instance past
+// ErrTooManyOwn: the instance API was asked to add an instance past
 // --max-own-instances.
-var errTooManyOwn = errors.New("too many instances of your own")
+var ErrTooManyOwn = errors.New("too many instances of your own")
 
-func (o *operator) removedSet() map[string]bool {
+// New returns an Operator; Restore replays the stored changes.
+func New(cfg Config) *Operator {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Operator{cfg: cfg, removed: map[string]bool{}}
+}
+
+// RemovedSet is the instances the operator removed: later directory lists
+// must not bring them back.
+func (o *Operator) RemovedSet() map[string]bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make(map[string]bool, len(o.removed))
@@ -37,9 +70,9 @@ func (o *operator) removedSet() map[string]bool {
 	return out
 }
 
-// restore replays the stored changes onto the pool.
-func (o *operator) restore(ctx context.Context) error {
-	ops, err := o.app.store.Operators()
+// Restore replays the stored changes onto the pool.
+func (o *Operator) Restore() error {
+	ops, err := o.cfg.Store.Operators()
 	if err != nil {
 		return err
 	}
@@ -52,12 +85,12 @@ func (o *operator) restore(ctx context.Context) error {
 			o.mu.Lock()
 			o.removed[op.URL] = true
 			o.mu.Unlock()
-			o.app.pool.Remove(op.URL)
+			o.cfg.Pool.Remove(op.URL)
 		case op.Added:
-			o.app.pool.Add(op.URL, pool.Own)
+			o.cfg.Pool.Add(op.URL, pool.Own)
 		}
 		if op.Disabled && !op.Removed {
-			o.app.pool.Disable(op.URL)
+			o.cfg.Pool.Disable(op.URL)
 		}
 	}
 	return nil
@@ -65,12 +98,12 @@ func (o *operator) restore(ctx context.Context) error {
 
 // check normalises url and runs the address guard. A name that does not
 // resolve now is accepted: the dialer checks its addresses when it connects.
-func (o *operator) check(ctx context.Context, raw string) (string, error) {
+func (o *Operator) check(ctx context.Context, raw string) (string, error) {
 	u, err := directory.Normalize(raw)
 	if err != nil {
 		return "", err
 	}
-	g := directory.Guard{AllowPrivate: o.app.cfg.AllowPrivate}
+	g := directory.Guard{AllowPrivate: o.cfg.AllowPrivate}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := g.Check(cctx, u); err != nil && !errors.Is(err, directory.ErrResolve) {
@@ -79,21 +112,21 @@ func (o *operator) check(ctx context.Context, raw string) (string, error) {
 	return u, nil
 }
 
-// addFlag adds an --instance: the operator's own, used first. It is not
+// AddFlag adds an --instance: the operator's own, used first. It is not
 // stored (the flag says it again at every start).
-func (o *operator) addFlag(ctx context.Context, raw string) error {
+func (o *Operator) AddFlag(ctx context.Context, raw string) error {
 	u, err := o.check(ctx, raw)
 	if err != nil {
 		return fmt.Errorf("--instance (SEARXGATE_INSTANCE) %q: %w", raw, err)
 	}
-	o.app.pool.Add(u, pool.Own)
+	o.cfg.Pool.Add(u, pool.Own)
 	return nil
 }
 
 // Add adds an instance of the operator's own, and remembers it. Adding
 // one already added changes nothing; a new one past --max-own-instances is
-// refused (errTooManyOwn).
-func (o *operator) Add(ctx context.Context, raw string) (string, error) {
+// refused (ErrTooManyOwn).
+func (o *Operator) Add(ctx context.Context, raw string) (string, error) {
 	u, err := o.check(ctx, raw)
 	if err != nil {
 		return "", err
@@ -103,22 +136,22 @@ func (o *operator) Add(ctx context.Context, raw string) (string, error) {
 	if err := o.checkCap(u); err != nil {
 		return "", err
 	}
-	if err := o.app.store.PutOperator(store.Operator{URL: u, Added: true, Tier: pool.Own.String(), UpdatedAt: time.Now().UTC()}); err != nil {
+	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Added: true, Tier: pool.Own.String(), UpdatedAt: o.cfg.Now().UTC()}); err != nil {
 		return "", err
 	}
 	o.mu.Lock()
 	delete(o.removed, u)
 	o.mu.Unlock()
-	o.app.pool.Add(u, pool.Own)
-	o.app.proxy.ReadTerms([]string{u})
+	o.cfg.Pool.Add(u, pool.Own)
+	o.cfg.Proxy.ReadTerms([]string{u})
 	return u, nil
 }
 
 // checkCap refuses a new instance when the operator has added
 // --max-own-instances already (the --instance ones do not count: they are
 // not stored).
-func (o *operator) checkCap(u string) error {
-	ops, err := o.app.store.Operators()
+func (o *Operator) checkCap(u string) error {
+	ops, err := o.cfg.Store.Operators()
 	if err != nil {
 		return err
 	}
@@ -132,52 +165,52 @@ func (o *operator) checkCap(u string) error {
 		}
 		added++
 	}
-	if limit := o.app.cfg.MaxOwnInstances; added >= limit {
+	if limit := o.cfg.MaxOwn; added >= limit {
 		return fmt.Errorf("%w: %d added already, the limit of --max-own-instances (SEARXGATE_MAX_OWN_INSTANCES); remove one first or raise the limit",
-			errTooManyOwn, added)
+			ErrTooManyOwn, added)
 	}
 	return nil
 }
 
 // Remove forgets an instance and keeps it out of later directory lists.
-func (o *operator) Remove(raw string) (bool, error) {
+func (o *Operator) Remove(raw string) (bool, error) {
 	u, err := directory.Normalize(raw)
 	if err != nil {
 		return false, err
 	}
-	if err := o.app.store.PutOperator(store.Operator{URL: u, Removed: true, UpdatedAt: time.Now().UTC()}); err != nil {
+	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Removed: true, UpdatedAt: o.cfg.Now().UTC()}); err != nil {
 		return false, err
 	}
 	o.mu.Lock()
 	o.removed[u] = true
 	o.mu.Unlock()
-	return o.app.pool.Remove(u), nil
+	return o.cfg.Pool.Remove(u), nil
 }
 
 // SetDisabled disables or enables an instance, keeping what was learned.
-func (o *operator) SetDisabled(raw string, disabled bool) (bool, error) {
+func (o *Operator) SetDisabled(raw string, disabled bool) (bool, error) {
 	u, err := directory.Normalize(raw)
 	if err != nil {
 		return false, err
 	}
 	prev := o.find(u)
-	prev.URL, prev.Disabled, prev.UpdatedAt = u, disabled, time.Now().UTC()
-	if err := o.app.store.PutOperator(prev); err != nil {
+	prev.URL, prev.Disabled, prev.UpdatedAt = u, disabled, o.cfg.Now().UTC()
+	if err := o.cfg.Store.PutOperator(prev); err != nil {
 		return false, err
 	}
 	if disabled {
-		found := o.app.pool.Disable(u)
+		found := o.cfg.Pool.Disable(u)
 		// A disabled instance's answers are not served from the cache either.
-		if _, err := o.app.proxy.DropAnswersOf(u); err != nil {
+		if _, err := o.cfg.Proxy.DropAnswersOf(u); err != nil {
 			return found, fmt.Errorf("dropping the cached answers of %s: %w", u, err)
 		}
 		return found, nil
 	}
-	return o.app.pool.Enable(u), nil
+	return o.cfg.Pool.Enable(u), nil
 }
 
-func (o *operator) find(u string) store.Operator {
-	ops, err := o.app.store.Operators()
+func (o *Operator) find(u string) store.Operator {
+	ops, err := o.cfg.Store.Operators()
 	if err == nil {
 		for _, op := range ops {
 			if op.URL == u {
@@ -189,7 +222,7 @@ func (o *operator) find(u string) store.Operator {
 }
 
 // Reset forgets everything the pool learned (not the operator's changes).
-func (o *operator) Reset() error {
-	o.app.pool.Reset()
-	return o.app.store.ResetPool()
+func (o *Operator) Reset() error {
+	o.cfg.Pool.Reset()
+	return o.cfg.Store.ResetPool()
 }

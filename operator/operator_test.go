@@ -1,0 +1,87 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"searxgate/pool"
+	"searxgate/store"
+)
+
+type memStore struct{ ops map[string]store.Operator }
+
+func (m *memStore) Operators() ([]store.Operator, error) {
+	var out []store.Operator
+	for _, o := range m.ops {
+		out = append(out, o)
+	}
+	return out, nil
+}
+func (m *memStore) PutOperator(o store.Operator) error { m.ops[o.URL] = o; return nil }
+func (m *memStore) ResetPool() error                   { return nil }
+
+type fakeProxy struct{ read, dropped []string }
+
+func (f *fakeProxy) ReadTerms(insts []string) { f.read = append(f.read, insts...) }
+func (f *fakeProxy) DropAnswersOf(inst string) (int, error) {
+	f.dropped = append(f.dropped, inst)
+	return 1, nil
+}
+
+func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
+	st := &memStore{ops: map[string]store.Operator{}}
+	px := &fakeProxy{}
+	now := func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
+	p := pool.New(pool.Config{})
+	p.Seed([]pool.Prior{{URL: "https://public.example/"}})
+	o := New(Config{Pool: p, Proxy: px, Store: st, MaxOwn: 2, Now: now})
+	ctx := context.Background()
+
+	u, err := o.Add(ctx, "HTTPS://Mine.Example")
+	if err != nil || u != "https://mine.example/" {
+		t.Fatalf("Add = %q, %v", u, err)
+	}
+	if len(px.read) != 1 || px.read[0] != u {
+		t.Fatalf("terms read for %v, want the added instance", px.read)
+	}
+	if _, err := o.Add(ctx, "https://mine.example/"); err != nil {
+		t.Fatalf("adding it again: %v", err)
+	}
+	if _, err := o.Add(ctx, "https://second.example/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Add(ctx, "https://third.example/"); !errors.Is(err, ErrTooManyOwn) {
+		t.Fatalf("a third past MaxOwn 2: %v", err)
+	}
+	if _, err := o.Add(ctx, "http://127.0.0.1:8080/"); err == nil {
+		t.Fatal("a loopback address was added without AllowPrivate")
+	}
+	if found, err := o.SetDisabled("https://public.example/", true); !found || err != nil || len(px.dropped) != 1 {
+		t.Fatalf("disable: %v %v, dropped %v", found, err, px.dropped)
+	}
+	if found, err := o.Remove("https://second.example/"); !found || err != nil {
+		t.Fatalf("remove: %v %v", found, err)
+	}
+	if !o.RemovedSet()["https://second.example/"] {
+		t.Fatal("the removed instance is not in RemovedSet")
+	}
+
+	// A new process on the same store: the same pool.
+	p2 := pool.New(pool.Config{})
+	p2.Seed([]pool.Prior{{URL: "https://public.example/"}, {URL: "https://second.example/"}})
+	o2 := New(Config{Pool: p2, Proxy: px, Store: st, MaxOwn: 2, Now: now})
+	if err := o2.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p2.Stats("https://mine.example/"); st.Tier != pool.Own {
+		t.Fatalf("the added instance came back as %v", st.Tier)
+	}
+	if !p2.Stats("https://public.example/").Disabled {
+		t.Fatal("the disabled instance came back enabled")
+	}
+	if p2.Len() != 2 {
+		t.Fatalf("%d instances after restore, want 2 (the removed one gone)", p2.Len())
+	}
+}
