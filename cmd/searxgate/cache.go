@@ -1,9 +1,6 @@
 package main
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"log/slog"
 	"slices"
 	"sync"
@@ -74,7 +71,7 @@ const maxPendingCache = 4096
 func (q *cacheQueue) CacheKey(plain string) string { return q.keyer.CacheKey(plain) }
 
 func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
-	id, seal, ok := proxy.SplitCacheKey(key)
+	id, _, ok := proxy.SplitCacheKey(key)
 	if !ok || q.off {
 		return proxy.Cached{}, false
 	}
@@ -88,7 +85,7 @@ func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
 	if dropped && !e.StoredAt.After(at) {
 		return proxy.Cached{}, false
 	}
-	js, ok := openAnswer(seal, id, e.Value)
+	js, ok := proxy.OpenAnswer(key, e.Value)
 	if !ok {
 		return proxy.Cached{}, false
 	}
@@ -96,11 +93,10 @@ func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
 }
 
 func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
-	id, seal, ok := proxy.SplitCacheKey(key)
-	if !ok || q.off {
+	if q.off {
 		return
 	}
-	v, err := sealAnswer(seal, id, c.JSON)
+	id, v, err := proxy.SealAnswer(key, c.JSON)
 	if err != nil {
 		q.log.Error("sealing a cached answer failed; it is not stored", "err", err)
 		return
@@ -179,38 +175,4 @@ func (q *cacheQueue) take() []store.CacheEntry {
 	p := q.pending
 	q.pending = nil
 	return p
-}
-
-// sealAnswer seals an answer for the file: a random nonce, then the
-// answer encrypted and authenticated with AES-256-GCM under seal, bound to
-// the entry's id.
-func sealAnswer(seal []byte, id string, js []byte) ([]byte, error) {
-	aead, err := answerAEAD(seal)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, aead.NonceSize(), aead.NonceSize()+len(js)+aead.Overhead())
-	if _, err := rand.Read(out); err != nil {
-		return nil, err
-	}
-	return aead.Seal(out, out, js, []byte(id)), nil
-}
-
-// openAnswer undoes sealAnswer; ok is false for a value that was not
-// sealed under seal for id.
-func openAnswer(seal []byte, id string, v []byte) ([]byte, bool) {
-	aead, err := answerAEAD(seal)
-	if err != nil || len(v) < aead.NonceSize() {
-		return nil, false
-	}
-	js, err := aead.Open(nil, v[:aead.NonceSize()], v[aead.NonceSize():], []byte(id))
-	return js, err == nil
-}
-
-func answerAEAD(seal []byte) (cipher.AEAD, error) {
-	block, err := aes.NewCipher(seal)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -264,35 +263,6 @@ func TestCacheTTLZeroKeepsNothingOnDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertNoQueryText(t, filepath.Join(data, store.FileName), []string{"never kept"})
-}
-
-func TestSealedAnswers(t *testing.T) {
-	seal := bytes.Repeat([]byte{7}, 32)
-	v, err := sealAnswer(seal, "id-1", []byte(`{"query":"secret"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Contains(v, []byte("secret")) {
-		t.Fatal("the sealed answer holds the plain text")
-	}
-	if js, ok := openAnswer(seal, "id-1", v); !ok || string(js) != `{"query":"secret"}` {
-		t.Fatalf("openAnswer = %q, %v", js, ok)
-	}
-	other := bytes.Repeat([]byte{8}, 32)
-	for _, c := range []struct {
-		seal []byte
-		id   string
-		v    []byte
-	}{{other, "id-1", v}, {seal, "id-2", v}, {seal, "id-1", v[:5]}, {seal, "id-1", append(bytes.Clone(v[:len(v)-1]), v[len(v)-1]^1)}} {
-		if _, ok := openAnswer(c.seal, c.id, c.v); ok {
-			t.Errorf("opened with the wrong seal, id or bytes: %s", fmt.Sprint(c.id))
-		}
-	}
-	// Two seals of one answer differ (a fresh nonce each time).
-	w, _ := sealAnswer(seal, "id-1", []byte(`{"query":"secret"}`))
-	if bytes.Equal(v, w) {
-		t.Fatal("two seals of the same answer are equal")
-	}
 }
 
 // --cache-ttl 0 (or SEARXGATE_CACHE_TTL=0) is accepted and means 0, not
