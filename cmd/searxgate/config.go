@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,7 +72,7 @@ type Config struct {
 type option struct {
 	name  string // flag name; the env var is SEARXGATE_ + upper(name with - as _)
 	usage string
-	value flag.Value
+	ptr   any // *string, *int, *bool, *time.Duration or *[]string (a list)
 }
 
 func envName(flagName string) string {
@@ -132,8 +131,6 @@ type listValue struct {
 	fromEnv *bool
 }
 
-func listVar(p *[]string) listValue { return listValue{p, new(bool)} }
-
 func (l listValue) String() string {
 	if l.p == nil {
 		return ""
@@ -154,111 +151,78 @@ func (l listValue) Set(v string) error {
 
 func (c *Config) options() []option {
 	return []option{
-		{"listen", "address to serve on (host:port; port 0 picks one)", stringVar(&c.Listen)},
-		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", stringVar(&c.Data)},
-		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", stringVar(&c.Directory)},
-		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", listVar(&c.Instances)},
-		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", boolVar(&c.AllowPrivate)},
-		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", stringVar(&c.Contact)},
-		{"deadline", "time one search may take, all attempts included", durationVar(&c.Deadline)},
-		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", durationVar(&c.CacheTTL)},
-		{"budget-20s", "searches one public instance may get in any 20 s (0: no limit; never for instances you do not run)", intVar(&c.Budget20s)},
-		{"budget-10m", "searches one public instance may get in any 10 min (0: no limit; never for instances you do not run)", intVar(&c.Budget10m)},
-		{"max-in-flight", "searches in flight to one public instance at once", intVar(&c.MaxInFlight)},
-		{"own-budget-20s", "searches one of your own instances (--instance) may get in any 20 s (0: no limit)", intVar(&c.OwnBudget20s)},
-		{"own-budget-10m", "searches one of your own instances (--instance) may get in any 10 min (0: no limit)", intVar(&c.OwnBudget10m)},
-		{"own-max-in-flight", "searches in flight to one of your own instances at once", intVar(&c.OwnMaxInFlight)},
-		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", intVar(&c.Queue)},
-		{"fanout", "instances a search asks at once, merging their answers (1: one answers; a request may say fanout=N)", intVar(&c.Fanout)},
-		{"max-fanout", "the most instances one search may ask at once (fanout=N is capped to it)", intVar(&c.MaxFanout)},
-		{"max-attempts", "upstream searches one client search may make", intVar(&c.MaxAttempts)},
-		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", stringVar(&c.Strategy)},
-		{"refresh", "how often the directory is read again", durationVar(&c.Refresh)},
-		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", stringVar(&c.AdminToken)},
-		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", stringVar(&c.MCPToken)},
-		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", stringVar(&c.PublicURL)},
-		{"log-format", "text or json", stringVar(&c.LogFormat)},
-		{"log-level", "debug, info, warn or error", stringVar(&c.LogLevel)},
-		{"access-log", "log every request (without the query text)", boolVar(&c.AccessLog)},
-		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", boolVar(&c.LinkToken)},
-		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", durationVar(&c.Shutdown)},
-		{"flush", "how often learned state is written to the store", durationVar(&c.Flush)},
-		{"client-rate", "searches that reach an instance one client (an IPv4 address, an IPv6 /64) may make per minute (0: no limit); past it, 429", intVar(&c.ClientRate)},
-		{"client-burst", "searches one client address may make at once before --client-rate applies", intVar(&c.ClientBurst)},
-		{"max-conns", "client connections served at once", intVar(&c.MaxConns)},
-		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For (every line, from the right) names the client for --client-rate", listVar(&c.TrustProxy)},
+		{"listen", "address to serve on (host:port; port 0 picks one)", &c.Listen},
+		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", &c.Data},
+		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", &c.Directory},
+		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", &c.Instances},
+		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", &c.AllowPrivate},
+		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
+		{"deadline", "time one search may take, all attempts included", &c.Deadline},
+		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", &c.CacheTTL},
+		{"budget-20s", "searches one public instance may get in any 20 s (0: no limit; never for instances you do not run)", &c.Budget20s},
+		{"budget-10m", "searches one public instance may get in any 10 min (0: no limit; never for instances you do not run)", &c.Budget10m},
+		{"max-in-flight", "searches in flight to one public instance at once", &c.MaxInFlight},
+		{"own-budget-20s", "searches one of your own instances (--instance) may get in any 20 s (0: no limit)", &c.OwnBudget20s},
+		{"own-budget-10m", "searches one of your own instances (--instance) may get in any 10 min (0: no limit)", &c.OwnBudget10m},
+		{"own-max-in-flight", "searches in flight to one of your own instances at once", &c.OwnMaxInFlight},
+		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", &c.Queue},
+		{"fanout", "instances a search asks at once, merging their answers (1: one answers; a request may say fanout=N)", &c.Fanout},
+		{"max-fanout", "the most instances one search may ask at once (fanout=N is capped to it)", &c.MaxFanout},
+		{"max-attempts", "upstream searches one client search may make", &c.MaxAttempts},
+		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", &c.Strategy},
+		{"refresh", "how often the directory is read again", &c.Refresh},
+		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", &c.AdminToken},
+		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", &c.MCPToken},
+		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", &c.PublicURL},
+		{"log-format", "text or json", &c.LogFormat},
+		{"log-level", "debug, info, warn or error", &c.LogLevel},
+		{"access-log", "log every request (without the query text)", &c.AccessLog},
+		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", &c.LinkToken},
+		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", &c.Shutdown},
+		{"flush", "how often learned state is written to the store", &c.Flush},
+		{"client-rate", "searches that reach an instance one client (an IPv4 address, an IPv6 /64) may make per minute (0: no limit); past it, 429", &c.ClientRate},
+		{"client-burst", "searches one client address may make at once before --client-rate applies", &c.ClientBurst},
+		{"max-conns", "client connections served at once", &c.MaxConns},
+		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For (every line, from the right) names the client for --client-rate", &c.TrustProxy},
 
-		{"max-conns-per-ip", "client connections one address may hold open at once (0: no limit); behind a reverse proxy this counts the proxy, so raise it above the proxy's connection pool or set 0", intVar(&c.MaxConnsPerIP)},
-		{"read-timeout", "time a client has to send a whole request (header and body) once it connects or, on a kept-alive connection, once its first byte arrives", durationVar(&c.ReadTimeout)},
-		{"idle-timeout", "how long a kept-alive client connection may wait for its next request", durationVar(&c.IdleTimeout)},
-		{"max-own-instances", "instances the instance API may add (those given with --instance do not count)", intVar(&c.MaxOwnInstances)},
+		{"max-conns-per-ip", "client connections one address may hold open at once (0: no limit); behind a reverse proxy this counts the proxy, so raise it above the proxy's connection pool or set 0", &c.MaxConnsPerIP},
+		{"read-timeout", "time a client has to send a whole request (header and body) once it connects or, on a kept-alive connection, once its first byte arrives", &c.ReadTimeout},
+		{"idle-timeout", "how long a kept-alive client connection may wait for its next request", &c.IdleTimeout},
+		{"max-own-instances", "instances the instance API may add (those given with --instance do not count)", &c.MaxOwnInstances},
 	}
 }
 
-type stringValue struct{ p *string }
-
-func stringVar(p *string) flag.Value { return stringValue{p} }
-func (s stringValue) String() string {
-	if s.p == nil {
-		return ""
+// register defines o on fs with the standard flag types (a list with
+// listValue, which the flag package has none of); the current value of
+// o's field is the flag's default.
+func (o option) register(fs *flag.FlagSet, fromEnv *bool) {
+	switch p := o.ptr.(type) {
+	case *string:
+		fs.StringVar(p, o.name, *p, o.usage)
+	case *int:
+		fs.IntVar(p, o.name, *p, o.usage)
+	case *bool:
+		fs.BoolVar(p, o.name, *p, o.usage)
+	case *time.Duration:
+		fs.DurationVar(p, o.name, *p, o.usage)
+	case *[]string:
+		fs.Var(listValue{p, fromEnv}, o.name, o.usage)
+	default:
+		panic("searxgate: option " + o.name + " has no flag type")
 	}
-	return *s.p
-}
-func (s stringValue) Set(v string) error { *s.p = v; return nil }
-
-type boolValue struct{ p *bool }
-
-func boolVar(p *bool) flag.Value { return boolValue{p} }
-func (b boolValue) String() string {
-	if b.p == nil {
-		return "false"
-	}
-	return strconv.FormatBool(*b.p)
-}
-func (b boolValue) Set(v string) error {
-	x, err := strconv.ParseBool(v)
-	if err != nil {
-		return errors.New("want true or false")
-	}
-	*b.p = x
-	return nil
-}
-func (b boolValue) IsBoolFlag() bool { return true }
-
-type intValue struct{ p *int }
-
-func intVar(p *int) flag.Value { return intValue{p} }
-func (i intValue) String() string {
-	if i.p == nil {
-		return "0"
-	}
-	return strconv.Itoa(*i.p)
-}
-func (i intValue) Set(v string) error {
-	x, err := strconv.Atoi(v)
-	if err != nil {
-		return errors.New("want a whole number")
-	}
-	*i.p = x
-	return nil
 }
 
-type durationValue struct{ p *time.Duration }
-
-func durationVar(p *time.Duration) flag.Value { return durationValue{p} }
-func (d durationValue) String() string {
-	if d.p == nil {
-		return "0s"
+// want says what a value of o's kind looks like, for an error.
+func (o option) want() string {
+	switch o.ptr.(type) {
+	case *int:
+		return "want a whole number"
+	case *bool:
+		return "want true or false"
+	case *time.Duration:
+		return "want a duration such as 4s, 500ms or 1h"
 	}
-	return d.p.String()
-}
-func (d durationValue) Set(v string) error {
-	x, err := time.ParseDuration(v)
-	if err != nil {
-		return errors.New("want a duration such as 4s, 500ms or 1h")
-	}
-	*d.p = x
-	return nil
+	return "not a valid value"
 }
 
 // parseConfig reads the environment (through getenv), then args. Errors
@@ -272,17 +236,18 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (Con
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	opts := c.options()
+	listFromEnv := map[string]*bool{}
 	for _, o := range opts {
-		fs.Var(o.value, o.name, o.usage)
+		listFromEnv[o.name] = new(bool)
+		o.register(fs, listFromEnv[o.name])
 	}
+	// One pass over the environment; flags parsed after it win.
 	for _, o := range opts {
 		if v := getenv(envName(o.name)); v != "" {
-			if err := o.value.Set(v); err != nil {
-				return c, fmt.Errorf("%s=%q: %v", envName(o.name), v, err)
+			if err := fs.Set(o.name, v); err != nil {
+				return c, fmt.Errorf("%s=%q: %s", envName(o.name), v, o.want())
 			}
-			if l, ok := o.value.(listValue); ok {
-				*l.fromEnv = true
-			}
+			*listFromEnv[o.name] = true // a list flag then replaces the list instead of adding to it
 		}
 	}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {

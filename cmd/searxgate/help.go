@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // placeholders name the value a flag takes in --help; a flag not named
@@ -27,14 +29,14 @@ func placeholder(o option) string {
 	if p, ok := placeholders[o.name]; ok {
 		return p
 	}
-	switch o.value.(type) {
-	case boolValue:
+	switch o.ptr.(type) {
+	case *bool:
 		return ""
-	case intValue:
+	case *int:
 		return "n"
-	case durationValue:
+	case *time.Duration:
 		return "duration"
-	case listValue:
+	case *[]string:
 		return "value"
 	}
 	return "string"
@@ -62,7 +64,7 @@ func printHelp(w io.Writer) {
 		for _, l := range wrapWords(o.usage, 72) {
 			fmt.Fprintln(w, "      "+l)
 		}
-		d := o.value.String()
+		d := valueText(o.ptr)
 		if d == "" {
 			d = "not set"
 		}
@@ -90,4 +92,21 @@ func wrapWords(s string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// valueText is an option's value as --help shows its default.
+func valueText(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *time.Duration:
+		return p.String()
+	case *[]string:
+		return strings.Join(*p, ",")
+	}
+	return ""
 }

@@ -46,7 +46,7 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(help, head+"\n") {
 			t.Errorf("--help has no line %q", strings.TrimSpace(head))
 		}
-		d := o.value.String()
+		d := valueText(o.ptr)
 		if d == "" {
 			d = "not set"
 		}
