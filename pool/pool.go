@@ -464,3 +464,44 @@ func (p *Pool) circuitAt(s *slot, nowM int64) Circuit {
 }
 
 func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ReasonShared prefixes the reason of a circuit opened by OpenUntil: what
+// another searxgate sharing this one's egress learned (a refusal, a
+// failure). It keeps such an event from being passed on again.
+const ReasonShared = "shared:"
+
+// OpenUntil opens url's circuit until then, for reason: a refusal another
+// searxgate of the same egress met (its Retry-After or cooldown). It
+// changes nothing, and reports false, when url is not a candidate, when
+// until is not in the future, or when the circuit is already open at
+// least that long. Otherwise leases out become stale, as when a refusal
+// opens the circuit here; the averages, the streaks and the doubling of
+// the local cooldown are not touched (the refusal was not this process's).
+// The event's reason is ReasonShared + reason.
+func (p *Pool) OpenUntil(url string, until time.Time, reason string) bool {
+	now := p.clock.Now()
+	nowM := p.mono(now)
+	untilM := nowM + int64(until.Sub(now)) // a wall-clock until, as a span from now
+	p.mu.Lock()
+	in := p.byURL[url]
+	if in == nil || !until.After(now) {
+		p.mu.Unlock()
+		return false
+	}
+	s := &p.slots[in.idx]
+	from := p.circuitAt(s, nowM)
+	if from == Open && s.until >= untilM {
+		p.mu.Unlock()
+		return false
+	}
+	d := time.Duration(untilM - nowM)
+	if d > p.cfg.MaxCooldown {
+		d, untilM = p.cfg.MaxCooldown, nowM+int64(p.cfg.MaxCooldown)
+	}
+	s.circuit, s.until, s.trialOut = Open, untilM, false
+	in.cooldown = d
+	in.epoch++ // leases out now are stale
+	p.mu.Unlock()
+	p.emit([]Event{{Instance: url, From: from, To: Open, Cooldown: d, At: now, Reason: ReasonShared + reason}})
+	return true
+}

@@ -55,6 +55,7 @@ func newWindowSet(windows []Window) windowSet {
 // rarely costs little.
 type timeRing struct {
 	own   bool    // the instance's class: its times count against the own budget
+	hold  int64   // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
 	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
 	count int
@@ -146,6 +147,9 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 	if own {
 		ws = &p.classes[1]
 	}
+	if r != nil && r.hold != 0 && t < r.hold {
+		return false
+	}
 	if ws.size == 0 {
 		if own && r == nil {
 			// Remember the class, so Allowed and Take read the own
@@ -172,6 +176,9 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 }
 
 func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
+	if r != nil && r.hold != 0 && now < r.hold {
+		return false
+	}
 	if r == nil || ws.size == 0 {
 		return true
 	}
@@ -199,6 +206,9 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 	r := p.ring[instance]
 	ws := p.class(r)
 	if r != nil {
+		if r.hold != 0 {
+			free = max(free, r.hold)
+		}
 		for _, w := range ws.windows {
 			if r.count >= w.Max {
 				free = max(free, r.at(w.Max, ws.size)+int64(w.Per))
@@ -217,6 +227,39 @@ func (p *Politeness) windowsOf(instance string) []Window {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.class(p.ring[instance]).windows
+}
+
+// Hold keeps instance from being searched before until: a budget shared
+// with other searxgates refused it and said when it frees. Allowed says no
+// and FreeAt says until (or later) meanwhile; a later Hold may extend it,
+// never shorten it.
+func (p *Politeness) Hold(instance string, until, now time.Time) {
+	if p == nil || !until.After(now) {
+		return
+	}
+	t := p.nanos(now) + int64(until.Sub(now))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.ring[instance]
+	if r == nil {
+		r = &timeRing{}
+		p.ring[instance] = r
+	}
+	if r.hold == 0 || t > r.hold {
+		r.hold = t
+	}
+}
+
+// Own reports whether instance was last taken as one of the operator's
+// own.
+func (p *Politeness) Own(instance string) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.ring[instance]
+	return r != nil && r.own
 }
 
 // Used reports how many searches instance made within the last per, for the

@@ -172,3 +172,32 @@ func TestPolitenessOwnClass(t *testing.T) {
 		t.Fatal("a change of class kept the old class's history")
 	}
 }
+
+// TestHold: an instance held until a time a shared budget said is not
+// allowed before it, and FreeAt says so.
+func TestHold(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	p := NewPoliteness(Window{Max: 10, Per: 20 * time.Second})
+	p.base = t0
+	p.Hold("a", t0.Add(5*time.Second), t0)
+	p.Hold("a", t0.Add(2*time.Second), t0) // shorter: ignored
+	if p.Allowed("a", t0.Add(4*time.Second)) || p.Take("a", t0.Add(4*time.Second)) {
+		t.Fatal("allowed while held")
+	}
+	if got := p.FreeAt("a", t0); !got.Equal(t0.Add(5 * time.Second)) {
+		t.Fatalf("FreeAt %v, want +5s", got.Sub(t0))
+	}
+	if !p.Allowed("a", t0.Add(5*time.Second)) || !p.Take("a", t0.Add(5*time.Second)) {
+		t.Fatal("still held after the time said")
+	}
+	if !p.Allowed("b", t0) {
+		t.Fatal("another instance held")
+	}
+	// No window at all (budget off): a hold still holds.
+	off := NewPoliteness()
+	off.base = t0
+	off.Hold("a", t0.Add(time.Second), t0)
+	if off.TakeAs("a", false, t0) {
+		t.Fatal("taken while held with no window")
+	}
+}

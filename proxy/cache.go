@@ -106,6 +106,7 @@ func (p *Proxy) cacheKey(plain string) string {
 // directory, serves nothing more from the cache, fresh or stale.
 func (p *Proxy) DropAnswersOf(inst string) (int, error) {
 	n := p.cache.drop(func(c *Cached) bool { return AnsweredBy(c.Instance, inst) })
+	n += p.sharedDrop(func(d CacheDropper) (int, error) { return d.CacheDropInstance(inst) })
 	if d, ok := p.cfg.Store.(CacheDropper); ok {
 		m, err := d.CacheDropInstance(inst)
 		if err != nil {
@@ -132,6 +133,7 @@ func AnsweredBy(answerer, inst string) bool {
 // in both counts twice).
 func (p *Proxy) PurgeCache() (int, error) {
 	n := p.cache.purge()
+	n += p.sharedDrop(CacheDropper.CachePurge)
 	if d, ok := p.cfg.Store.(CacheDropper); ok {
 		m, err := d.CachePurge()
 		if err != nil {

@@ -56,8 +56,11 @@
 // lost runs until its answer or its search's deadline (its outcome is
 // recorded then; a timeout cut short before the instance had a fair chance
 // counts as cancelled). The politeness budget and the fair share are per
-// process: two searxgates in front of the same instances each keep their
-// own. The fair share counts buckets of a tenth of a window, so a client's
+// process unless Config.Shared says otherwise (shared.go: replicas that
+// share a budget, answers, searches in flight and half-open trials, with
+// package redis); the fair share and the in-flight caps stay per process.
+// The shared budget is asked after checkout, so also by dispatch under the
+// queue's lock: an implementation must answer within milliseconds. The fair share counts buckets of a tenth of a window, so a client's
 // share frees up to a tenth of a window late, never early. A waiting
 // search is woken when an attempt or an autocompletion ends, or when the
 // window or cooldown it waits for runs out; a lease the pool takes back by

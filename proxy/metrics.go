@@ -97,10 +97,21 @@ type Metrics struct {
 	queueRefused atomic.Uint64 // searches refused because no slot could be had in time, or the queue was full
 	limited      atomic.Uint64 // searches refused by Config.Admit
 	fanout       atomic.Uint64 // searches answered by merging several instances' answers
+
+	sharedRefused atomic.Uint64 // leases given back because the shared budget said no
+	sharedJoined  atomic.Uint64 // searches answered by another replica's search of the same query
 }
 
 // FanoutSearches counts searches answered by merging several instances.
 func (m *Metrics) FanoutSearches() uint64 { return m.fanout.Load() }
+
+// SharedRefused counts leases given back because the budget shared with
+// other replicas had no room (0 without one).
+func (m *Metrics) SharedRefused() uint64 { return m.sharedRefused.Load() }
+
+// SharedJoined counts searches answered by another replica's search of
+// the same query, found in the shared cache.
+func (m *Metrics) SharedJoined() uint64 { return m.sharedJoined.Load() }
 
 // QueueDepth is the number of searches waiting for a free slot now.
 func (m *Metrics) QueueDepth() int64 { return m.queueDepth.Load() }

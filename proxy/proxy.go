@@ -148,6 +148,11 @@ type Config struct {
 	CacheBytes   int64         // default 64 MiB
 	Store        CacheStore    // optional
 
+	// Shared is what this process shares with other replicas of the same
+	// egress (budgets, answers, searches in flight); zero = nothing, the
+	// default. See shared.go.
+	Shared Shared
+
 	// Fanout is the default Request.Fanout (default 1: one instance
 	// answers); MaxFanout caps what a request may ask (default 3).
 	Fanout    int
@@ -277,7 +282,9 @@ func New(cfg Config) (*Proxy, error) {
 	p.fair = newFairShare(cfg.Budget, cfg.Pool.Len)
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
-		up.AllowRetry = func(inst string) bool { return p.polite.Take(inst, p.cfg.Now()) }
+		up.AllowRetry = func(inst string) bool {
+			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.cfg.Now())
+		}
 	}
 	p.up = newUpstream(up)
 	return p, nil
@@ -354,7 +361,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
 	key := p.cacheKey(req.Key())
-	stale, hit := p.cacheGet(key)
+	stale, hit := p.cacheGet(ctx, key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.cfg.Now().Sub(start))
 		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.cfg.Now().Sub(start)}, nil
@@ -405,7 +412,16 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 		lctx, cancel = context.WithDeadline(lctx, d)
 		defer cancel()
 	}
+	// Another replica may be searching the same query: its answer, not a
+	// second search upstream.
+	shared, release := p.sharedFlight(lctx, key, start)
+	if shared != nil {
+		shared.Elapsed = p.cfg.Now().Sub(start)
+		p.metrics.search("coalesced", shared.Elapsed)
+		return shared, nil
+	}
 	res, err = p.fetch(lctx, req, key, start)
+	release()
 	if err != nil && hit && start.Sub(stale.Expires) < p.cfg.StaleFor && !errors.Is(err, context.Canceled) {
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
 	}
@@ -424,9 +440,17 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	return res, err
 }
 
-func (p *Proxy) cacheGet(key string) (Cached, bool) {
-	if c, ok := p.cache.get(key); ok {
-		return *c, true
+func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
+	mem, inMem := p.cache.get(key)
+	if inMem && (p.cfg.Shared.Cache == nil || p.cfg.Now().Before(mem.Expires)) {
+		return *mem, true
+	}
+	// Stale here may be fresh in the shared cache: another replica asked.
+	if c, ok := p.sharedGet(ctx, key); ok && (!inMem || c.Expires.After(mem.Expires)) {
+		return c, true
+	}
+	if inMem {
+		return *mem, true
 	}
 	if p.cfg.Store == nil {
 		return Cached{}, false
@@ -484,14 +508,16 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 		}
 		l := leases[0]
 		inst := l.Instance()
-		if p.polite.TakeAs(inst, l.Own(), now) {
+		// The local budget first (quick), then the one shared with other
+		// replicas, when there is one: it has the last word. A half-open
+		// instance's trial goes to one replica at a time.
+		if (!l.Trial() || l.Own() || p.sharedTrial(ctx, inst, now)) && p.politeTake(ctx, inst, l.Own(), now) {
 			if !l.Own() {
 				p.fair.take(client, now)
 			}
 			return leased{lease: l, inst: inst, release: cancel}, true
 		}
-		p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
-		cancel()
+		p.giveBack(l, cancel)
 		lost[n] = inst
 		n++
 	}
@@ -543,7 +569,7 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 		// penalty, and ask its HTML page at once if the budget allows.
 		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
 		p.metrics.upstream(inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
-		if now = p.cfg.Now(); now.Before(deadline) && p.polite.Take(inst, now) {
+		if now = p.cfg.Now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.ask(inst, &req, format, deadline)
 		}
@@ -658,6 +684,7 @@ func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, s
 		}
 		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)}
 		p.cache.put(key, c)
+		p.sharedPut(key, c)
 		if p.cfg.Store != nil {
 			p.cfg.Store.CachePut(key, *c)
 		}

@@ -25,6 +25,7 @@ import (
 	"searxgate/operator"
 	"searxgate/pool"
 	"searxgate/proxy"
+	"searxgate/redis"
 	"searxgate/store"
 	"searxgate/web"
 )
@@ -60,6 +61,9 @@ type App struct {
 	limiter *web.ClientLimiter
 	notes   *dialNotes  // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server // the MCP face (/mcp)
+	// shared is the state shared with the other replicas (--redis; nil
+	// without it): see shared.go.
+	shared *redis.Shared
 
 	// refusedAtSeed counts the entries of the last list the address guard
 	// refused (a private literal address, a localhost name).
@@ -99,6 +103,15 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 	}()
 
+	if err := a.openShared(ctx); err != nil {
+		return nil, fmt.Errorf("--redis (SEARXGATE_REDIS): %w", err)
+	}
+	defer func() {
+		if !ok && a.shared != nil {
+			_ = a.shared.Close()
+		}
+	}()
+
 	strategy := pool.EWMA
 	if cfg.Strategy == "primary_backup" || (cfg.Strategy == "auto" && len(cfg.Instances) > 0) {
 		strategy = pool.PrimaryBackup
@@ -120,6 +133,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 			if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
 				a.proxy.Forget(e.Instance)
 			}
+			a.shareEvent(e)
 		},
 	})
 	if err := a.restorePool(); err != nil {
@@ -130,6 +144,13 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
 	a.cache = newCacheQueue(st, log, cfg.CacheTTL)
+	imageSecret := st.CacheSecret()
+	if sec := a.sharedSecret(ctx); sec != nil {
+		// One key per search on every replica, and image links any
+		// replica can serve.
+		a.cache.useSecret(sec, true)
+		imageSecret = sec
+	}
 	a.limiter = web.NewClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
@@ -153,6 +174,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
+		Shared:         a.proxyShared(),
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +222,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Problem: a.Problem,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
-		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(st.CacheSecret())}})
+		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(imageSecret)}})
 	if err != nil {
 		return nil, err
 	}
@@ -331,10 +353,14 @@ func (a *App) Run(ctx context.Context) error {
 
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(5)
 	go func() {
 		defer wg.Done()
 		a.startupCheck(bg)
+	}()
+	go func() {
+		defer wg.Done()
+		a.runShared(bg)
 	}()
 	go func() {
 		defer wg.Done()
@@ -406,7 +432,11 @@ func (a *App) Close() error {
 	if ferr != nil {
 		a.log.Error("final flush failed", "err", ferr)
 	}
-	return errors.Join(ferr, a.store.Close())
+	var serr error
+	if a.shared != nil {
+		serr = a.shared.Close()
+	}
+	return errors.Join(ferr, serr, a.store.Close())
 }
 
 // flush writes the pool's learned state, the capabilities that changed and

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"searxgate/proxy"
@@ -22,8 +23,10 @@ import (
 type cacheQueue struct {
 	st    *store.Store
 	log   *slog.Logger
-	keyer *proxy.Keyer
-	off   bool // --cache-ttl 0: nothing is kept on disk
+	keyer atomic.Pointer[proxy.Keyer]
+	// sharedKey is set once the keyer is the replicas' shared one (--redis).
+	sharedKey atomic.Bool
+	off       bool // --cache-ttl 0: nothing is kept on disk
 
 	mu      sync.Mutex // guards pending and dropped
 	pending []store.CacheEntry
@@ -37,7 +40,8 @@ type cacheQueue struct {
 // newCacheQueue returns the cache queue of st. With ttl 0 it also drops
 // what an earlier run with a cache left in the file.
 func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration) *cacheQueue {
-	q := &cacheQueue{st: st, log: log, keyer: proxy.NewKeyer(st.CacheSecret()), off: ttl == 0}
+	q := &cacheQueue{st: st, log: log, off: ttl == 0}
+	q.keyer.Store(proxy.NewKeyer(st.CacheSecret()))
 	if n, _ := st.CacheStats(); q.off && n > 0 {
 		if _, err := st.CachePurge(); err != nil {
 			log.Error("--cache-ttl is 0 but the answers an earlier run cached could not be dropped", "err", err)
@@ -67,8 +71,17 @@ const staleFor = 24 * time.Hour
 // oldest are dropped (they are still in the memory cache).
 const maxPendingCache = 4096
 
-// CacheKey keys the cache with the store's per-install secret.
-func (q *cacheQueue) CacheKey(plain string) string { return q.keyer.CacheKey(plain) }
+// CacheKey keys the cache with the store's per-install secret, or with
+// the replicas' shared one (--redis), so that one search has one key on
+// every replica.
+func (q *cacheQueue) CacheKey(plain string) string { return q.keyer.Load().CacheKey(plain) }
+
+// useSecret keys the cache with secret from now on (answers cached under
+// the former key are no longer found: they expire).
+func (q *cacheQueue) useSecret(secret []byte, shared bool) {
+	q.keyer.Store(proxy.NewKeyer(secret))
+	q.sharedKey.Store(shared)
+}
 
 func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
 	id, _, ok := proxy.SplitCacheKey(key)

@@ -66,6 +66,11 @@ type Config struct {
 	ReadTimeout     time.Duration
 	IdleTimeout     time.Duration
 	MaxOwnInstances int
+
+	// Several replicas sharing their manners (see shared.go).
+	Redis        string        // redis://, rediss:// or unix:// URL; "" = one process, nothing shared
+	Egress       string        // the replicas that leave through one address share one budget
+	RedisTimeout time.Duration // the longest a search waits on Redis
 }
 
 // option is one setting: its flag, its env var and its help.
@@ -120,6 +125,9 @@ func defaultConfig() Config {
 		ReadTimeout:     5 * time.Second,
 		IdleTimeout:     15 * time.Second,
 		MaxOwnInstances: 100,
+
+		Egress:       "default",
+		RedisTimeout: 10 * time.Millisecond,
 	}
 }
 
@@ -189,6 +197,10 @@ func (c *Config) options() []option {
 		{"read-timeout", "time a client has to send a whole request (header and body) once it connects or, on a kept-alive connection, once its first byte arrives", &c.ReadTimeout},
 		{"idle-timeout", "how long a kept-alive client connection may wait for its next request", &c.IdleTimeout},
 		{"max-own-instances", "instances the instance API may add (those given with --instance do not count)", &c.MaxOwnInstances},
+
+		{"redis", "Redis or Valkey shared by several searxgates (redis://host:6379/0, rediss://…, unix:///path.sock): one budget per instance, refusals, answers (none: nothing shared)", &c.Redis},
+		{"egress", "the group of replicas that leave through one address: they share one budget per instance (with --redis)", &c.Egress},
+		{"redis-timeout", "the longest a search waits on Redis before this replica decides alone (with --redis)", &c.RedisTimeout},
 	}
 }
 
@@ -357,6 +369,7 @@ func (c *Config) Validate() error {
 		bad("trust-proxy", "%v", err)
 	}
 	c.validateConnLimits(bad)
+	c.validateShared(bad)
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)
 	}
@@ -380,4 +393,34 @@ func (c *Config) validateConnLimits(bad func(flagName, format string, args ...an
 	if c.MaxOwnInstances < 1 || c.MaxOwnInstances > 100_000 {
 		bad("max-own-instances", "%d is outside 1 to 100000", c.MaxOwnInstances)
 	}
+}
+
+// validateShared checks the settings of replicas sharing through Redis.
+func (c *Config) validateShared(bad func(flagName, format string, args ...any)) {
+	if c.Redis != "" && !strings.HasPrefix(c.Redis, "redis://") && !strings.HasPrefix(c.Redis, "rediss://") && !strings.HasPrefix(c.Redis, "unix://") {
+		bad("redis", "%q is not a redis://, rediss:// or unix:// URL", redactURL(c.Redis))
+	}
+	if c.Egress == "" || len(c.Egress) > 64 || strings.ContainsFunc(c.Egress, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		bad("egress", "%q is not 1 to 64 letters, digits, '-', '_' or '.'", c.Egress)
+	}
+	if c.RedisTimeout < time.Millisecond || c.RedisTimeout > time.Second {
+		bad("redis-timeout", "%v is outside 1ms to 1s", c.RedisTimeout)
+	}
+}
+
+// redactURL hides a URL's password, for error messages.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		if len(u) > 16 {
+			return u[:16] + "…"
+		}
+		return u
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "…@" + rest[at+1:]
+	}
+	return scheme + "://" + rest
 }

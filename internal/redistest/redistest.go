@@ -1,0 +1,182 @@
+// Package redistest runs a real redis-server on loopback for tests: on a
+// free port, in a temporary folder, with nothing saved. Without the binary
+// a test is skipped, unless CI=true (then it fails: .ci/run installs
+// Debian's redis-server).
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server a test started. Stop and Start again keep
+// its port (and lose its data, as a restarted Redis without persistence).
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	Port int
+
+	mu  sync.Mutex // guards cmd
+	cmd *exec.Cmd
+}
+
+// Start starts redis-server on a free loopback port; it is stopped when
+// the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server is not installed, and CI=true requires the Redis tests (.ci/run installs Debian's redis-server)")
+		}
+		t.Skip("redis-server is not installed (apt-get install redis-server): skipping the Redis tests")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: port}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the server's redis:// URL.
+func (s *Server) URL() string { return "redis://127.0.0.1:" + strconv.Itoa(s.Port) + "/0" }
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
+
+// Start starts the server (again) on its port and returns once it accepts
+// connections.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return
+	}
+	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "notice")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		var log []string
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, "Ready to accept connections") {
+				ready <- nil
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+			log = append(log, line)
+		}
+		ready <- fmt.Errorf("redis-server ended before it was ready:\n%s", strings.Join(log, "\n"))
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			s.t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		s.t.Fatal("redis-server was not ready within 20 s")
+	}
+	s.cmd = cmd
+}
+
+// Pause stops the server's process (SIGSTOP) without closing its
+// connections: a Redis that hangs. Resume lets it go on.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig os.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+}
+
+// Keys returns the keys matching pattern (KEYS, spoken by hand so that
+// a test outside package redis needs no Redis client).
+func (s *Server) Keys(pattern string) ([]string, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nKEYS\r\n$%d\r\n%s\r\n", len(pattern), pattern); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(line, "*") {
+		return nil, fmt.Errorf("redistest: KEYS answered %q", line)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, n)
+	for range n {
+		head, err := r.ReadString('\n')
+		if err != nil || !strings.HasPrefix(head, "$") {
+			return nil, fmt.Errorf("redistest: bad bulk string %q: %v", head, err)
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(head[1:]))
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, size+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return nil, err
+		}
+		keys = append(keys, string(b[:size]))
+	}
+	return keys, nil
+}
+
+// Stop kills the server and waits for it to end.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}

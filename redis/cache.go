@@ -1,0 +1,255 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"searxgate/proxy"
+)
+
+// Answers are kept under "searxgate:c:a:<hex id>", the id being the first
+// half of the proxy's cache key (a keyed hash, never the query). The value
+// is the answer sealed with the key's second half, which is never written
+// anywhere (see proxy.SealAnswer), after a small clear header: who
+// answered, when, and when it expires. Redis drops it StaleFor after it
+// expires. The lock of a search in flight is "searxgate:c:l:<hex id>".
+
+const recordVersion = 1
+
+// encode writes a record: version, stored and expires (Unix ms), the
+// instance, then the sealed answer.
+func encode(c proxy.Cached, sealed []byte) []byte {
+	b := make([]byte, 0, 1+8+8+2+len(c.Instance)+len(sealed))
+	b = append(b, recordVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(c.StoredAt.UnixMilli()))
+	b = binary.BigEndian.AppendUint64(b, uint64(c.Expires.UnixMilli()))
+	b = binary.BigEndian.AppendUint16(b, uint16(min(len(c.Instance), 0xffff)))
+	b = append(b, c.Instance[:min(len(c.Instance), 0xffff)]...)
+	return append(b, sealed...)
+}
+
+func decode(b []byte) (c proxy.Cached, sealed []byte, ok bool) {
+	if len(b) < 19 || b[0] != recordVersion {
+		return c, nil, false
+	}
+	c.StoredAt = time.UnixMilli(int64(binary.BigEndian.Uint64(b[1:])))
+	c.Expires = time.UnixMilli(int64(binary.BigEndian.Uint64(b[9:])))
+	n := int(binary.BigEndian.Uint16(b[17:]))
+	if len(b) < 19+n {
+		return c, nil, false
+	}
+	c.Instance = string(b[19 : 19+n])
+	return c, b[19+n:], true
+}
+
+func (s *Shared) answerKey(id string) string { return s.cache + "a:" + hex.EncodeToString([]byte(id)) }
+func (s *Shared) lockKey(id string) string   { return s.cache + "l:" + hex.EncodeToString([]byte(id)) }
+
+// Get returns the answer kept for key, fresh or stale (see
+// proxy.SharedCache); a miss when Redis is unreachable or slow.
+func (s *Shared) Get(ctx context.Context, key string) (proxy.Cached, bool) {
+	id, _, ok := proxy.SplitCacheKey(key)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	var v []byte
+	err := s.do(ctx, func(ctx context.Context) error {
+		var err error
+		v, err = s.fast.Get(ctx, s.answerKey(id)).Bytes()
+		return err
+	})
+	if err != nil {
+		return proxy.Cached{}, false
+	}
+	return open(key, v)
+}
+
+// open reads a kept answer: its clear header, then the answer sealed
+// under key (proxy.OpenAnswer).
+func open(key string, v []byte) (proxy.Cached, bool) {
+	c, sealed, ok := decode(v)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	js, ok := proxy.OpenAnswer(key, sealed)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	c.JSON = js
+	return c, true
+}
+
+// Put seals c and queues its write (see proxy.SharedCache).
+func (s *Shared) Put(key string, c proxy.Cached) {
+	if !s.up.Load() {
+		return
+	}
+	id, sealed, err := proxy.SealAnswer(key, c.JSON)
+	if err != nil {
+		return
+	}
+	ttl := c.Expires.Sub(s.opt.Now()) + s.opt.StaleFor
+	if ttl <= 0 {
+		return
+	}
+	v, k := encode(c, sealed), s.answerKey(id)
+	s.enqueue(func(ctx context.Context) error { return s.slow.Set(ctx, k, v, ttl).Err() })
+}
+
+// unlockScript deletes a lock only if it is still the one its owner set.
+var unlockScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// lockSlack keeps a search's lock a little past its deadline: a replica
+// that died with it leaves it that long.
+const lockSlack = time.Second
+
+// Lead asks to be the replica that searches key (see proxy.SharedCache):
+// a lock key set if absent, for the search's time. Without Redis, every
+// replica leads its own.
+func (s *Shared) Lead(ctx context.Context, key string, until time.Time) (bool, func()) {
+	id, _, ok := proxy.SplitCacheKey(key)
+	if !ok {
+		return true, func() {}
+	}
+	token, k := s.member(), s.lockKey(id)
+	ttl := until.Sub(s.opt.Now()) + lockSlack
+	var set bool
+	err := s.do(ctx, func(ctx context.Context) error {
+		var err error
+		set, err = s.fast.SetNX(ctx, k, token, ttl).Result()
+		return err
+	})
+	if err != nil {
+		return true, func() {}
+	}
+	if !set {
+		return false, func() {}
+	}
+	return true, func() {
+		// After the answer's write: the writes are queued in order.
+		s.enqueue(func(ctx context.Context) error { return unlockScript.Run(ctx, s.slow, []string{k}, token).Err() })
+	}
+}
+
+// pollFirst and pollMax pace Wait's reads: the first soon (a cached
+// search answers in milliseconds), then less often.
+const (
+	pollFirst = 5 * time.Millisecond
+	pollMax   = 50 * time.Millisecond
+)
+
+// Wait waits for the answer another replica is searching (see
+// proxy.SharedCache): it reads the answer and the lock together until a
+// fresh answer is there, the lock is gone without one, or until.
+func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.Cached, bool) {
+	id, _, ok := proxy.SplitCacheKey(key)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	ak, lk := s.answerKey(id), s.lockKey(id)
+	pause := pollFirst
+	for {
+		var vals []any
+		err := s.do(ctx, func(ctx context.Context) error {
+			var err error
+			vals, err = s.fast.MGet(ctx, ak, lk).Result()
+			return err
+		})
+		if err != nil || len(vals) != 2 {
+			return proxy.Cached{}, false
+		}
+		if v, ok := vals[0].(string); ok {
+			if c, ok := open(key, []byte(v)); ok && s.opt.Now().Before(c.Expires) {
+				return c, true
+			}
+		}
+		if vals[1] == nil { // the search ended (or died) without a fresh answer
+			return proxy.Cached{}, false
+		}
+		left := until.Sub(s.opt.Now())
+		if left <= 0 {
+			return proxy.Cached{}, false
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return proxy.Cached{}, false
+		case <-s.closed:
+			t.Stop()
+			return proxy.Cached{}, false
+		case <-t.C:
+		}
+		pause = min(pause*2, pollMax)
+	}
+}
+
+// Interfaces Shared satisfies.
+var (
+	_ proxy.SharedBudget = (*Shared)(nil)
+	_ proxy.SharedCache  = (*Shared)(nil)
+	_ proxy.RefusalFeed  = (*Shared)(nil)
+	_ proxy.SharedTrials = (*Shared)(nil)
+	_ proxy.CacheDropper = (*Shared)(nil)
+)
+
+// dropTimeout bounds a drop of answers (an operator's call, not a search).
+const dropTimeout = 10 * time.Second
+
+// CacheDropInstance drops from Redis every answer inst gave (see
+// proxy.CacheDropper): a scan of the answers, reading who answered from
+// each one's clear header.
+func (s *Shared) CacheDropInstance(inst string) (int, error) {
+	return s.dropAnswers(func(v string) bool {
+		c, _, ok := decode([]byte(v))
+		return ok && c.Instance == inst
+	})
+}
+
+// CachePurge drops every answer from Redis (see proxy.CacheDropper); the
+// secret and the locks stay.
+func (s *Shared) CachePurge() (int, error) { return s.dropAnswers(nil) }
+
+// dropAnswers deletes the answers doomed says so of (all when nil).
+func (s *Shared) dropAnswers(doomed func(v string) bool) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dropTimeout)
+	defer cancel()
+	n := 0
+	var cursor uint64
+	for {
+		keys, next, err := s.slow.Scan(ctx, cursor, s.cache+"a:*", 512).Result()
+		if err != nil {
+			return n, err
+		}
+		if doomed != nil && len(keys) > 0 {
+			vals, err := s.slow.MGet(ctx, keys...).Result()
+			if err != nil {
+				return n, err
+			}
+			kept := keys[:0]
+			for i, v := range vals {
+				if str, ok := v.(string); ok && doomed(str) {
+					kept = append(kept, keys[i])
+				}
+			}
+			keys = kept
+		}
+		if len(keys) > 0 {
+			d, err := s.slow.Del(ctx, keys...).Result()
+			if err != nil {
+				return n, err
+			}
+			n += int(d)
+		}
+		if cursor = next; cursor == 0 {
+			return n, nil
+		}
+	}
+}

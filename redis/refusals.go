@@ -1,0 +1,123 @@
+package redis
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// refusal is one circuit opening, as the replicas of a group tell it each
+// other: for how long from now (not until when: the replicas' clocks may
+// differ), and why.
+type refusal struct {
+	From   string `json:"r"`
+	Inst   string `json:"i"`
+	ForMS  int64  `json:"ms"`
+	Reason string `json:"why,omitempty"`
+}
+
+// Opened tells the other replicas of the group that inst's circuit opened
+// here until then (see proxy.RefusalFeed). It never blocks: the message
+// is queued, and dropped when Redis is unreachable or the queue is full.
+func (s *Shared) Opened(inst string, until time.Time, reason string) {
+	d := until.Sub(s.opt.Now())
+	if d <= 0 || !s.up.Load() {
+		return
+	}
+	select {
+	case s.pub <- refusal{From: s.opt.Replica, Inst: inst, ForMS: max(d.Milliseconds(), 1), Reason: reason}:
+	default:
+	}
+}
+
+func (s *Shared) channel() string { return s.prefix + "refusals" }
+
+func (s *Shared) openKey(inst string) string { return s.prefix + "open:" + inst }
+
+// loadOpens hands OnOpen the circuits other replicas opened that are
+// still open: run when this replica starts sharing, and again whenever
+// Redis comes back (what was published meanwhile was not heard).
+func (s *Shared) loadOpens(ctx context.Context) error {
+	if s.opt.OnOpen == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*slowTimeout)
+	defer cancel()
+	prefix := s.openKey("")
+	var cursor uint64
+	for {
+		keys, next, err := s.slow.Scan(ctx, cursor, prefix+"*", 256).Result()
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			pipe := s.slow.Pipeline()
+			reason := pipe.Get(ctx, k)
+			ttl := pipe.PTTL(ctx, k)
+			if _, err := pipe.Exec(ctx); err != nil {
+				continue // gone meanwhile
+			}
+			if d := ttl.Val(); d > 0 {
+				s.opt.OnOpen(k[len(prefix):], s.opt.Now().Add(d), reason.Val())
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// publisher sends the queued refusals.
+func (s *Shared) publisher(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closed:
+			return
+		case r := <-s.pub:
+			if !s.up.Load() {
+				continue
+			}
+			b, _ := json.Marshal(r)
+			pctx, cancel := context.WithTimeout(ctx, slowTimeout)
+			// Published for the replicas listening now, and kept for
+			// its time for those that start or come back meanwhile.
+			pipe := s.slow.Pipeline()
+			pipe.Publish(pctx, s.channel(), b)
+			pipe.Set(pctx, s.openKey(r.Inst), r.Reason, time.Duration(r.ForMS)*time.Millisecond)
+			if _, err := pipe.Exec(pctx); err != nil {
+				s.log.Debug("publishing a refusal failed", "instance", r.Inst, "err", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// subscriber hears the other replicas' refusals and hands them to OnOpen.
+// The client resubscribes by itself after a lost connection; what was
+// published meanwhile is not heard.
+func (s *Shared) subscriber(ctx context.Context) {
+	sub := s.slow.Subscribe(ctx, s.channel())
+	defer sub.Close()
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.closed:
+			return
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			var r refusal
+			if json.Unmarshal([]byte(m.Payload), &r) != nil || r.From == s.opt.Replica || r.Inst == "" || r.ForMS <= 0 {
+				continue
+			}
+			if s.opt.OnOpen != nil {
+				s.opt.OnOpen(r.Inst, s.opt.Now().Add(time.Duration(r.ForMS)*time.Millisecond), r.Reason)
+			}
+		}
+	}
+}
