@@ -287,6 +287,20 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 		e.count(m.ClientLimited(), "searxgate_client_limited_total")
 		e.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
 		e.count(m.FanoutSearches(), "searxgate_fanout_searches_total")
+		if st, ok := s.cfg.Proxy.SharedState(); ok {
+			shared := 0.0
+			if st.Shared {
+				shared = 1
+			}
+			e.one("searxgate_replicas_shared", "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone.", shared)
+			e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last minute.", float64(st.Replicas))
+			e.family("searxgate_replica_local_takes_total", "counter", "Searches this replica's own share of a budget decided, while Redis did not answer.")
+			e.count(st.LocalTakes, "searxgate_replica_local_takes_total")
+			e.family("searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent.")
+			e.count(m.SharedRefused(), "searxgate_shared_refused_total")
+			e.family("searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query.")
+			e.count(m.SharedJoined(), "searxgate_shared_joined_total")
+		}
 
 		// Lifetime totals, summed by label: an instance asked but no
 		// longer in the pool is labelled here too.

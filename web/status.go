@@ -70,6 +70,9 @@ type StatusReport struct {
 	// Problem says why searxgate cannot search at all now (Config.Problem);
 	// "" when nothing is wrong.
 	Problem   string           `json:"problem"`
+	// Replicas is the state shared with other replicas (--redis); absent
+	// when nothing is shared.
+	Replicas *proxy.SharedState `json:"replicas,omitempty"`
 	Totals    Totals           `json:"totals"`
 	Instances []InstanceStatus `json:"instances"`
 }
@@ -139,6 +142,11 @@ func (s *Server) report(now time.Time) StatusReport {
 	if s.cfg.Problem != nil {
 		r.Problem = s.cfg.Problem()
 	}
+	if p := s.cfg.Proxy; p != nil {
+		if st, ok := p.SharedState(); ok {
+			r.Replicas = &st
+		}
+	}
 	if s.cfg.Pool == nil {
 		return r
 	}
@@ -164,6 +172,7 @@ func (s *Server) statusJSON(ctx *fasthttp.RequestCtx) {
 // statusView is what status.html shows.
 type statusView struct {
 	Problem   string
+	Replicas  *proxy.SharedState
 	Failed    uint64 // client searches that got no answer
 	QueueWait string
 	Totals    Totals
@@ -221,7 +230,8 @@ func (s *Server) statusPage(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Now()
 	r := s.report(now)
 	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC"),
-		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS), Failed: r.Totals.ByOutcome["failed"]}
+		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS), Failed: r.Totals.ByOutcome["failed"],
+		Replicas: r.Replicas}
 	for i := range r.Instances {
 		v.Rows = append(v.Rows, rowOf(&r.Instances[i], now))
 	}

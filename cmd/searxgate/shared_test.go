@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/build"
 	"io"
@@ -204,6 +205,9 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 		}
 		return true
 	})
+	if m := string(gws[0].get(t, "/metrics", nil).body); !strings.Contains(m, "\nsearxgate_replicas_shared 0\n") {
+		t.Error("/metrics does not say the replica is alone")
+	}
 	srv.Start()
 	waitFor(t, 10*time.Second, "every replica shared again", func() bool {
 		for _, g := range gws {
@@ -225,8 +229,28 @@ func TestSharedStateReachesTheProxy(t *testing.T) {
 	if !ok || !st.Shared || st.Group != "eu-1" || st.Replicas != 1 {
 		t.Fatalf("shared state %+v, %v", st, ok)
 	}
+	var report struct {
+		Replicas *struct {
+			Shared   bool   `json:"shared"`
+			Group    string `json:"group"`
+			Replicas int    `json:"replicas"`
+		} `json:"replicas"`
+	}
+	if err := json.Unmarshal(g.get(t, "/status.json", nil).body, &report); err != nil || report.Replicas == nil ||
+		!report.Replicas.Shared || report.Replicas.Group != "eu-1" || report.Replicas.Replicas != 1 {
+		t.Fatalf("/status.json replicas %+v (%v)", report.Replicas, err)
+	}
+	if page := string(g.get(t, "/status", nil).body); !strings.Contains(page, "Replicas (eu-1)") {
+		t.Fatal("/status does not show the replicas")
+	}
+	if m := string(g.get(t, "/metrics", nil).body); !strings.Contains(m, "\nsearxgate_replicas_shared 1\n") || !strings.Contains(m, "\nsearxgate_replicas_seen 1\n") {
+		t.Fatal("/metrics does not say the replica shares")
+	}
 	alone := startGatewayWith(t, &failResolver{}, dir, "")
 	if st, ok := alone.app.proxy.SharedState(); ok {
 		t.Fatalf("a lone searxgate reports shared state %+v", st)
+	}
+	if m := string(alone.get(t, "/metrics", nil).body); strings.Contains(m, "searxgate_replicas_shared") {
+		t.Fatal("a lone searxgate's /metrics speaks of replicas")
 	}
 }
