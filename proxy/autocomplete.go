@@ -51,7 +51,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	args.Set("q", q)
 	asked := map[string]bool{}
 	skip := func(inst string) bool {
-		return asked[inst] || p.caps.get(inst).Autocomplete == "" || !p.acPolite.Allowed(inst, now)
+		return asked[inst] || p.recs.caps(inst).Autocomplete == "" || !p.acPolite.Allowed(inst, now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {

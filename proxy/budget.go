@@ -28,9 +28,33 @@ type Politeness struct {
 	base    time.Time    // times are kept as offsets from it: monotonic when the clock is time.Now
 	classes [2]windowSet // public, own
 
-	mu   sync.Mutex // guards ring
-	ring map[string]*timeRing
+	mu    sync.Mutex // guards the fields of every ring, and rings when it is a mapRings
+	rings ringStore
 }
+
+// ringStore keeps each instance's ring. A Proxy keeps them in its
+// instance records (one place for all that is kept about an instance); a
+// Politeness on its own, in a map.
+type ringStore interface {
+	// ring returns instance's ring, making one when create is set and the
+	// store may (a record store never makes a record); nil otherwise.
+	ring(instance string, create bool) *timeRing
+	drop(instance string)
+}
+
+// mapRings is a ringStore of its own; guarded by Politeness.mu.
+type mapRings map[string]*timeRing
+
+func (m mapRings) ring(instance string, create bool) *timeRing {
+	r := m[instance]
+	if r == nil && create {
+		r = &timeRing{}
+		m[instance] = r
+	}
+	return r
+}
+
+func (m mapRings) drop(instance string) { delete(m, instance) }
 
 // windowSet is the budget of one class of instance.
 type windowSet struct {
@@ -77,7 +101,7 @@ const MaxWindow = 10_000
 // windows, and none for own ones; windows with a non-positive Max or Per
 // are ignored (no limit), and Max is capped at MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
-	return &Politeness{base: time.Now(), classes: [2]windowSet{newWindowSet(windows)}, ring: make(map[string]*timeRing)}
+	return &Politeness{base: time.Now(), classes: [2]windowSet{newWindowSet(windows)}, rings: mapRings{}}
 }
 
 // WithOwn sets the budget of the operator's own instances (none by
@@ -110,7 +134,7 @@ func (p *Politeness) Allowed(instance string, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	return p.allowedLocked(p.class(r), r, p.nanos(now))
 }
 
@@ -123,7 +147,7 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	return p.takeLocked(instance, r != nil && r.own, r, p.nanos(now))
 }
 
@@ -135,9 +159,9 @@ func (p *Politeness) TakeAs(instance string, own bool, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	if r != nil && r.own != own {
-		r = nil
+		*r = timeRing{own: own} // a new class: its history starts afresh
 	}
 	return p.takeLocked(instance, own, r, p.nanos(now))
 }
@@ -151,10 +175,12 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 		return false
 	}
 	if ws.size == 0 {
-		if own && r == nil {
+		if own && (r == nil || !r.own) {
 			// Remember the class, so Allowed and Take read the own
 			// budget (none) and not the public one.
-			p.ring[instance] = &timeRing{own: true}
+			if r = p.rings.ring(instance, true); r != nil {
+				r.own = true
+			}
 		}
 		return true
 	}
@@ -162,8 +188,10 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 		return false
 	}
 	if r == nil {
-		r = &timeRing{own: own}
-		p.ring[instance] = r
+		if r = p.rings.ring(instance, true); r == nil {
+			return true // an instance no longer kept: nothing to count against
+		}
+		r.own = own
 	}
 	if len(r.times) < ws.size {
 		r.times = append(r.times, t)
@@ -203,7 +231,7 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 	t := p.nanos(now)
 	free := t
 	p.mu.Lock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	ws := p.class(r)
 	if r != nil {
 		if r.hold != 0 {
@@ -226,7 +254,7 @@ func (p *Politeness) windowsOf(instance string) []Window {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.class(p.ring[instance]).windows
+	return p.class(p.rings.ring(instance, false)).windows
 }
 
 // Hold keeps instance from being searched before until: a budget shared
@@ -240,10 +268,9 @@ func (p *Politeness) Hold(instance string, until, now time.Time) {
 	t := p.nanos(now) + int64(until.Sub(now))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, true)
 	if r == nil {
-		r = &timeRing{}
-		p.ring[instance] = r
+		return
 	}
 	if r.hold == 0 || t > r.hold {
 		r.hold = t
@@ -258,7 +285,7 @@ func (p *Politeness) Own(instance string) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	return r != nil && r.own
 }
 
@@ -270,7 +297,7 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.ring[instance]
+	r := p.rings.ring(instance, false)
 	if r == nil {
 		return 0
 	}
@@ -291,7 +318,7 @@ func (p *Politeness) Forget(instance string) {
 		return
 	}
 	p.mu.Lock()
-	delete(p.ring, instance)
+	p.rings.drop(instance)
 	p.mu.Unlock()
 }
 

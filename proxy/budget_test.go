@@ -130,7 +130,7 @@ func TestPolitenessCapsWindow(t *testing.T) {
 		t.Fatalf("ring size %d, want the cap %d", p.classes[0].size, MaxWindow)
 	}
 	p.Take("x", time.Unix(0, 0))
-	if n := len(p.ring["x"].times); n != 1 {
+	if n := len(p.rings.ring("x", false).times); n != 1 {
 		t.Fatalf("a ring of one search holds %d times", n)
 	}
 }

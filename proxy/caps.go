@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"sync"
 	"time"
 )
 
@@ -84,125 +83,33 @@ func (c Caps) needsConfig(now time.Time) bool {
 	return now.Sub(c.ConfigAt) >= configRetry
 }
 
-// capsTable holds Caps per instance.
-type capsTable struct {
-	mu       sync.RWMutex // guards m and fetching
-	m        map[string]Caps
-	fetching map[string]bool
-	dirty    map[string]bool
-}
-
-func newCapsTable() *capsTable {
-	return &capsTable{m: make(map[string]Caps), fetching: make(map[string]bool), dirty: make(map[string]bool)}
-}
-
-func (t *capsTable) get(instance string) Caps {
-	t.mu.RLock()
-	c := t.m[instance]
-	t.mu.RUnlock()
-	return c
-}
-
-func (t *capsTable) update(instance string, f func(*Caps)) {
-	t.mu.Lock()
-	c := t.m[instance]
-	f(&c)
-	t.m[instance] = c
-	t.dirty[instance] = true
-	t.mu.Unlock()
-}
-
-// claimFetch marks instance's /config as being read and reports whether
-// the caller should read it (it is due and nobody else is reading it).
-func (t *capsTable) claimFetch(instance string, now time.Time) bool {
-	// Every attempt asks; nearly always the answer is no, known under the
-	// read lock.
-	t.mu.RLock()
-	due := !t.fetching[instance] && t.m[instance].needsConfig(now)
-	t.mu.RUnlock()
-	if !due {
-		return false
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.fetching[instance] || !t.m[instance].needsConfig(now) {
-		return false
-	}
-	t.fetching[instance] = true
-	return true
-}
-
-func (t *capsTable) doneFetch(instance string) {
-	t.mu.Lock()
-	delete(t.fetching, instance)
-	t.mu.Unlock()
-}
-
-func (t *capsTable) forget(instance string) {
-	t.mu.Lock()
-	delete(t.m, instance)
-	t.dirty[instance] = true
-	t.mu.Unlock()
-}
-
-// takeDirty returns the entries changed since the last call (a deleted one
-// maps to ok=false) and clears the marks.
-func (t *capsTable) takeDirty() (changed map[string]Caps, deleted []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	changed = make(map[string]Caps, len(t.dirty))
-	for k := range t.dirty {
-		if c, ok := t.m[k]; ok {
-			changed[k] = c
-		} else {
-			deleted = append(deleted, k)
-		}
-	}
-	clear(t.dirty)
-	return changed, deleted
-}
-
-func (t *capsTable) load(m map[string]Caps) {
-	t.mu.Lock()
-	for k, v := range m {
-		t.m[k] = v
-	}
-	t.mu.Unlock()
-}
-
 // DirtyCaps returns the capabilities changed since the last call (for the
 // store) and the instances whose capabilities were dropped.
-func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.caps.takeDirty() }
+func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.recs.takeDirty() }
 
 // RequeueCaps marks instances' capabilities as changed again, after a
 // write of what DirtyCaps returned failed.
-func (p *Proxy) RequeueCaps(instances []string) {
-	p.caps.mu.Lock()
-	for _, u := range instances {
-		p.caps.dirty[u] = true
-	}
-	p.caps.mu.Unlock()
-}
+func (p *Proxy) RequeueCaps(instances []string) { p.recs.requeue(instances) }
 
 // ImportCaps restores capabilities read from the store.
-func (p *Proxy) ImportCaps(m map[string]Caps) { p.caps.load(m) }
+func (p *Proxy) ImportCaps(m map[string]Caps) { p.recs.load(m) }
 
-// Forget drops what the proxy keeps about inst (its terms, budget,
-// connections, metrics and cached answers): the pool no longer has it.
-// Its lifetime totals (Metrics.EachTotals) stay, for /metrics.
+// Forget drops what the proxy keeps about inst, in one step: its record
+// (terms, budget windows, connections, recent outcomes) and its cached
+// answers; the pool no longer has it. Its lifetime totals
+// (Metrics.EachTotals) stay, for /metrics.
 func (p *Proxy) Forget(inst string) {
 	if _, err := p.DropAnswersOf(inst); err != nil {
 		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)
 	}
-	p.caps.forget(inst)
-	p.polite.Forget(inst)
-	p.acPolite.Forget(inst)
-	p.up.forget(inst)
-	p.metrics.Forget(inst)
+	if r := p.recs.get(inst); r != nil {
+		p.recs.forget(inst)
+		p.up.closeIdle(r)
+	}
 }
 
 // Caps returns what searxgate learned of inst's terms.
-func (p *Proxy) Caps(inst string) Caps { return p.caps.get(inst) }
+func (p *Proxy) Caps(inst string) Caps { return p.recs.caps(inst) }
 
 // Format is the upstream format searxgate uses for inst now.
-func (p *Proxy) Format(inst string) string { return p.caps.get(inst).format(p.cfg.Now()) }
+func (p *Proxy) Format(inst string) string { return p.recs.caps(inst).format(p.cfg.Now()) }

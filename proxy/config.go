@@ -14,30 +14,30 @@ import (
 // due and a reader is free. It never blocks a search: while the terms are
 // unknown the instance is searched through its HTML page, which every
 // instance serves.
-func (p *Proxy) maybeReadConfig(inst string, now time.Time) {
-	if !p.caps.claimFetch(inst, now) {
+func (p *Proxy) maybeReadConfig(r *record, now time.Time) {
+	if !p.recs.claimFetch(r, now) {
 		return
 	}
 	select {
 	case p.cfgSem <- struct{}{}:
 	default:
-		p.caps.doneFetch(inst) // all readers busy: try again on a later search
+		p.recs.doneFetch(r) // all readers busy: try again on a later search
 		return
 	}
-	p.spawnRead(inst)
+	p.spawnRead(r)
 }
 
-// spawnRead reads inst's /config in the background; the caller holds a
+// spawnRead reads r's /config in the background; the caller holds a
 // reader's place (cfgSem) and inst's claim, which the read gives back.
-func (p *Proxy) spawnRead(inst string) {
+func (p *Proxy) spawnRead(r *record) {
 	ok := p.spawn(func() {
 		defer func() { <-p.cfgSem }()
-		defer p.caps.doneFetch(inst)
-		p.readConfig(inst)
+		defer p.recs.doneFetch(r)
+		p.readConfig(r)
 	})
 	if !ok { // shutting down
 		<-p.cfgSem
-		p.caps.doneFetch(inst)
+		p.recs.doneFetch(r)
 	}
 }
 
@@ -48,16 +48,17 @@ func (p *Proxy) spawnRead(inst string) {
 func (p *Proxy) ReadTerms(instances []string) {
 	p.spawn(func() {
 		for _, inst := range instances {
-			if !p.caps.claimFetch(inst, p.cfg.Now()) {
+			r := p.recs.ensure(inst)
+			if !p.recs.claimFetch(r, p.cfg.Now()) {
 				continue
 			}
 			select {
 			case p.cfgSem <- struct{}{}:
 			case <-p.bg.Done():
-				p.caps.doneFetch(inst)
+				p.recs.doneFetch(r)
 				return
 			}
-			p.spawnRead(inst)
+			p.spawnRead(r)
 		}
 	})
 }
@@ -71,26 +72,27 @@ func (p *Proxy) ReadTerms(instances []string) {
 func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 	var wg sync.WaitGroup
 	for _, inst := range instances {
-		if !p.caps.claimFetch(inst, p.cfg.Now()) {
+		r := p.recs.ensure(inst)
+		if !p.recs.claimFetch(r, p.cfg.Now()) {
 			continue
 		}
 		select {
 		case p.cfgSem <- struct{}{}:
 		case <-ctx.Done():
-			p.caps.doneFetch(inst)
+			p.recs.doneFetch(r)
 			return
 		}
 		wg.Add(1)
 		ok := p.spawn(func() {
 			defer wg.Done()
 			defer func() { <-p.cfgSem }()
-			defer p.caps.doneFetch(inst)
-			p.readConfig(inst)
+			defer p.recs.doneFetch(r)
+			p.readConfig(r)
 		})
 		if !ok { // shutting down
 			wg.Done()
 			<-p.cfgSem
-			p.caps.doneFetch(inst)
+			p.recs.doneFetch(r)
 			return
 		}
 	}
@@ -109,27 +111,28 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 // being read already (the start-up reads), are read in the background and
 // the search goes on with what is known: the HTML page, which every
 // instance serves.
-func (p *Proxy) terms(inst string, now, deadline time.Time) Caps {
-	c := p.caps.get(inst)
-	if !c.ConfigAt.IsZero() || !p.caps.claimFetch(inst, now) {
-		p.maybeReadConfig(inst, now)
+func (p *Proxy) terms(r *record, now, deadline time.Time) Caps {
+	c := p.recs.capsOf(r)
+	if !c.ConfigAt.IsZero() || !p.recs.claimFetch(r, now) {
+		p.maybeReadConfig(r, now)
 		return c
 	}
-	p.readConfigBy(inst, now.Add(min(configReadLimit, deadline.Sub(now)/4)))
-	p.caps.doneFetch(inst)
-	return p.caps.get(inst)
+	p.readConfigBy(r, now.Add(min(configReadLimit, deadline.Sub(now)/4)))
+	p.recs.doneFetch(r)
+	return p.recs.capsOf(r)
 }
 
-// readConfig reads inst's /config and stores what it says.
-func (p *Proxy) readConfig(inst string) {
-	p.readConfigBy(inst, p.cfg.Now().Add(configReadLimit))
+// readConfig reads r's /config and stores what it says.
+func (p *Proxy) readConfig(r *record) {
+	p.readConfigBy(r, p.cfg.Now().Add(configReadLimit))
 }
 
-// readConfigBy reads inst's /config, giving up at deadline.
-func (p *Proxy) readConfigBy(inst string, deadline time.Time) {
+// readConfigBy reads r's /config, giving up at deadline.
+func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	if p.bg.Err() != nil {
 		return
 	}
+	inst := r.url
 	now := p.cfg.Now()
 	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", deadline)
 	var terms detect.Terms
@@ -144,10 +147,10 @@ func (p *Proxy) readConfigBy(inst string, deadline time.Time) {
 		if !errors.As(err, new(*statusError)) {
 			why = string(transportReason(err))
 		}
-		p.caps.update(inst, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr = now, false, why })
+		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr = now, false, why })
 		return
 	}
-	p.caps.update(inst, func(c *Caps) {
+	p.recs.updateCaps(r, func(c *Caps) {
 		c.ConfigAt, c.ConfigOK, c.ConfigErr = now, true, ""
 		c.Version, c.Limiter, c.LinkToken, c.Public = terms.Version, terms.Limiter, terms.LinkToken, terms.PublicInstance
 		c.Autocomplete = terms.Autocomplete

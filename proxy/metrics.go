@@ -47,11 +47,11 @@ var SearchOutcomes = []string{"upstream", "cached", "coalesced", "stale", "faile
 // status page's sparkline.
 const recentN = 32
 
-// InstanceMetrics are the upstream counters of one instance, as /status
-// shows them: Forget drops them.
+// InstanceMetrics are the recent upstream outcomes of one instance, as
+// /status shows them; they live in its record, and Forget drops them with
+// it (its lifetime totals stay in Metrics).
 type InstanceMetrics struct {
-	totals   *instanceTotals // the same record before and after a Forget; never nil
-	mu       sync.Mutex      // guards everything below
+	mu       sync.Mutex // guards everything below
 	byKind   map[string]uint64
 	byReason map[string]uint64
 	recent   [recentN]float32 // latencies in ms; ring
@@ -89,7 +89,6 @@ type Metrics struct {
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal atomic.Uint64
-	instances     sync.Map // instance -> *InstanceMetrics; Forget drops one
 	totals        sync.Map // instance -> *instanceTotals; never dropped, so every count only grows
 
 	queueDepth   atomic.Int64  // searches waiting for a slot now
@@ -142,28 +141,34 @@ func (m *Metrics) search(outcome string, d time.Duration) {
 	m.searchLatency.observe(d)
 }
 
-func (m *Metrics) upstream(inst string, o pool.Outcome, d time.Duration) {
+// newInstanceMetrics returns an instance's empty recent outcomes.
+func newInstanceMetrics() *InstanceMetrics {
+	return &InstanceMetrics{byKind: map[string]uint64{}, byReason: map[string]uint64{}}
+}
+
+// upstream counts one upstream search of inst, in its record's metrics im
+// and in its lifetime totals.
+func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d time.Duration) {
 	m.upstreamTotal.Add(1)
 	if o.Kind != pool.Cancelled {
 		m.upLatency.observe(d)
 	}
-	v, ok := m.instances.Load(inst)
-	if !ok {
-		t, _ := m.totals.LoadOrStore(inst, new(instanceTotals))
-		v, _ = m.instances.LoadOrStore(inst, &InstanceMetrics{totals: t.(*instanceTotals), byKind: map[string]uint64{}, byReason: map[string]uint64{}})
-	}
-	im := v.(*InstanceMetrics)
+	tv, _ := m.totals.LoadOrStore(inst, new(instanceTotals))
+	totals := tv.(*instanceTotals)
 	if int(o.Kind) < NumKinds {
-		im.totals.byKind[o.Kind].Add(1)
+		totals.byKind[o.Kind].Add(1)
 	}
 	if o.Reason != "" {
-		t := im.totals
+		t := totals
 		t.mu.Lock()
 		if t.byReason == nil {
 			t.byReason = map[string]uint64{}
 		}
 		t.byReason[o.Reason]++
 		t.mu.Unlock()
+	}
+	if im == nil {
+		return
 	}
 	im.mu.Lock()
 	im.byKind[o.Kind.String()]++
@@ -198,13 +203,17 @@ func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
 // UpstreamTotal is the number of upstream searches sent.
 func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Load() }
 
-// Instance returns a copy of inst's metrics (zero when it has none).
-func (m *Metrics) Instance(inst string) InstanceView {
-	v, ok := m.instances.Load(inst)
-	if !ok {
-		return InstanceView{}
+// Instance returns a copy of inst's recent outcomes (zero when the proxy
+// keeps no record of it).
+func (p *Proxy) InstanceMetrics(inst string) InstanceView {
+	if r := p.recs.get(inst); r != nil {
+		return r.metrics.view()
 	}
-	im := v.(*InstanceMetrics)
+	return InstanceView{}
+}
+
+// view copies im.
+func (im *InstanceMetrics) view() InstanceView {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	iv := InstanceView{ByKind: make(map[string]uint64, len(im.byKind)), ByReason: make(map[string]uint64, len(im.byReason))}
@@ -221,10 +230,6 @@ func (m *Metrics) Instance(inst string) InstanceView {
 	}
 	return iv
 }
-
-// Forget drops an instance's metrics (it left the pool), as Instance reads
-// them; its Totals stay.
-func (m *Metrics) Forget(inst string) { m.instances.Delete(inst) }
 
 // EachTotals calls f with every instance ever asked since the process
 // started, in no order, and its totals. Forget does not drop them: an

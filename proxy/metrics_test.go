@@ -8,20 +8,18 @@ import (
 	"searxgate/pool"
 )
 
-// TestTotalsSurviveForget: Instance forgets an instance that left the
-// pool; its Totals go on from where they were when it comes back, so that
-// /metrics never sees a count go down.
+// TestTotalsSurviveForget: an instance that left the pool and comes back
+// has a new record (its recent outcomes start afresh), but its Totals go
+// on from where they were, so that /metrics never sees a count go down.
 func TestTotalsSurviveForget(t *testing.T) {
 	m := newMetrics()
 	const a, b = "https://a.example/", "https://b.example/"
-	m.upstream(a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
-	m.upstream(a, pool.Outcome{Kind: pool.Refused, Reason: "rate_limited"}, time.Millisecond)
-	m.upstream(b, pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}, time.Millisecond)
-	m.Forget(a)
-	if v := m.Instance(a); len(v.ByKind) != 0 || len(v.Recent) != 0 {
-		t.Fatalf("Instance after Forget: %+v", v)
-	}
-	m.upstream(a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
+	first, ofB := newInstanceMetrics(), newInstanceMetrics()
+	m.upstream(first, a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
+	m.upstream(first, a, pool.Outcome{Kind: pool.Refused, Reason: "rate_limited"}, time.Millisecond)
+	m.upstream(ofB, b, pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}, time.Millisecond)
+	again := newInstanceMetrics() // forgotten, then back: a new record
+	m.upstream(again, a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
 
 	got := map[string]Totals{}
 	m.EachTotals(func(inst string, tt *Totals) {
@@ -40,26 +38,33 @@ func TestTotalsSurviveForget(t *testing.T) {
 	if tb := got[b]; tb.ByKind[pool.Cancelled] != 1 || tb.ByReason["busy"] != 1 {
 		t.Errorf("b: %+v", tb)
 	}
-	if v := m.Instance(a); v.ByKind["ok"] != 1 {
-		t.Errorf("Instance counts again from Forget: %+v", v.ByKind)
+	if v := again.view(); v.ByKind["ok"] != 1 || len(v.Recent) != 1 {
+		t.Errorf("the new record counts from its start: %+v", v)
+	}
+	if v := first.view(); v.ByKind["ok"] != 1 || v.ByKind["refused"] != 1 {
+		t.Errorf("the old record: %+v", v)
 	}
 }
 
-// TestTotalsConcurrent: counting and Forget race with reading (go test -race).
+// TestTotalsConcurrent: counting in records made and dropped races with
+// reading (go test -race).
 func TestTotalsConcurrent(t *testing.T) {
 	m := newMetrics()
 	const inst = "https://a.example/"
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			for range 200 {
-				m.upstream(inst, pool.Outcome{Kind: pool.Failed, Reason: "timeout"}, time.Millisecond)
+			for i := range 200 {
+				im := newInstanceMetrics()
+				if i%2 == 0 {
+					im = nil
+				}
+				m.upstream(im, inst, pool.Outcome{Kind: pool.Failed, Reason: "timeout"}, time.Millisecond)
 			}
 		})
 	}
 	wg.Go(func() {
 		for range 50 {
-			m.Forget(inst)
 			m.EachTotals(func(string, *Totals) {})
 		}
 	})

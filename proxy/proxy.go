@@ -242,7 +242,7 @@ type Proxy struct {
 	flights  flights
 	qmu      sync.Mutex // guards queue; taken before the pool's lock, never while holding it
 	queue    slotQueue
-	caps     *capsTable
+	recs     *registry // one record per instance: terms, budget rings, host client, recent outcomes
 	metrics  *Metrics
 	log      *slog.Logger
 	cfgSem   chan struct{} // bounds concurrent /config reads
@@ -272,13 +272,15 @@ func New(cfg Config) (*Proxy, error) {
 		// Suggestions, one per prefix typed, have a small cache of their
 		// own: they must not evict the answers.
 		acCache:  newMemCache(4096, 4<<20),
-		caps:     newCapsTable(),
+		recs:     newRegistry(),
 		metrics:  newMetrics(),
 		log:      cfg.Logger,
 		cfgSem:   make(chan struct{}, configFetchers),
 		bg:       bg,
 		bgCancel: cancel,
 	}
+	p.polite.rings = recordRings{g: p.recs}
+	p.acPolite.rings = recordRings{g: p.recs, ac: true}
 	p.fair = newFairShare(cfg.Budget, cfg.Pool.Len)
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
@@ -287,6 +289,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.up = newUpstream(up)
+	p.up.hosts = registryHosts{p.recs}
 	return p, nil
 }
 
@@ -494,7 +497,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 				return true
 			}
 		}
-		c := p.caps.get(inst)
+		c := p.recs.caps(inst)
 		return c.LinkToken && !p.cfg.AllowLinkToken
 	}
 	// A lease whose instance lost its budget to a concurrent search between
@@ -508,6 +511,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 		}
 		l := leases[0]
 		inst := l.Instance()
+		rec := p.recs.ensure(inst) // before the budget: its windows live in the record
 		// The local budget first (quick), then the one shared with other
 		// replicas, when there is one: it has the last word. A half-open
 		// instance's trial goes to one replica at a time.
@@ -515,7 +519,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 			if !l.Own() {
 				p.fair.take(client, now)
 			}
-			return leased{lease: l, inst: inst, release: cancel}, true
+			return leased{lease: l, inst: inst, rec: rec, release: cancel}, true
 		}
 		p.giveBack(l, cancel)
 		lost[n] = inst
@@ -535,7 +539,7 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
-	if p.caps.get(inst).ConfigAt.IsZero() {
+	if p.recs.caps(inst).ConfigAt.IsZero() {
 		// Its terms are read before it is searched (see terms): the
 		// search itself starts that much later.
 		d += min(configReadLimit, deadline.Sub(now)/4)
@@ -548,11 +552,12 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 
 // attempt runs one upstream search, records its outcome in the pool and
 // sends it to its search (the channel has room for every attempt).
-func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst string, req Request, deadline time.Time, out chan<- attemptResult) {
+func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult) {
+	lease, inst, rec := l.lease, l.inst, l.rec
 	defer p.dispatch() // its slot is free again: a waiting search may take it
-	defer release()
+	defer l.release()
 	now := p.cfg.Now()
-	caps := p.terms(inst, now, deadline)
+	caps := p.terms(rec, now, deadline)
 	if caps.LinkToken && !p.cfg.AllowLinkToken {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
@@ -567,8 +572,8 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
-		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		p.metrics.upstream(inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
+		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
+		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
 		if now = p.cfg.Now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.ask(inst, &req, format, deadline)
@@ -597,7 +602,7 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 	}
 	switch {
 	case v.Kind == detect.OK && format == FormatJSON && caps.JSON != Yes:
-		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
+		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
 	case v.Kind == detect.OK && format == FormatHTML && caps.learnFormats(now):
 		// The results page lists the formats the instance offers: learning
 		// it here spares the instance a 403 on JSON later.
@@ -605,10 +610,10 @@ func (p *Proxy) attempt(lease *pool.Lease, release context.CancelFunc, inst stri
 		if slices.Contains(v.Formats, FormatJSON) {
 			offers = Yes
 		}
-		p.caps.update(inst, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
+		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
 	}
 	p.pool.Record(lease, o, elapsed)
-	p.metrics.upstream(inst, o, elapsed)
+	p.metrics.upstream(rec.metrics, inst, o, elapsed)
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
 }
 

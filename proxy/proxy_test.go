@@ -93,7 +93,7 @@ func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv 
 		if instances[i].JSON {
 			json = Yes
 		}
-		p.caps.update(u, func(c *Caps) { *c = Caps{ConfigAt: clock.Now(), ConfigOK: true, JSON: json, JSONAt: clock.Now()} })
+		p.recs.updateCaps(p.recs.ensure(u), func(c *Caps) { *c = Caps{ConfigAt: clock.Now(), ConfigOK: true, JSON: json, JSONAt: clock.Now()} })
 	}
 	return &testEnv{fleet: fleet, pool: pl, proxy: p, clock: clock, timers: timers, urls: urls}
 }
@@ -290,7 +290,7 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	// Terms unknown: the first search reads /config before it searches.
 	for _, u := range e.urls {
-		e.proxy.caps.update(u, func(c *Caps) { *c = Caps{} })
+		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
 	}
 	if _, err := e.search(t, "first"); err != nil {
 		t.Fatal(err)
@@ -364,7 +364,7 @@ func TestReadTermsBeforeSearching(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.LinkToken, Latency: -1},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	for _, u := range e.urls {
-		e.proxy.caps.update(u, func(c *Caps) { *c = Caps{} })
+		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
 	}
 	e.proxy.ReadTerms(e.urls)
 	if err := e.proxy.Wait(context.Background()); err != nil {
@@ -399,7 +399,7 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.CloudflareChallenge403, Latency: -1},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	for _, u := range e.urls {
-		e.proxy.caps.update(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
 	}
 	out, err := e.proxy.Autocomplete(context.Background(), "hel", "en")
 	if err != nil || len(out) == 0 {
@@ -429,12 +429,12 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := e.urls[0]
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.Metrics().Instance(u).ByKind["ok"] != 1 {
+	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.InstanceMetrics(u).ByKind["ok"] != 1 {
 		t.Fatal("the search left no budget use or metrics: the test proves nothing")
 	}
 	e.proxy.DirtyCaps()
 	e.proxy.Forget(u)
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.Metrics().Instance(u).ByKind) != 0 {
+	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
 		t.Fatal("budget use or metrics kept after Forget")
 	}
 	if c := e.proxy.Caps(u); c.ConfigOK {
@@ -450,7 +450,7 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 // HTML page, in the same attempt; later ones go there directly.
 func TestJSONRefusedFallsBackToHTMLAtOnce(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: false})
-	e.proxy.caps.update(e.urls[0], func(c *Caps) {
+	e.proxy.setCaps(e.urls[0], func(c *Caps) {
 		*c = Caps{ConfigAt: e.clock.Now(), ConfigOK: true, JSON: Yes, JSONAt: e.clock.Now()}
 	})
 	res, err := e.search(t, "only html here")

@@ -46,6 +46,7 @@ type grant struct {
 type leased struct {
 	lease   *pool.Lease
 	inst    string
+	rec     *record // the instance's record as it was at checkout
 	release context.CancelFunc
 }
 
@@ -88,7 +89,7 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 // terms allow it) frees.
 func (p *Proxy) candidates() []pool.Free {
 	return p.pool.FreeAt(func(inst string) bool {
-		c := p.caps.get(inst)
+		c := p.recs.caps(inst)
 		return c.LinkToken && !p.cfg.AllowLinkToken
 	})
 }

@@ -231,7 +231,7 @@ func (s *search) launch(kind launchKind) bool {
 	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
 	s.starts = append(s.starts, now)
 	req, deadline, results := s.req, s.deadline, s.results
-	if !p.spawn(func() { p.attempt(l.lease, l.release, l.inst, req, deadline, results) }) {
+	if !p.spawn(func() { p.attempt(l, req, deadline, results) }) {
 		// Shutting down: the attempt is never sent.
 		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
 		l.release()

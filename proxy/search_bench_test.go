@@ -43,7 +43,7 @@ func BenchmarkSearchMiss(b *testing.B) {
 	// Terms learned, as in steady state: JSON everywhere.
 	now := time.Now()
 	for _, u := range fleet.URLs() {
-		p.caps.update(u, func(c *Caps) { *c = Caps{ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now} })
+		p.setCaps(u, func(c *Caps) { *c = Caps{ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now} })
 	}
 	var n atomic.Int64
 	b.ReportAllocs()

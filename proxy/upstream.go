@@ -70,8 +70,47 @@ type UpstreamConfig struct {
 type upstream struct {
 	cfg UpstreamConfig
 
-	mu    sync.Mutex // guards hosts and cfg.Rand
-	hosts map[string]*hostClient
+	mu    sync.Mutex // guards cfg.Rand, and hosts when it is a mapHosts
+	hosts hostStore
+}
+
+// hostStore keeps each instance's client. A Proxy keeps them in its
+// instance records; an upstream on its own, in a map.
+type hostStore interface {
+	host(instance string) *hostClient
+	// keep remembers h for instance when the store may (a record store
+	// keeps nothing for an instance that has no record).
+	keep(instance string, h *hostClient)
+}
+
+type mapHosts map[string]*hostClient // guarded by upstream.mu
+
+func (m mapHosts) host(instance string) *hostClient    { return m[instance] }
+func (m mapHosts) keep(instance string, h *hostClient) { m[instance] = h }
+func (m mapHosts) drop(instance string) *hostClient {
+	h := m[instance]
+	delete(m, instance)
+	return h
+}
+
+// registryHosts keeps the clients in the instance records.
+type registryHosts struct{ g *registry }
+
+func (s registryHosts) host(instance string) *hostClient {
+	s.g.mu.RLock()
+	defer s.g.mu.RUnlock()
+	if r := s.g.m[instance]; r != nil {
+		return r.host
+	}
+	return nil
+}
+
+func (s registryHosts) keep(instance string, h *hostClient) {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	if r := s.g.m[instance]; r != nil && r.host == nil {
+		r.host = h
+	}
 }
 
 type hostClient struct {
@@ -93,13 +132,13 @@ func newUpstream(cfg UpstreamConfig) *upstream {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	return &upstream{cfg: cfg, hosts: make(map[string]*hostClient)}
+	return &upstream{cfg: cfg, hosts: mapHosts{}}
 }
 
 func (u *upstream) client(instance string) (*hostClient, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if h, ok := u.hosts[instance]; ok {
+	if h := u.hosts.host(instance); h != nil {
 		return h, nil
 	}
 	pu, err := url.Parse(instance)
@@ -146,7 +185,7 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 		ReadBufferSize:                16 << 10,
 	}
 	h := &hostClient{hc: hc, prefix: prefix, host: pu.Host}
-	u.hosts[instance] = h
+	u.hosts.keep(instance, h)
 	return h, nil
 }
 
@@ -160,13 +199,9 @@ func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout,
 	return false, attempts < 2 && (errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF))
 }
 
-// forget closes the idle connections to instance and drops its client.
-func (u *upstream) forget(instance string) {
-	u.mu.Lock()
-	h := u.hosts[instance]
-	delete(u.hosts, instance)
-	u.mu.Unlock()
-	if h != nil {
+// closeIdle closes the idle connections of a forgotten record's client.
+func (u *upstream) closeIdle(r *record) {
+	if h := r.host; h != nil {
 		h.hc.CloseIdleConnections()
 	}
 }

@@ -45,8 +45,8 @@ func (p *Proxy) Instances(now time.Time) []Instance {
 }
 
 func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
-	c := p.caps.get(st.URL)
-	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: p.metrics.Instance(st.URL)}
+	c := p.recs.caps(st.URL)
+	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: p.InstanceMetrics(st.URL)}
 	for _, w := range p.polite.windowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}

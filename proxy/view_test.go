@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	now := e.clock.Now()
-	e.proxy.caps.update(e.urls[1], func(c *Caps) { c.LinkToken = true })
+	e.proxy.setCaps(e.urls[1], func(c *Caps) { c.LinkToken = true })
 	e.pool.Disable(e.urls[2])
 	e.proxy.polite.TakeAs(e.urls[3], false, now)
 	e.pool.Add(e.urls[4], pool.Own)
@@ -38,5 +39,33 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	}
 	if own := got[e.urls[4]]; own.MaxInFlight != pool.DefaultOwnMaxInFlight || own.Format != FormatJSON {
 		t.Errorf("own instance: in-flight cap %d, format %s", own.MaxInFlight, own.Format)
+	}
+}
+
+// TestForgetDuringAnAttemptKeepsNothing: an instance forgotten while an
+// attempt on it runs is not brought back by what the attempt learns late
+// (its terms, budget, outcomes all land in the record it started with).
+func TestForgetDuringAnAttemptKeepsNothing(t *testing.T) {
+	e := newEnv(t, Config{Timer: quietTimers},
+		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 200 * time.Millisecond, JSON: true})
+	u := e.urls[0]
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = e.search(t, "forgotten midway") }()
+	waitFor(t, "the attempt reached the instance", func() bool { return e.searches(0) == 1 })
+	e.pool.Remove(u)
+	e.proxy.Forget(u)
+	<-done
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.proxy.recs.get(u); r != nil {
+		t.Fatal("the forgotten instance's record came back")
+	}
+	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Hour) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
+		t.Fatal("budget use or outcomes kept for a forgotten instance")
+	}
+	changed, deleted := e.proxy.DirtyCaps()
+	if _, ok := changed[u]; ok || len(deleted) != 1 || deleted[0] != u {
+		t.Fatalf("terms to store: changed %v, deleted %v; want it deleted", changed, deleted)
 	}
 }

@@ -69,12 +69,12 @@ type StatusReport struct {
 	Started time.Time `json:"started"`
 	// Problem says why searxgate cannot search at all now (Config.Problem);
 	// "" when nothing is wrong.
-	Problem   string           `json:"problem"`
+	Problem string `json:"problem"`
 	// Replicas is the state shared with other replicas (--redis); absent
 	// when nothing is shared.
-	Replicas *proxy.SharedState `json:"replicas,omitempty"`
-	Totals    Totals           `json:"totals"`
-	Instances []InstanceStatus `json:"instances"`
+	Replicas  *proxy.SharedState `json:"replicas,omitempty"`
+	Totals    Totals             `json:"totals"`
+	Instances []InstanceStatus   `json:"instances"`
 }
 
 // instances is every instance as the search path sees it (proxy.Instances):
