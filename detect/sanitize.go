@@ -287,9 +287,15 @@ func tooDeep(body []byte, limit int) bool {
 	if bytes.Count(body, []byte{'['})+bytes.Count(body, []byte{'{'}) <= limit {
 		return false
 	}
-	depth, inString := 0, false
-	for i := 0; i < len(body); i++ {
-		c := body[i]
+	return jsonDepth(body, limit) > limit
+}
+
+// jsonDepth is the nesting depth of JSON (a scalar is 0), counted until it
+// passes stop.
+func jsonDepth(b []byte, stop int) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
 		if inString {
 			switch c {
 			case '\\':
@@ -304,12 +310,12 @@ func tooDeep(body []byte, limit int) bool {
 			inString = true
 		case '[', '{':
 			depth++
-			if depth > limit {
-				return true
+			if deepest = max(deepest, depth); deepest > stop {
+				return deepest
 			}
 		case ']', '}':
 			depth = max(depth-1, 0)
 		}
 	}
-	return false
+	return deepest
 }

@@ -3,6 +3,7 @@ package detect
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -447,8 +448,8 @@ func checkBounded(t *testing.T, out []byte, inLen int) {
 	if !json.Valid(out) {
 		t.Fatalf("invalid JSON: %s", out)
 	}
-	if max := maxWrittenDepth(); jsonDepth(out) > max {
-		t.Fatalf("written %d deep, cap %d", jsonDepth(out), max)
+	if max := maxWrittenDepth(); jsonDepth(out, math.MaxInt) > max {
+		t.Fatalf("written %d deep, cap %d", jsonDepth(out, math.MaxInt), max)
 	}
 	// A page's text may be read into several fields at once (a title that
 	// holds the content and the engine names) and "<" is written as
@@ -497,8 +498,8 @@ func checkObject(t *testing.T, m map[string]json.RawMessage, result bool) {
 		if !knownKeys[k] && len(v) > MaxExtraBytes {
 			t.Fatalf("unknown field %q of %d bytes", k, len(v))
 		}
-		if !knownKeys[k] && jsonDepth(v) > MaxExtraDepth {
-			t.Fatalf("unknown field %q %d deep", k, jsonDepth(v))
+		if !knownKeys[k] && jsonDepth(v, math.MaxInt) > MaxExtraDepth {
+			t.Fatalf("unknown field %q %d deep", k, jsonDepth(v, math.MaxInt))
 		}
 		if !knownKeys[k] {
 			walkURLs(t, k, v)
@@ -552,37 +553,3 @@ func walkURLs(t *testing.T, k string, v json.RawMessage) {
 // field of an infobox link or attribute (root, infoboxes, infobox, urls,
 // link) plus its own MaxExtraDepth.
 func maxWrittenDepth() int { return 5 + MaxExtraDepth }
-
-// jsonDepth is the nesting depth of valid JSON (a scalar is 0).
-func jsonDepth(b []byte) int {
-	depth, max, inString := 0, 0, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			depth++
-			max = maxInt(max, depth)
-		case ']', '}':
-			depth--
-		}
-	}
-	return max
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
-}

@@ -90,7 +90,7 @@ func queryWords(q string) []string {
 	var words []string
 	var buf []byte
 	for _, tok := range strings.Fields(q) {
-		if isSyntax(tok) {
+		if IsSyntax(tok) {
 			continue
 		}
 		buf = appendFold(buf[:0], tok)
@@ -102,9 +102,9 @@ func queryWords(q string) []string {
 	return words
 }
 
-// isSyntax reports whether a query token is SearXNG search syntax rather
+// IsSyntax reports whether a query token is SearXNG search syntax rather
 // than a word: !bang, !!external-bang, :lang, <timeout.
-func isSyntax(tok string) bool {
+func IsSyntax(tok string) bool {
 	if len(tok) < 2 {
 		return false
 	}

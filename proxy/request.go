@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"searxgate/detect"
 )
 
 // Formats a client may ask for, as SearXNG names them.
@@ -262,7 +264,7 @@ func (r *Request) Echo(upstream string) string {
 			i++
 			continue
 		}
-		if !isSyntax(tok) {
+		if !detect.IsSyntax(tok) {
 			return r.Query
 		}
 	}
@@ -270,19 +272,4 @@ func (r *Request) Echo(upstream string) string {
 		return r.Query
 	}
 	return strings.Join(echoed, " ")
-}
-
-// isSyntax reports whether a query token is SearXNG search syntax rather
-// than a word: !bang, !!external-bang, :language, <timeout.
-func isSyntax(tok string) bool {
-	if len(tok) < 2 {
-		return false
-	}
-	switch tok[0] {
-	case '!', ':':
-		return true
-	case '<':
-		return tok[1] >= '0' && tok[1] <= '9'
-	}
-	return false
 }

@@ -28,26 +28,11 @@ func startGatewayLogged(t *testing.T, log *slog.Logger, directory string, flags 
 		t.Fatal(err)
 	}
 	cfg.resolver = &failResolver{}
-	ctx, cancel := context.WithCancel(context.Background())
-	app, err := NewApp(ctx, cfg, log)
+	g, err := runGateway(t, cfg, log)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() { cancel(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("gateway stopped with %v", err)
-		}
-	})
-	return &gateway{addr: app.Addr(), app: app, stop: stop}
+	return g
 }
 
 // dialerFrom dials from a given loopback address: all of 127/8 is

@@ -99,15 +99,25 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 		t.Fatal(err)
 	}
 	cfg.resolver = resolver
-	ctx, cancel := context.WithCancel(context.Background())
 	log := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
+	g, err := runGateway(t, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// runGateway runs an App of cfg, logging to log, until the test ends.
+func runGateway(t *testing.T, cfg Config, log *slog.Logger) (*gateway, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	app, err := NewApp(ctx, cfg, log)
 	if err != nil {
 		cancel()
-		t.Fatal(err)
+		return nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
@@ -122,7 +132,7 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 			t.Errorf("gateway stopped with %v", err)
 		}
 	})
-	return &gateway{addr: app.Addr(), app: app, stop: stop}
+	return &gateway{addr: app.Addr(), app: app, stop: stop}, nil
 }
 
 // noAnswerBody is the 503 body: what searxgate tried and why each failed.

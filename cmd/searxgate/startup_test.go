@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -73,31 +72,16 @@ func startLogged(t *testing.T, data string, args ...string) (*gateway, *logLines
 	cfg.resolver = resolver
 	logs := &logLines{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctx, cancel := context.WithCancel(context.Background())
-	app, err := NewApp(ctx, cfg, log)
+	g, err := runGateway(t, cfg, log)
 	if err != nil {
-		cancel()
 		t.Fatalf("%v\n%s", err, logs)
 	}
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	var once sync.Once
-	var runErr error
-	stop := func() error {
-		once.Do(func() { cancel(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("gateway stopped with %v", err)
-		}
-	})
 	select {
-	case <-app.checked:
+	case <-g.app.checked:
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the start-up check did not end\n%s", logs)
 	}
-	return &gateway{addr: app.Addr(), app: app, stop: stop}, logs, resolver
+	return g, logs, resolver
 }
 
 // fleetRequests is every request the fleet's instances read.
