@@ -123,18 +123,16 @@ var classicKeys = [][]byte{
 // already so, rewritten from its results otherwise (an answer kept in
 // another shape, or with a key missing or null).
 func classicJSON(res *proxy.Response) ([]byte, error) {
-	// One pass: the keys come in AppendJSON's order.
-	rest, complete := res.JSON, bytes.HasPrefix(res.JSON, classicKeys[0])
-	for _, k := range classicKeys[1:] {
-		i := bytes.Index(rest, k)
-		if !complete || i < 0 {
-			complete = false
-			break
-		}
-		rest = rest[i+len(k):]
-	}
-	if complete {
-		return res.JSON, nil
+	// The proxy writes every answer with detect's AppendJSON: "query"
+	// first, "unresponsive_engines" last. Those two ends are looked at, not
+	// the whole body (a cache hit must cost little); anything else, such as
+	// a newer SearXNG's shape, is written again.
+	// (A key's quotes inside a string are escaped, so the first
+	// `,"results":[` is the key, right after the query's.)
+	js := res.JSON
+	if head := bytes.Index(js, classicKeys[2]); head > 0 && bytes.HasPrefix(js, classicKeys[0]) &&
+		bytes.Contains(js[:head], classicKeys[1]) && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
+		return js, nil
 	}
 	r, err := res.Results()
 	if err != nil {
