@@ -364,9 +364,7 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(a.pool.Config().SweepEvery)
-		defer t.Stop()
-		a.pool.Run(bg, t.C)
+		a.pool.Run(bg)
 	}()
 	go func() {
 		defer wg.Done()
