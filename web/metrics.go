@@ -237,7 +237,7 @@ func processMetrics(b []byte) []byte {
 
 // metrics serves /metrics.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var stats []pool.Stats
 	if s.cfg.Pool != nil {
 		stats = s.cfg.Pool.Snapshot()

@@ -151,7 +151,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		a.cache.useSecret(sec, true)
 		imageSecret = sec
 	}
-	a.limiter = web.NewClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
+	a.limiter = web.NewClientLimiter(cfg.ClientRate, cfg.ClientBurst)
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
 		Logger: log,
@@ -231,7 +231,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
 	a.server = &fasthttp.Server{
-		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
+		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log), nil),
 		Name:    "searxgate",
 		// A search request is small: ReadTimeout bounds the whole request
 		// (from the connection's opening, or from its first byte on a
