@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"searxgate/internal/clock"
 	"searxgate/proxy"
 	"searxgate/web"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// resolver replaces the system's resolver in the upstream dialer; tests
 	// set it so that no name is ever looked up on the network.
 	resolver ipResolver
+	// clock is what every part tells the time and times its loops with;
+	// nil is the real clock. Tests set it.
+	clock clock.Clock
 
 	// Limits on client connections and on the instance API.
 	MaxConnsPerIP   int
