@@ -10,23 +10,20 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
-// fakeTimer is Run's timer in tests: each wait is reported on calls, and
-// fires when the test sends on fire. Run asks for the next wait only after
-// a refresh is done, so reading calls is the test's "refresh finished".
-type fakeTimer struct {
-	calls chan time.Duration
-	fire  chan time.Time
-}
-
-func newFakeTimer() *fakeTimer {
-	return &fakeTimer{calls: make(chan time.Duration, 16), fire: make(chan time.Time)}
-}
-
-func (f *fakeTimer) After(d time.Duration) <-chan time.Time {
-	f.calls <- d
-	return f.fire
+// wait is the wait Run is in on clk, once it is in one: Run makes its next
+// timer only after a refresh is done, so a wait seen after an Advance is
+// the test's "refresh finished".
+func wait(t *testing.T, clk *clock.Fake) time.Duration {
+	t.Helper()
+	w := clk.BlockUntil(1)
+	if len(w) != 1 {
+		t.Fatalf("Run waits on %d timers", len(w))
+	}
+	return w[0]
 }
 
 // TestRunRefreshes runs the refresh loop against a list server that
@@ -43,7 +40,7 @@ func TestRunRefreshes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fixture := readFixture(t, "instances.json")
 			srv := newListServer(t, fixture, `"v1"`)
-			timer := newFakeTimer()
+			clk := clock.NewFake(t0)
 			var (
 				mu    sync.Mutex // guards lists
 				lists []List
@@ -53,13 +50,11 @@ func TestRunRefreshes(t *testing.T) {
 				defer mu.Unlock()
 				return append([]List(nil), lists...)
 			}
-			now := t0
 			src := &Source{
 				Location: srv.URL + "/data/instances.json",
 				Fetcher:  NewHTTPFetcher(5*time.Second, 1<<20, "searxgate/test"),
 				Filter:   DefaultFilter(),
-				Now:      func() time.Time { return now }, // read only in Run's goroutine, between ticks
-				After:    timer.After,
+				Clock:    clk,
 			}
 			if withCache {
 				src.Cache = &memCache{}
@@ -78,16 +73,16 @@ func TestRunRefreshes(t *testing.T) {
 				})
 			}()
 
-			// tick fires the timer and waits until the refresh is done (Run
-			// asks for its next wait), checking the wait it asked for.
+			// tick ends the wait and waits until the refresh is done (Run
+			// waits again), checking the wait it asked for.
 			tick := func() {
 				t.Helper()
-				timer.fire <- now
-				if d := <-timer.calls; d != wantJitter(6*time.Hour) {
+				clk.Advance(wait(t, clk))
+				if d := wait(t, clk); d != wantJitter(6*time.Hour) {
 					t.Fatalf("wait %v, not the jittered 6 h", d)
 				}
 			}
-			if d := <-timer.calls; d != wantJitter(6*time.Hour) {
+			if d := wait(t, clk); d != wantJitter(6*time.Hour) {
 				t.Fatalf("first wait %v, not the jittered 6 h", d)
 			}
 			if n, _ := srv.seen(); n != 0 {
@@ -102,11 +97,10 @@ func TestRunRefreshes(t *testing.T) {
 			}
 
 			// 2: searx.space publishes a new list; the refresh delivers it.
-			now = t0.Add(6 * time.Hour)
 			srv.set(http.StatusOK, []byte(small), `"v2"`)
 			tick()
 			got = delivered()
-			if len(got) != 2 || got[1].From != FromFetched || !got[1].FetchedAt.Equal(now) ||
+			if len(got) != 2 || got[1].From != FromFetched || !got[1].FetchedAt.Equal(clk.Now()) ||
 				!reflect.DeepEqual(urlsOf(got[1].Entries), []string{"https://fresh.example.org/"}) {
 				t.Fatalf("after refresh 2: %+v", got)
 			}
@@ -143,8 +137,8 @@ func TestRunRefreshes(t *testing.T) {
 }
 
 func TestRunDefaults(t *testing.T) {
-	timer := newFakeTimer()
-	src := &Source{Location: "", Filter: DefaultFilter(), After: timer.After}
+	clk := clock.NewFake(t0)
+	src := &Source{Location: "", Filter: DefaultFilter(), Clock: clk}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -153,11 +147,11 @@ func TestRunDefaults(t *testing.T) {
 			t.Error("a refresh from the embedded snapshot was delivered")
 		})
 	}()
-	if d := <-timer.calls; d != DefaultRefresh {
+	if d := wait(t, clk); d != DefaultRefresh {
 		t.Fatalf("wait %v, want DefaultRefresh (interval 0, jitter gave a negative)", d)
 	}
-	timer.fire <- t0
-	<-timer.calls
+	clk.Advance(DefaultRefresh)
+	wait(t, clk)
 	cancel()
 	<-done
 }
@@ -183,26 +177,34 @@ func TestJitter(t *testing.T) {
 // TestRunNone: with no list there is nothing to refresh; a file that goes
 // bad is logged and the caller keeps what it has.
 func TestRunNone(t *testing.T) {
-	src := &Source{Location: "none", Filter: DefaultFilter(), After: func(time.Duration) <-chan time.Time {
-		t.Error("Run waited to refresh no list")
-		return nil
-	}}
+	clk := &noTimers{Fake: clock.NewFake(t0), t: t}
+	src := &Source{Location: "none", Filter: DefaultFilter(), Clock: clk}
 	src.Run(context.Background(), time.Hour, nil, func(List) { t.Error("a list was delivered for none") })
 }
 
+// noTimers is a clock on which making a timer fails the test.
+type noTimers struct {
+	*clock.Fake
+	t *testing.T
+}
+
+func (c *noTimers) NewTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	c.t.Error("Run waited to refresh no list")
+	return c.Fake.NewTimer(0)
+}
+
 func TestRunFileGoneKeepsTheList(t *testing.T) {
-	timer := newFakeTimer()
+	clk := clock.NewFake(t0)
 	sink := &logSink{}
-	src := &Source{Location: filepath.Join(t.TempDir(), "gone.json"), Filter: DefaultFilter(), After: timer.After, Logger: slog.New(sink)}
+	src := &Source{Location: filepath.Join(t.TempDir(), "gone.json"), Filter: DefaultFilter(), Clock: clk, Logger: slog.New(sink)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		src.Run(ctx, time.Hour, nil, func(List) { t.Error("a list was delivered from a missing file") })
 	}()
-	<-timer.calls
-	timer.fire <- t0
-	<-timer.calls // the next wait: the refresh has ended
+	clk.Advance(wait(t, clk))
+	wait(t, clk) // the next wait: the refresh has ended
 	cancel()
 	<-done
 	if !sink.has("gone.json") {

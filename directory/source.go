@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
 // Where a List came from (List.From).
@@ -65,18 +67,13 @@ type Source struct {
 	Fetcher  Fetcher // used for URLs
 	Cache    Cache   // may be nil
 	Filter   Filter
-	Logger   *slog.Logger     // nil discards
-	Now      func() time.Time // nil is time.Now
-	// After is Run's timer (nil is time.After); tests inject their own.
-	After func(time.Duration) <-chan time.Time
+	Logger   *slog.Logger // nil discards
+	// Clock tells the time of a fetch and times Run's waits; nil is the
+	// real clock.
+	Clock clock.Clock
 }
 
-func (s *Source) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
+func (s *Source) now() time.Time { return clock.Or(s.Clock).Now() }
 
 func (s *Source) logger() *slog.Logger {
 	if s.Logger != nil {
@@ -239,10 +236,7 @@ func (s *Source) Run(ctx context.Context, every time.Duration, jitter func(time.
 	if every <= 0 {
 		every = DefaultRefresh
 	}
-	after := s.After
-	if after == nil {
-		after = time.After
-	}
+	clk := clock.Or(s.Clock)
 	log := s.logger()
 	for {
 		wait := every
@@ -251,10 +245,12 @@ func (s *Source) Run(ctx context.Context, every time.Duration, jitter func(time.
 				wait = d
 			}
 		}
+		timer, stop := clk.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			stop()
 			return
-		case <-after(wait):
+		case <-timer:
 		}
 		list, err := s.Load(ctx)
 		if ctx.Err() != nil {

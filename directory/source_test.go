@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
 // memCache is a Cache in memory.
@@ -264,7 +266,7 @@ func TestSourceLoad(t *testing.T) {
 				Fetcher:  NewHTTPFetcher(5*time.Second, 1<<20, "searxgate/test"),
 				Filter:   DefaultFilter(),
 				Logger:   slog.New(sink),
-				Now:      func() time.Time { return t1 },
+				Clock:    clock.NewFake(t1),
 			}
 			if tt.cache != nil {
 				src.Cache = tt.cache
@@ -374,7 +376,7 @@ func TestSourceLoadEdges(t *testing.T) {
 		if err := writeFile(path, small); err != nil {
 			t.Fatal(err)
 		}
-		src := &Source{Location: path, Cache: cache, Filter: DefaultFilter(), Now: func() time.Time { return t1 }}
+		src := &Source{Location: path, Cache: cache, Filter: DefaultFilter(), Clock: clock.NewFake(t1)}
 		list, err := src.Load(context.Background())
 		if err != nil || list.From != FromFile || len(list.Entries) != 1 {
 			t.Fatalf("list %+v, err %v", list, err)

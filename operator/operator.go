@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"searxgate/directory"
+	"searxgate/internal/clock"
 	"searxgate/pool"
 	"searxgate/store"
 )
@@ -32,7 +33,8 @@ type Config struct {
 	Store        Store
 	AllowPrivate bool // --allow-private: the address guard lets private addresses through
 	MaxOwn       int  // --max-own-instances: instances the API may add
-	Now          func() time.Time
+	// Clock tells the time of each change kept; nil is the real clock.
+	Clock clock.Clock
 }
 
 // Operator applies the operator's changes to the pool and keeps them in the
@@ -52,9 +54,7 @@ var ErrTooManyOwn = errors.New("too many instances of your own")
 
 // New returns an Operator; Restore replays the stored changes.
 func New(cfg Config) *Operator {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	return &Operator{cfg: cfg, removed: map[string]bool{}}
 }
 
@@ -136,7 +136,7 @@ func (o *Operator) Add(ctx context.Context, raw string) (string, error) {
 	if err := o.checkCap(u); err != nil {
 		return "", err
 	}
-	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Added: true, Tier: pool.Own.String(), UpdatedAt: o.cfg.Now().UTC()}); err != nil {
+	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Added: true, Tier: pool.Own.String(), UpdatedAt: o.cfg.Clock.Now().UTC()}); err != nil {
 		return "", err
 	}
 	o.mu.Lock()
@@ -178,7 +178,7 @@ func (o *Operator) Remove(raw string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Removed: true, UpdatedAt: o.cfg.Now().UTC()}); err != nil {
+	if err := o.cfg.Store.PutOperator(store.Operator{URL: u, Removed: true, UpdatedAt: o.cfg.Clock.Now().UTC()}); err != nil {
 		return false, err
 	}
 	o.mu.Lock()
@@ -194,7 +194,7 @@ func (o *Operator) SetDisabled(raw string, disabled bool) (bool, error) {
 		return false, err
 	}
 	prev := o.find(u)
-	prev.URL, prev.Disabled, prev.UpdatedAt = u, disabled, o.cfg.Now().UTC()
+	prev.URL, prev.Disabled, prev.UpdatedAt = u, disabled, o.cfg.Clock.Now().UTC()
 	if err := o.cfg.Store.PutOperator(prev); err != nil {
 		return false, err
 	}

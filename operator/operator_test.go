@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"searxgate/internal/clock"
 	"searxgate/pool"
 	"searxgate/store"
 )
@@ -33,10 +34,10 @@ func (f *fakeProxy) DropAnswersOf(inst string) (int, error) {
 func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
 	st := &memStore{ops: map[string]store.Operator{}}
 	px := &fakeProxy{}
-	now := func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	p := pool.New(pool.Config{})
 	p.Seed([]pool.Prior{{URL: "https://public.example/"}})
-	o := New(Config{Pool: p, Proxy: px, Store: st, MaxOwn: 2, Now: now})
+	o := New(Config{Pool: p, Proxy: px, Store: st, MaxOwn: 2, Clock: clk})
 	ctx := context.Background()
 
 	u, err := o.Add(ctx, "HTTPS://Mine.Example")
@@ -71,7 +72,7 @@ func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
 	// A new process on the same store: the same pool.
 	p2 := pool.New(pool.Config{})
 	p2.Seed([]pool.Prior{{URL: "https://public.example/"}, {URL: "https://second.example/"}})
-	o2 := New(Config{Pool: p2, Proxy: px, Store: st, MaxOwn: 2, Now: now})
+	o2 := New(Config{Pool: p2, Proxy: px, Store: st, MaxOwn: 2, Clock: clk})
 	if err := o2.Restore(); err != nil {
 		t.Fatal(err)
 	}

@@ -227,29 +227,35 @@ func TestSweep(t *testing.T) {
 	}
 }
 
-// TestRun: Run sweeps on each tick and stops with its context.
+// TestRun: Run sweeps every SweepEvery of the pool's clock and stops with
+// its context.
 func TestRun(t *testing.T) {
-	f := newFixture(t, Config{ForgetAfter: time.Minute})
-	f.Add(a, Public)
-	f.record(t, a, okO, time.Second)
-	f.clock.Advance(time.Hour)
+	clk := newClock()
+	swept := make(chan Event, 1)
+	p := New(Config{Clock: clk, SweepEvery: time.Hour, OnEvent: func(ev Event) {
+		if ev.Reason == ReasonCooldownEnded {
+			swept <- ev
+		}
+	}})
+	p.Add(a, Public)
+	f := &fixture{Pool: p, clock: clk, ev: &events{}}
+	f.record(t, a, refusedO, time.Second)
+	if st := p.Stats(a); st.Circuit != Open || !st.CooldownUntil.Before(t0.Add(time.Hour)) {
+		t.Fatalf("after a refusal: %+v, want open for less than an hour", st)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	tick := make(chan time.Time) // unbuffered: a send returns once Run took it
 	done := make(chan struct{})
-	go func() { f.Run(ctx, tick); close(done) }()
-	tick <- time.Time{}
-	tick <- time.Time{} // the first tick's sweep has finished
-	if f.Stats(a).Measured {
-		t.Fatal("Run did not sweep")
+	go func() { p.Run(ctx); close(done) }()
+	if w := clk.BlockUntil(1); len(w) != 1 || w[0] != time.Hour {
+		t.Fatalf("Run waits %v, want one ticker of SweepEvery", w)
+	}
+	clk.Advance(time.Hour)
+	if ev := <-swept; !ev.At.Equal(t0.Add(time.Hour)) || ev.Instance != a {
+		t.Fatalf("sweep event %+v", ev)
 	}
 	cancel()
 	<-done
-
-	// A closed tick channel stops it too.
-	tick2 := make(chan time.Time)
-	close(tick2)
-	f.Run(context.Background(), tick2)
 }
 
 func TestStatsUnknown(t *testing.T) {

@@ -336,10 +336,10 @@ func TestEventsOncePerTransition(t *testing.T) {
 
 // TestOnEventMayCallPool: events run outside the lock.
 func TestOnEventMayCallPool(t *testing.T) {
-	clock := newClock()
+	clk := newClock()
 	var p *Pool
 	seen := 0
-	p = New(Config{Clock: clock, OnEvent: func(ev Event) {
+	p = New(Config{Clock: clk, OnEvent: func(ev Event) {
 		_ = p.Stats(ev.Instance)
 		_ = p.Snapshot()
 		seen++

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
 // Defaults of Config; a zero field means its default.
@@ -50,7 +52,7 @@ type Config struct {
 	// ForgetAfter: Sweep forgets what was learned about a public instance
 	// idle that long. Default 6h; negative means never.
 	ForgetAfter time.Duration
-	// SweepEvery is how often the caller should tick Run. Default 10min.
+	// SweepEvery is how often Run sweeps. Default 10min.
 	// The pool does not start a ticker itself.
 	SweepEvery time.Duration
 	// MaxInFlight bounds the leases out on one instance at once. Default 2;
@@ -61,8 +63,9 @@ type Config struct {
 	OwnMaxInFlight int
 	// Strategy orders the candidates. Default EWMA.
 	Strategy Strategy
-	// Clock tells the time; nil means the real clock.
-	Clock Clock
+	// Clock tells the time and ticks Run; nil means the real clock. The
+	// pool reads it once per public call.
+	Clock clock.Clock
 	// Rand draws the jitter; nil means a source seeded from crypto/rand.
 	// The pool guards it with its own mutex: do not share it with anything
 	// else.
@@ -129,7 +132,7 @@ func (c Config) withDefaults() Config {
 		c.Strategy = EWMA
 	}
 	if c.Clock == nil {
-		c.Clock = realClock{}
+		c.Clock = clock.Real{}
 	}
 	if c.Rand == nil {
 		var seed [32]byte

@@ -7,24 +7,16 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// fakeClock is a Clock tests move by hand. Safe for concurrent use.
-type fakeClock struct{ ns atomic.Int64 }
+	"searxgate/internal/clock"
+)
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newClock() *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(t0.UnixNano())
-	return c
-}
-
-func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+// newClock is a fake clock at t0, moved by hand.
+func newClock() *clock.Fake { return clock.NewFake(t0) }
 
 // events records every event, in order. Safe for concurrent use.
 type events struct {
@@ -50,7 +42,7 @@ func (e *events) take() []Event {
 // event log.
 type fixture struct {
 	*Pool
-	clock *fakeClock
+	clock *clock.Fake
 	ev    *events
 }
 

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
 // EWMA weights: the weight of the newest sample.
@@ -78,7 +80,7 @@ type slot struct {
 // breakers, leases and events. It is safe for concurrent use.
 type Pool struct {
 	cfg     Config
-	clock   Clock
+	clock   clock.Clock
 	onEvent func(Event)
 	maxIF   int32 // a public instance's cap on leases out at once (MaxInt32 = unlimited)
 	ownIF   int32 // an own instance's
@@ -437,17 +439,16 @@ func learned(in *instance, s *slot) bool {
 		in.trips != 0 || in.hasOutcome || s.circuit != Closed || s.used != never
 }
 
-// Run sweeps on every tick until ctx ends or tick is closed. Callers pass
-// a time.Ticker's C with Config().SweepEvery; tests pass their own channel.
-func (p *Pool) Run(ctx context.Context, tick <-chan time.Time) {
+// Run sweeps every Config().SweepEvery, on a ticker from Config.Clock,
+// until ctx ends.
+func (p *Pool) Run(ctx context.Context) {
+	tick, stop := p.clock.NewTicker(p.cfg.SweepEvery)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case _, ok := <-tick:
-			if !ok {
-				return
-			}
+		case <-tick:
 			p.Sweep()
 		}
 	}

@@ -66,7 +66,7 @@ func TestExportImport(t *testing.T) {
 	}
 
 	g := newFixture(t, Config{})
-	g.clock.ns.Store(f.clock.ns.Load())
+	g.clock.Set(f.clock.Now())
 	g.Import(states)
 	mustValid(t, g.Pool)
 	if x, y := snapshotJSON(t, f.Pool), snapshotJSON(t, g.Pool); x != y {
@@ -85,7 +85,7 @@ func TestExportImport(t *testing.T) {
 	}
 	// Same circuits, same cooldown arithmetic after.
 	g2 := newFixture(t, Config{})
-	g2.clock.ns.Store(f.clock.ns.Load())
+	g2.clock.Set(f.clock.Now())
 	g2.Import(states)
 	g2.record(t, half, refusedO, 0) // its trial fails: 2 min now
 	if st := g2.Stats(half); st.Circuit != Open || !st.CooldownUntil.Equal(g2.clock.Now().Add(2*time.Minute)) {
@@ -122,7 +122,7 @@ func TestImportAfterDowntime(t *testing.T) {
 	}
 	for _, tc := range cases {
 		g := newFixture(t, Config{})
-		g.clock.ns.Store(f.clock.ns.Load())
+		g.clock.Set(f.clock.Now())
 		g.clock.Advance(tc.down)
 		g.Import(states)
 		if got := g.circuit(b); got != tc.b {
@@ -252,7 +252,7 @@ func FuzzImport(f *testing.F) {
 		}
 		once := roundTrip(t, g.Export())
 		h := newFixture(t, Config{})
-		h.clock.ns.Store(g.clock.ns.Load())
+		h.clock.Set(g.clock.Now())
 		h.Import(once)
 		if !equalJSON(t, roundTrip(t, h.Export()), once) {
 			t.Fatalf("export/import not stable:\n%s", mustJSON(t, once))

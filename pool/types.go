@@ -14,14 +14,6 @@ var ErrNoneAvailable = errors.New("pool: no instance available")
 // and Kind when they meet a name they do not know.
 var ErrUnknownValue = errors.New("pool: unknown value")
 
-// Clock tells the time. The pool reads it once per public call; tests pass a
-// fake one.
-type Clock interface{ Now() time.Time }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Circuit is the state of one instance's circuit breaker.
 type Circuit uint8
 

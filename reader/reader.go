@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	"searxgate/directory"
+	"searxgate/internal/clock"
 )
 
 // Errors of Read. Each wraps into an error whose text an agent can act on.
@@ -100,8 +101,9 @@ type Config struct {
 	PerHostPerMinute int
 	// Admit, when set, is asked for each read that is not served from the
 	// cache (the per-client limit), with Request.Client.
-	Admit  func(client string, now time.Time) (bool, time.Duration)
-	Now    func() time.Time
+	Admit func(client string, now time.Time) (bool, time.Duration)
+	// Clock tells the time, read once per Page; nil is the real clock.
+	Clock  clock.Clock
 	Logger *slog.Logger
 	// Dial makes the connection once the guard has allowed the address
 	// (tests point public addresses at 127.0.0.1 with it); nil = a
@@ -137,9 +139,7 @@ func (c *Config) defaults() {
 	if c.PerHostPerMinute <= 0 {
 		c.PerHostPerMinute = 30
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -254,7 +254,7 @@ func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, 
 		return nil, false, err
 	}
 	key := u.String()
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	if p, ok := r.cache.get(key, now); ok {
 		return p, true, nil
 	}

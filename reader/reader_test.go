@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"searxgate/internal/clock"
 )
 
 // fakeResolver answers names from a table, never the network.
@@ -260,11 +262,11 @@ func TestReadTimeout(t *testing.T) {
 
 func TestPoliteness(t *testing.T) {
 	srv, hits := site(t)
-	now := time.Unix(1_700_000_000, 0)
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	var admitted []string
 	r, base := publicReader(t, srv, func(c *Config) {
 		c.PerHostPerMinute = 5 // a burst of 1
-		c.Now = func() time.Time { return now }
+		c.Clock = clk
 		c.Admit = func(client string, _ time.Time) (bool, time.Duration) {
 			admitted = append(admitted, client)
 			return client != "greedy", 7 * time.Second
@@ -282,7 +284,7 @@ func TestPoliteness(t *testing.T) {
 	if !errors.As(err, &busy) || busy.RetryAfter != 12*time.Second || !strings.Contains(err.Error(), "retry in 12 s") {
 		t.Fatalf("%v", err)
 	}
-	now = now.Add(12 * time.Second)
+	clk.Advance(12 * time.Second)
 	if _, err := r.Read(context.Background(), Request{URL: base + "/notes.txt", Client: "a"}); err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +297,7 @@ func TestPoliteness(t *testing.T) {
 		t.Errorf("admitted %q, article fetches %d", admitted, hits.Load())
 	}
 	// In flight: a host with its slots taken refuses at once.
+	now := clk.Now()
 	rel1, _ := r.hosts.acquire("busy.test", now)
 	rel2, _ := r.hosts.acquire("busy.test", now.Add(time.Minute))
 	if _, err := r.hosts.acquire("busy.test", now.Add(2*time.Minute)); !errors.As(err, &busy) {

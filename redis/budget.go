@@ -194,7 +194,7 @@ func (s *Shared) recordLocked(inst string, now time.Time, member string, n int) 
 // the group as soon as it is back, and a Redis that restarted empty gets
 // back what every replica remembers.
 func (s *Shared) replay(ctx context.Context) error {
-	now := s.opt.Now()
+	now := s.opt.Clock.Now()
 	type one struct {
 		inst  string
 		takes []take

@@ -12,6 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"searxgate/internal/clock"
 	"searxgate/internal/redistest"
 	"searxgate/proxy"
 )
@@ -208,13 +209,11 @@ func TestShare(t *testing.T) {
 // back into the shared windows before searches use them.
 func TestFallbackAndReplay(t *testing.T) {
 	srv := redistest.Start(t)
-	var now atomic.Int64
-	now.Store(time.Unix(1_800_000_000, 0).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
 	budget := []proxy.Window{{Max: 10, Per: 20 * time.Second}}
 	var reps []*Shared
 	for range 3 {
-		reps = append(reps, newShared(t, srv, Options{Group: "fb", Budget: budget, Now: clock, Failures: 1}))
+		reps = append(reps, newShared(t, srv, Options{Group: "fb", Budget: budget, Clock: clk, Failures: 1}))
 	}
 	for _, r := range reps { // each has seen all three
 		if err := r.heartbeat(context.Background()); err != nil {
@@ -226,7 +225,7 @@ func TestFallbackAndReplay(t *testing.T) {
 		t.Fatalf("status %+v, want shared among 3", st)
 	}
 	ctx := context.Background()
-	if ok, _ := s.Take(ctx, "i", clock()); !ok { // one while shared
+	if ok, _ := s.Take(ctx, "i", clk.Now()); !ok { // one while shared
 		t.Fatal("refused")
 	}
 	srv.Stop()
@@ -235,7 +234,7 @@ func TestFallbackAndReplay(t *testing.T) {
 	got := 0
 	for range 5 {
 		start := time.Now()
-		if ok, _ := s.Take(ctx, "i", clock()); ok {
+		if ok, _ := s.Take(ctx, "i", clk.Now()); ok {
 			got++
 		}
 		if d := time.Since(start); d > testTimeout {
@@ -249,12 +248,12 @@ func TestFallbackAndReplay(t *testing.T) {
 	if st.Shared || st.LastError == "" || st.LocalTakes != 5 {
 		t.Fatalf("status %+v, want local, with the error", st)
 	}
-	ok, until := s.Take(ctx, "i", clock())
-	if ok || until.Sub(clock()) != 20*time.Second {
-		t.Fatalf("refused until +%v, want +20s", until.Sub(clock()))
+	ok, until := s.Take(ctx, "i", clk.Now())
+	if ok || until.Sub(clk.Now()) != 20*time.Second {
+		t.Fatalf("refused until +%v, want +20s", until.Sub(clk.Now()))
 	}
-	now.Add(int64(20 * time.Second))
-	if ok, _ := s.Take(ctx, "i", clock()); !ok {
+	clk.Advance(20 * time.Second)
+	if ok, _ := s.Take(ctx, "i", clk.Now()); !ok {
 		t.Fatal("still refused once the window moved on")
 	}
 

@@ -92,7 +92,7 @@ func (s *Shared) Put(key string, c proxy.Cached) {
 	if err != nil {
 		return
 	}
-	ttl := c.Expires.Sub(s.opt.Now()) + s.opt.StaleFor
+	ttl := c.Expires.Sub(s.opt.Clock.Now()) + s.opt.StaleFor
 	if ttl <= 0 {
 		return
 	}
@@ -119,7 +119,7 @@ func (s *Shared) Lead(ctx context.Context, key string, until time.Time) (bool, f
 		return true, func() {}
 	}
 	token, k := s.member(), s.lockKey(id)
-	ttl := until.Sub(s.opt.Now()) + lockSlack
+	ttl := until.Sub(s.opt.Clock.Now()) + lockSlack
 	var set bool
 	err := s.do(ctx, func(ctx context.Context) error {
 		var err error
@@ -166,26 +166,26 @@ func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.C
 			return proxy.Cached{}, false
 		}
 		if v, ok := vals[0].(string); ok {
-			if c, ok := open(key, []byte(v)); ok && s.opt.Now().Before(c.Expires) {
+			if c, ok := open(key, []byte(v)); ok && s.opt.Clock.Now().Before(c.Expires) {
 				return c, true
 			}
 		}
 		if vals[1] == nil { // the search ended (or died) without a fresh answer
 			return proxy.Cached{}, false
 		}
-		left := until.Sub(s.opt.Now())
+		left := until.Sub(s.opt.Clock.Now())
 		if left <= 0 {
 			return proxy.Cached{}, false
 		}
-		t := time.NewTimer(min(pause, left))
+		timer, stop := s.opt.Clock.NewTimer(min(pause, left))
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			return proxy.Cached{}, false
 		case <-s.closed:
-			t.Stop()
+			stop()
 			return proxy.Cached{}, false
-		case <-t.C:
+		case <-timer:
 		}
 		pause = min(pause*2, pollMax)
 	}

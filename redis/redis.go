@@ -17,6 +17,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"searxgate/internal/clock"
 	"searxgate/proxy"
 )
 
@@ -58,10 +59,11 @@ type Options struct {
 	// (cmd passes pool.OpenUntil).
 	OnOpen func(inst string, until time.Time, reason string)
 	Logger *slog.Logger
-	// Now is the local clock (default time.Now): the local fallback
-	// budget counts with it. The shared windows count with Redis's own
-	// clock, so the replicas' clocks do not matter.
-	Now func() time.Time
+	// Clock is the local clock (nil is the real one): the local fallback
+	// budget counts with it, and it times the heartbeats and the waits
+	// for another replica's search. The shared windows count with Redis's
+	// own clock, so the replicas' clocks do not matter.
+	Clock clock.Clock
 }
 
 func (o *Options) defaults() {
@@ -102,9 +104,7 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = clock.Or(o.Clock)
 }
 
 // slowTimeout bounds what no search waits on: heartbeats, the queued
@@ -188,7 +188,7 @@ func New(opt Options) (*Shared, error) {
 		writes: make(chan func(context.Context) error, 1024),
 		pub:    make(chan refusal, 256),
 		closed: make(chan struct{}),
-		since:  opt.Now(),
+		since:  opt.Clock.Now(),
 	}
 	s.n.Store(1)
 	return s, nil
@@ -260,7 +260,7 @@ func (s *Shared) down(err error) {
 		return
 	}
 	s.mu.Lock()
-	s.since, s.lastErr = s.opt.Now(), err.Error()
+	s.since, s.lastErr = s.opt.Clock.Now(), err.Error()
 	s.mu.Unlock()
 	n := s.n.Load()
 	s.log.Warn("redis is unreachable: this replica keeps to its share of each budget and answers from its own cache until it is back",
@@ -270,8 +270,8 @@ func (s *Shared) down(err error) {
 // heartbeats says this replica is alive every Heartbeat, and notices when
 // Redis goes and comes back.
 func (s *Shared) heartbeats(ctx context.Context) {
-	t := time.NewTicker(s.opt.Heartbeat)
-	defer t.Stop()
+	tick, stop := s.opt.Clock.NewTicker(s.opt.Heartbeat)
+	defer stop()
 	for {
 		if s.up.Load() && s.opens.CompareAndSwap(true, false) {
 			if err := s.loadOpens(ctx); err != nil {
@@ -283,7 +283,7 @@ func (s *Shared) heartbeats(ctx context.Context) {
 			return
 		case <-s.closed:
 			return
-		case <-t.C:
+		case <-tick:
 			_ = s.heartbeat(ctx)
 		}
 	}
@@ -331,7 +331,7 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 	s.fails.Store(0)
 	s.mu.Lock()
 	first := s.lastErr == ""
-	s.since, s.lastErr = s.opt.Now(), ""
+	s.since, s.lastErr = s.opt.Clock.Now(), ""
 	s.up.Store(true)
 	s.mu.Unlock()
 	s.opens.Store(true)

@@ -20,7 +20,7 @@ type refusal struct {
 // here until then (see proxy.RefusalFeed). It never blocks: the message
 // is queued, and dropped when Redis is unreachable or the queue is full.
 func (s *Shared) Opened(inst string, until time.Time, reason string) {
-	d := until.Sub(s.opt.Now())
+	d := until.Sub(s.opt.Clock.Now())
 	if d <= 0 || !s.up.Load() {
 		return
 	}
@@ -58,7 +58,7 @@ func (s *Shared) loadOpens(ctx context.Context) error {
 				continue // gone meanwhile
 			}
 			if d := ttl.Val(); d > 0 {
-				s.opt.OnOpen(k[len(prefix):], s.opt.Now().Add(d), reason.Val())
+				s.opt.OnOpen(k[len(prefix):], s.opt.Clock.Now().Add(d), reason.Val())
 			}
 		}
 		if cursor = next; cursor == 0 {
@@ -116,7 +116,7 @@ func (s *Shared) subscriber(ctx context.Context) {
 				continue
 			}
 			if s.opt.OnOpen != nil {
-				s.opt.OnOpen(r.Inst, s.opt.Now().Add(time.Duration(r.ForMS)*time.Millisecond), r.Reason)
+				s.opt.OnOpen(r.Inst, s.opt.Clock.Now().Add(time.Duration(r.ForMS)*time.Millisecond), r.Reason)
 			}
 		}
 	}

@@ -72,7 +72,7 @@ func (s *Store) WriteBatch(b Batch) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.opts.Now()
+	now := s.opts.Clock.Now()
 	var totals cacheTotals
 	err := s.update(func(tx *bolt.Tx) error {
 		if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete); err != nil {

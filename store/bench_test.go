@@ -66,7 +66,7 @@ func BenchmarkOpen(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		s, err := Open(path, Options{Logger: discard(), Now: fixedNow})
+		s, err := Open(path, Options{Logger: discard(), Clock: fixedClock()})
 		if err != nil || s.Recovered() != "" {
 			b.Fatal(err, s.Recovered())
 		}

@@ -167,7 +167,7 @@ func smallFile(f testing.TB, n int) []byte {
 		f.Fatal(err)
 	}
 	db.Close()
-	s, err := Open(path, Options{Logger: discard(), Now: fixedNow})
+	s, err := Open(path, Options{Logger: discard(), Clock: fixedClock()})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), FileName)
 		writeFile(t, path, b)
-		s, err := Open(path, Options{Logger: discard(), Now: fixedNow})
+		s, err := Open(path, Options{Logger: discard(), Clock: fixedClock()})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -73,14 +73,14 @@ func (s *Store) compactLocked() error {
 	if s.closed {
 		return ErrClosed
 	}
-	start := time.Now()
+	start := s.opts.Clock.Now()
 	before, _ := s.fileSize()
 	tmp := s.compactPath()
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("store: compacting: %w", err)
 	}
 	timeout := max(s.opts.LockTimeout, time.Second)
-	o := boltOptions(timeout, time.Now().Add(timeout))
+	o := boltOptions(timeout, lockClock.Now().Add(timeout))
 	o.NoSync = true // synced once, at the end
 	dst, err := bolt.Open(tmp, 0o600, o)
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Store) compactLocked() error {
 	s.base = max(after-s.cacheBytes, 0)
 	s.compactions++
 	s.log.Info("store: file compacted", "path", s.path, "bytes_before", before, "bytes_after", after,
-		"took", time.Since(start).Round(time.Millisecond))
+		"took", s.opts.Clock.Now().Sub(start).Round(time.Millisecond))
 	return nil
 }
 

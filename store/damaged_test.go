@@ -28,7 +28,7 @@ func stateJSON(url string, i int) []byte {
 // file's bytes.
 func writeStore(t testing.TB, path string, n int) []byte {
 	t.Helper()
-	s, err := Open(path, Options{Logger: discard(), Now: fixedNow})
+	s, err := Open(path, Options{Logger: discard(), Clock: fixedClock()})
 	if err != nil {
 		t.Fatal(err)
 	}

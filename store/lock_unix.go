@@ -30,7 +30,7 @@ func openLocked(name string, flag int, mode os.FileMode, deadline time.Time) (*o
 		now, nerr := os.Stat(name)
 		if herr == nil && nerr == nil && !os.SameFile(held, now) {
 			_ = f.Close()
-			if time.Until(deadline) <= 0 {
+			if !lockClock.Now().Before(deadline) {
 				return nil, lockedError(name)
 			}
 			continue
@@ -58,12 +58,13 @@ func lockFile(name string, flag int, mode os.FileMode, deadline time.Time) (*os.
 			_ = f.Close()
 			return nil, fmt.Errorf("store: locking %s: %w", name, err)
 		}
-		wait := time.Until(deadline)
+		wait := deadline.Sub(lockClock.Now())
 		if wait <= 0 {
 			_ = f.Close()
 			return nil, lockedError(name)
 		}
-		time.Sleep(min(wait, 10*time.Millisecond))
+		retry, _ := lockClock.NewTimer(min(wait, 10*time.Millisecond))
+		<-retry
 	}
 	return f, nil
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"searxgate/internal/clock"
 )
 
 // Sentinel errors. Errors returned by the store wrap one of these, or an
@@ -76,10 +78,15 @@ type Options struct {
 	// Logger receives what the store has to say (a damaged file moved
 	// aside, a cache index rebuilt). nil discards.
 	Logger *slog.Logger
-	// Now is the wall clock, read for the damaged file's timestamp and for
-	// a cache entry written without StoredAt. nil means time.Now.
-	Now func() time.Time
+	// Clock is read for the damaged file's timestamp, for a cache entry
+	// written without StoredAt and to time a compaction. nil is the real
+	// clock. Waits for the file lock are always on the real clock: they
+	// wait for another process.
+	Clock clock.Clock
 }
+
+// lockClock times the waits for the file lock, held by another process.
+var lockClock clock.Clock = clock.Real{}
 
 func (o Options) withDefaults() Options {
 	if o.LockTimeout == 0 {
@@ -94,9 +101,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	o.Clock = clock.Or(o.Clock)
 	return o
 }
 
@@ -229,7 +234,7 @@ func (s *Store) openChecked() (*bolt.DB, error) {
 	if timeout < 0 {
 		timeout = time.Nanosecond // one attempt
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := lockClock.Now().Add(timeout)
 	db, err := openBolt(s.path, boltOptions(timeout, deadline))
 	if err != nil {
 		return nil, err
@@ -394,7 +399,7 @@ func initBuckets(db *bolt.DB) (migrated bool, err error) {
 // moveAside renames the damaged file to "<path>.damaged-<UTC timestamp>"
 // (with a counter when that name is taken) and returns the new path.
 func (s *Store) moveAside() (string, error) {
-	base := s.path + ".damaged-" + s.opts.Now().UTC().Format("20060102T150405Z")
+	base := s.path + ".damaged-" + s.opts.Clock.Now().UTC().Format("20060102T150405Z")
 	dst := base
 	for i := 2; ; i++ {
 		if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {

@@ -13,11 +13,14 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"searxgate/internal/clock"
 )
 
 var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 
-func fixedNow() time.Time { return t0 }
+// fixedClock is a clock that stays at t0.
+func fixedClock() *clock.Fake { return clock.NewFake(t0) }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -25,8 +28,8 @@ func testPath(t testing.TB) string { return filepath.Join(t.TempDir(), "data", F
 
 func openT(t testing.TB, path string, opts Options) *Store {
 	t.Helper()
-	if opts.Now == nil {
-		opts.Now = fixedNow
+	if opts.Clock == nil {
+		opts.Clock = fixedClock()
 	}
 	if opts.Logger == nil {
 		opts.Logger = discard()

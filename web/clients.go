@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"searxgate/internal/clock"
 )
 
 // ClientLimiter is a token bucket per client (clientKey: an IPv4 address,
@@ -25,7 +27,6 @@ import (
 type ClientLimiter struct {
 	perSec float64 // tokens added per second
 	burst  float64
-	now    func() time.Time
 
 	mu      sync.Mutex // guards buckets and swept
 	buckets map[netip.Prefix]*bucket
@@ -51,14 +52,16 @@ type bucket struct {
 // and, if there are still too many, the least recently seen tenth.
 const maxClients = 100_000
 
-func NewClientLimiter(perMinute, burst int, now func() time.Time) *ClientLimiter {
+// NewClientLimiter is a limiter of perMinute requests a minute per client,
+// in bursts of up to burst; nil (no limit) when perMinute ≤ 0. It keeps no
+// clock: every call is given the time.
+func NewClientLimiter(perMinute, burst int) *ClientLimiter {
 	if perMinute <= 0 {
 		return nil
 	}
 	return &ClientLimiter{
 		perSec:  float64(perMinute) / 60,
 		burst:   float64(max(burst, 1)),
-		now:     now,
 		buckets: make(map[netip.Prefix]*bucket),
 	}
 }
@@ -115,10 +118,10 @@ func ClientOf(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
 	}
 }
 
-// allow takes a token for addr's client key now and reports whether there
+// allow takes a token for addr's client key at now and reports whether there
 // was one, and if not, how long until there is.
-func (l *ClientLimiter) allow(addr netip.Addr) (bool, time.Duration) {
-	return l.allowAt(clientKey(addr), l.now())
+func (l *ClientLimiter) allow(addr netip.Addr, now time.Time) (bool, time.Duration) {
+	return l.allowAt(clientKey(addr), now)
 }
 
 // allowAt takes a token for key at now (see allow).
@@ -241,20 +244,23 @@ func ParsePrefixes(list []string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// wrap puts the client limiter and the access log around h. trusted are
-// the reverse proxies whose X-Forwarded-For is believed.
-func Wrap(h fasthttp.RequestHandler, lim *ClientLimiter, trusted []netip.Prefix, access *slog.Logger) fasthttp.RequestHandler {
+// Wrap puts the client limiter and the access log around h. trusted are
+// the reverse proxies whose X-Forwarded-For is believed; clk (nil is the
+// real clock) is read once as a request starts, and once more as it ends
+// when the access log is on.
+func Wrap(h fasthttp.RequestHandler, lim *ClientLimiter, trusted []netip.Prefix, access *slog.Logger, clk clock.Clock) fasthttp.RequestHandler {
+	clk = clock.Or(clk)
 	return func(ctx *fasthttp.RequestCtx) {
-		start := time.Now()
+		start := clk.Now()
 		if lim != nil && limited(ctx) {
-			if ok, wait := lim.allow(clientAddr(ctx, trusted)); !ok {
+			if ok, wait := lim.allow(clientAddr(ctx, trusted), start); !ok {
 				tooMany(ctx, wait)
-				logAccess(access, ctx, start)
+				logAccess(access, ctx, start, clk)
 				return
 			}
 		}
 		h(ctx)
-		logAccess(access, ctx, start)
+		logAccess(access, ctx, start, clk)
 	}
 }
 
@@ -271,11 +277,11 @@ func tooMany(ctx *fasthttp.RequestCtx, wait time.Duration) {
 
 // logAccess logs one request without its query string: searches are the
 // client's business, not the log's.
-func logAccess(l *slog.Logger, ctx *fasthttp.RequestCtx, start time.Time) {
+func logAccess(l *slog.Logger, ctx *fasthttp.RequestCtx, start time.Time, clk clock.Clock) {
 	if l == nil {
 		return
 	}
 	l.Info("request", "method", string(ctx.Method()), "path", string(ctx.Path()),
-		"status", ctx.Response.StatusCode(), "duration", time.Since(start),
+		"status", ctx.Response.StatusCode(), "duration", clk.Now().Sub(start),
 		"cache", string(ctx.Response.Header.Peek("X-Searxgate-Cache")))
 }

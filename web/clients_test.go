@@ -9,42 +9,44 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"searxgate/internal/clock"
 )
 
 func TestClientLimiter(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := NewClientLimiter(60, 3, func() time.Time { return now })
+	l := NewClientLimiter(60, 3)
 	a := netip.MustParseAddr("192.0.2.1")
 	b := netip.MustParseAddr("192.0.2.2")
 	for i := range 3 {
-		if ok, _ := l.allow(a); !ok {
+		if ok, _ := l.allow(a, now); !ok {
 			t.Fatalf("request %d within the burst refused", i+1)
 		}
 	}
-	ok, wait := l.allow(a)
+	ok, wait := l.allow(a, now)
 	if ok {
 		t.Fatal("a request past the burst was allowed")
 	}
 	if wait <= 0 || wait > time.Second {
 		t.Fatalf("wait %v, want up to 1 s at 60 a minute", wait)
 	}
-	if ok, _ := l.allow(b); !ok {
+	if ok, _ := l.allow(b, now); !ok {
 		t.Fatal("another client shares the bucket")
 	}
 	now = now.Add(time.Second)
-	if ok, _ := l.allow(a); !ok {
+	if ok, _ := l.allow(a, now); !ok {
 		t.Fatal("a token was not added after a second")
 	}
-	if ok, _ := l.allow(a); ok {
+	if ok, _ := l.allow(a, now); ok {
 		t.Fatal("two tokens after one second at 60 a minute")
 	}
 	// Idle clients are swept once their bucket is full again.
 	now = now.Add(time.Hour)
-	l.allow(b)
+	l.allow(b, now)
 	if len(l.buckets) != 1 {
 		t.Fatalf("%d buckets after a sweep, want 1", len(l.buckets))
 	}
-	if NewClientLimiter(0, 10, time.Now) != nil {
+	if NewClientLimiter(0, 10) != nil {
 		t.Fatal("a zero rate did not turn the limiter off")
 	}
 }
@@ -96,29 +98,29 @@ func TestClientAddrBehindTrustedProxy(t *testing.T) {
 // a host holding a whole /64 gets one share, not thousands.
 func TestClientKeyIPv6Slash64(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	l := NewClientLimiter(60, 3, func() time.Time { return now })
+	l := NewClientLimiter(60, 3)
 	allowed := 0
 	for i := range 1000 {
 		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0, 0, 0, 0, byte(i >> 8), byte(i), 0, 1})
-		if ok, _ := l.allow(a); ok {
+		if ok, _ := l.allow(a, now); ok {
 			allowed++
 		}
 	}
 	if allowed != 3 {
 		t.Fatalf("1,000 addresses of one /64 were allowed %d searches, want the burst of 3", allowed)
 	}
-	if ok, _ := l.allow(netip.MustParseAddr("2001:db8:1:3::1")); !ok {
+	if ok, _ := l.allow(netip.MustParseAddr("2001:db8:1:3::1"), now); !ok {
 		t.Fatal("the next /64 shares the bucket")
 	}
 	// IPv4 addresses, and IPv4 written as IPv6, are counted one by one.
 	for _, s := range []string{"192.0.2.1", "192.0.2.2", "::ffff:192.0.2.3"} {
 		for i := range 3 {
-			if ok, _ := l.allow(netip.MustParseAddr(s)); !ok {
+			if ok, _ := l.allow(netip.MustParseAddr(s), now); !ok {
 				t.Fatalf("%s: search %d refused", s, i+1)
 			}
 		}
 	}
-	if ok, _ := l.allow(netip.MustParseAddr("::ffff:192.0.2.1")); ok {
+	if ok, _ := l.allow(netip.MustParseAddr("::ffff:192.0.2.1"), now); ok {
 		t.Fatal("192.0.2.1 written as IPv6 got a bucket of its own")
 	}
 
@@ -140,11 +142,11 @@ func TestClientKeyIPv6Slash64(t *testing.T) {
 // TestAdmit: the limiter as proxy.Config.Admit reads the client web names
 // (ClientOf) and the time it is given; off, it is nil.
 func TestAdmit(t *testing.T) {
-	if NewClientLimiter(0, 1, time.Now).Admit() != nil {
+	if NewClientLimiter(0, 1).Admit() != nil {
 		t.Fatal("no limit, yet an Admit")
 	}
 	start := time.Unix(1_700_000_000, 0)
-	l := NewClientLimiter(60, 2, func() time.Time { t.Fatal("Admit read the limiter's clock, not its now"); return start })
+	l := NewClientLimiter(60, 2)
 	admit := l.Admit()
 
 	trusted, _ := ParsePrefixes([]string{"127.0.0.1"})
@@ -191,10 +193,9 @@ func TestAdmit(t *testing.T) {
 // proxy counts those that reach an instance); /autocompleter is, and its
 // 429 is JSON with Retry-After.
 func TestMiddlewareLimitsOnlyAutocomplete(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
-	lim := NewClientLimiter(60, 2, func() time.Time { return now })
+	lim := NewClientLimiter(60, 2)
 	reached := 0
-	h := Wrap(func(ctx *fasthttp.RequestCtx) { reached++; ctx.SetBodyString("ok") }, lim, nil, nil)
+	h := Wrap(func(ctx *fasthttp.RequestCtx) { reached++; ctx.SetBodyString("ok") }, lim, nil, nil, clock.NewFake(time.Unix(1_700_000_000, 0)))
 	do := func(method, uri, body string) *fasthttp.Response {
 		var ctx fasthttp.RequestCtx
 		var req fasthttp.Request

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"searxgate/internal/clock"
 	"searxgate/pool"
 	"searxgate/proxy"
 	"searxgate/sim"
@@ -60,8 +61,8 @@ type client struct {
 
 func serve(t testing.TB, cfg Config) (*Server, *client) {
 	t.Helper()
-	if cfg.Now == nil {
-		cfg.Now = func() time.Time { return fixedNow }
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewFake(fixedNow)
 	}
 	s, err := New(cfg)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"searxgate/directory"
+	"searxgate/internal/clock"
 )
 
 // ImageConfig is how /image_proxy fetches the thumbnails and images of
@@ -206,7 +207,9 @@ func (ip *imageProxy) fetch(raw string, resp *fasthttp.Response) (string, error)
 	if err != nil {
 		return "", errImageURL
 	}
-	deadline := time.Now().Add(ip.cfg.Timeout)
+	// A socket deadline: the network keeps real time, whatever clock the
+	// server was given.
+	deadline := clock.Real{}.Now().Add(ip.cfg.Timeout)
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	for hop := 0; ; hop++ {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
@@ -237,15 +238,39 @@ func processMetrics(b []byte) []byte {
 
 // metrics serves /metrics.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	var stats []pool.Stats
 	if s.cfg.Pool != nil {
 		stats = s.cfg.Pool.Snapshot()
 	}
 	e := &expo{b: make([]byte, 0, 8<<10+len(stats)*320)} // about what 100 instances take
+	writeRuntime(e, s.cfg.Version)
 
+	urls := make([]string, len(stats))
+	for i := range stats {
+		urls[i] = stats[i].URL
+	}
+	l := &s.labels
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.assign(urls)
+
+	if p := s.cfg.Proxy; p != nil {
+		writeSearches(e, p)
+		writeUpstreamTotals(e, p.Metrics(), l)
+	}
+	s.writeInstances(e, stats, l, now)
+	s.writeToolCalls(e)
+	e.b = processMetrics(e.b)
+	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetBody(e.b)
+}
+
+// writeRuntime writes the build and the process's own state.
+func writeRuntime(e *expo, version string) {
 	e.family("searxgate_build_info", "gauge", "searxgate's version; always 1.")
-	e.gauge(1, "searxgate_build_info", "version", s.cfg.Version)
+	e.gauge(1, "searxgate_build_info", "version", version)
 	e.one("searxgate_goroutines", "Goroutines running now.", float64(runtime.NumGoroutine()))
 	heap := []rtmetrics.Sample{{Name: heapMetric}}
 	rtmetrics.Read(heap)
@@ -255,104 +280,104 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
 		e.one("searxgate_open_fds", "Open file descriptors (files and connections).", float64(len(fds)))
 	}
+}
 
-	urls := make([]string, len(stats))
-	for i := range stats {
-		urls[i] = stats[i].URL
+// writeSearches writes what the proxy counted of client searches, its
+// queue, and the state shared with the other replicas.
+func writeSearches(e *expo, p *proxy.Proxy) {
+	m := p.Metrics()
+	searches := m.Searches()
+	e.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
+	for _, o := range proxy.SearchOutcomes {
+		e.count(searches[o], "searxgate_searches_total", "outcome", o)
 	}
-
-	l := &s.labels
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.assign(urls)
-
-	if p := s.cfg.Proxy; p != nil {
-		m := p.Metrics()
-		searches := m.Searches()
-		e.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
-		for _, o := range proxy.SearchOutcomes {
-			e.count(searches[o], "searxgate_searches_total", "outcome", o)
+	e.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
+	e.count(searches["cached"]+searches["stale"], "searxgate_cache_hits_total")
+	e.histogram("searxgate_search_duration_seconds", "Client search latency.", m.SearchLatency())
+	e.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
+	e.count(m.UpstreamTotal(), "searxgate_upstream_requests_total")
+	e.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
+	e.one("searxgate_queue_depth", "Searches waiting for a free instance slot now.", float64(m.QueueDepth()))
+	e.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
+	e.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
+	e.count(m.QueueRefused(), "searxgate_queue_refused_total")
+	e.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
+	e.count(m.ClientLimited(), "searxgate_client_limited_total")
+	e.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
+	e.count(m.FanoutSearches(), "searxgate_fanout_searches_total")
+	if st, ok := p.SharedState(); ok {
+		shared := 0.0
+		if st.Shared {
+			shared = 1
 		}
-		e.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
-		e.count(searches["cached"]+searches["stale"], "searxgate_cache_hits_total")
-		e.histogram("searxgate_search_duration_seconds", "Client search latency.", m.SearchLatency())
-		e.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
-		e.count(m.UpstreamTotal(), "searxgate_upstream_requests_total")
-		e.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
-		e.one("searxgate_queue_depth", "Searches waiting for a free instance slot now.", float64(m.QueueDepth()))
-		e.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
-		e.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
-		e.count(m.QueueRefused(), "searxgate_queue_refused_total")
-		e.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
-		e.count(m.ClientLimited(), "searxgate_client_limited_total")
-		e.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
-		e.count(m.FanoutSearches(), "searxgate_fanout_searches_total")
-		if st, ok := s.cfg.Proxy.SharedState(); ok {
-			shared := 0.0
-			if st.Shared {
-				shared = 1
-			}
-			e.one("searxgate_replicas_shared", "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone.", shared)
-			e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last minute.", float64(st.Replicas))
-			e.family("searxgate_replica_local_takes_total", "counter", "Searches this replica's own share of a budget decided, while Redis did not answer.")
-			e.count(st.LocalTakes, "searxgate_replica_local_takes_total")
-			e.family("searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent.")
-			e.count(m.SharedRefused(), "searxgate_shared_refused_total")
-			e.family("searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query.")
-			e.count(m.SharedJoined(), "searxgate_shared_joined_total")
-		}
+		e.one("searxgate_replicas_shared", "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone.", shared)
+		e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last minute.", float64(st.Replicas))
+		e.family("searxgate_replica_local_takes_total", "counter", "Searches this replica's own share of a budget decided, while Redis did not answer.")
+		e.count(st.LocalTakes, "searxgate_replica_local_takes_total")
+		e.family("searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent.")
+		e.count(m.SharedRefused(), "searxgate_shared_refused_total")
+		e.family("searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query.")
+		e.count(m.SharedJoined(), "searxgate_shared_joined_total")
+	}
+}
 
-		// Lifetime totals, summed by label: an instance asked but no
-		// longer in the pool is labelled here too.
-		if !l.full() {
-			var asked []string
-			m.EachTotals(func(inst string, _ *proxy.Totals) {
-				if !l.named[inst] {
-					asked = append(asked, inst)
-				}
-			})
-			l.assign(asked)
-		}
-		type key struct{ inst, a string }
-		byKind := map[key]uint64{}
-		byReason := map[key]uint64{}
-		m.EachTotals(func(inst string, t *proxy.Totals) {
-			lab := l.label(inst)
-			for k, n := range t.ByKind {
-				if n > 0 {
-					byKind[key{lab, pool.Kind(k).String()}] += n
-				}
-			}
-			for r, n := range t.ByReason {
-				if !knownReasons[r] {
-					r = "other"
-				}
-				byReason[key{lab, r}] += n
+// writeUpstreamTotals writes the lifetime totals of the upstream searches,
+// by instance label: an instance asked but no longer in the pool is
+// labelled here too. l.mu is held.
+func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
+	if !l.full() {
+		var asked []string
+		m.EachTotals(func(inst string, _ *proxy.Totals) {
+			if !l.named[inst] {
+				asked = append(asked, inst)
 			}
 		})
-		sortKeys := func(m map[key]uint64) []key {
-			ks := make([]key, 0, len(m))
-			for k := range m {
-				ks = append(ks, k)
-			}
-			slices.SortFunc(ks, func(a, b key) int {
-				if c := strings.Compare(a.inst, b.inst); c != 0 {
-					return c
-				}
-				return strings.Compare(a.a, b.a)
-			})
-			return ks
-		}
-		e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled).")
-		for _, k := range sortKeys(byKind) {
-			e.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
-		}
-		e.family("searxgate_upstream_reasons_total", "counter", "Upstream searches that were not OK, by instance and reason.")
-		for _, k := range sortKeys(byReason) {
-			e.count(byReason[k], "searxgate_upstream_reasons_total", "instance", k.inst, "reason", k.a)
-		}
+		l.assign(asked)
 	}
+	type key struct{ inst, a string }
+	byKind := map[key]uint64{}
+	byReason := map[key]uint64{}
+	m.EachTotals(func(inst string, t *proxy.Totals) {
+		lab := l.label(inst)
+		for k, n := range t.ByKind {
+			if n > 0 {
+				byKind[key{lab, pool.Kind(k).String()}] += n
+			}
+		}
+		for r, n := range t.ByReason {
+			if !knownReasons[r] {
+				r = "other"
+			}
+			byReason[key{lab, r}] += n
+		}
+	})
+	sortKeys := func(m map[key]uint64) []key {
+		ks := make([]key, 0, len(m))
+		for k := range m {
+			ks = append(ks, k)
+		}
+		slices.SortFunc(ks, func(a, b key) int {
+			if c := strings.Compare(a.inst, b.inst); c != 0 {
+				return c
+			}
+			return strings.Compare(a.a, b.a)
+		})
+		return ks
+	}
+	e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled).")
+	for _, k := range sortKeys(byKind) {
+		e.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
+	}
+	e.family("searxgate_upstream_reasons_total", "counter", "Upstream searches that were not OK, by instance and reason.")
+	for _, k := range sortKeys(byReason) {
+		e.count(byReason[k], "searxgate_upstream_reasons_total", "instance", k.inst, "reason", k.a)
+	}
+}
 
+// writeInstances writes the pool's instances: how many can be asked now,
+// their circuits, and the health, latency and failure rate of each named
+// one. l.mu is held.
+func (s *Server) writeInstances(e *expo, stats []pool.Stats, l *instanceLabels, now time.Time) {
 	circuits := map[string]int{"closed": 0, "open": 0, "half_open": 0}
 	usable, disabled := 0, 0
 	for _, st := range stats {
@@ -391,9 +416,4 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	for _, st := range named {
 		e.gauge(st.FailureRate, "searxgate_instance_failure_ratio", "instance", st.URL)
 	}
-	s.writeToolCalls(e)
-	e.b = processMetrics(e.b)
-	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	ctx.SetBody(e.b)
 }

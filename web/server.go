@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"searxgate/internal/clock"
 	"searxgate/pool"
 	"searxgate/proxy"
 )
@@ -80,7 +81,8 @@ type Config struct {
 	// (for example: every instance of the list was refused as private);
 	// /status shows it as a banner. "" = nothing is wrong.
 	Problem func() string
-	Now     func() time.Time
+	// Clock tells the time, read once per request; nil is the real clock.
+	Clock clock.Clock
 	// MCP, when set, serves /mcp (the MCP face, which checks its own
 	// access); nil = 404.
 	MCP fasthttp.RequestHandler
@@ -115,9 +117,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.InstanceName == "" {
 		cfg.InstanceName = "searxgate"
 	}
@@ -137,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Now()}
+	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Clock.Now()}
 	srv.routes = srv.table()
 	return srv, nil
 }

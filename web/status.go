@@ -166,7 +166,7 @@ func (s *Server) report(now time.Time) StatusReport {
 
 func (s *Server) statusJSON(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Cache-Control", "no-store")
-	writeJSON(ctx, fasthttp.StatusOK, s.report(s.cfg.Now()))
+	writeJSON(ctx, fasthttp.StatusOK, s.report(s.cfg.Clock.Now()))
 }
 
 // statusView is what status.html shows.
@@ -227,7 +227,7 @@ type barSegment struct {
 }
 
 func (s *Server) statusPage(ctx *fasthttp.RequestCtx) {
-	now := s.cfg.Now()
+	now := s.cfg.Clock.Now()
 	r := s.report(now)
 	v := &statusView{Totals: r.Totals, Version: s.cfg.Version, Uptime: ago(now.Sub(s.started)), Now: now.UTC().Format("2006-01-02 15:04:05 UTC"),
 		Problem: clean(r.Problem, maxContent), QueueWait: formatMS(r.Totals.QueueWaitMS), Failed: r.Totals.ByOutcome["failed"],

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"searxgate/directory"
+	"searxgate/internal/clock"
 	"searxgate/mcp"
 	"searxgate/operator"
 	"searxgate/pool"
@@ -44,6 +46,7 @@ func userAgent(contact string) string {
 type App struct {
 	cfg    Config
 	log    *slog.Logger
+	clock  clock.Clock // cfg.clock, or the real one
 	store  *store.Store
 	pool   *pool.Pool
 	proxy  *proxy.Proxy
@@ -81,80 +84,131 @@ type App struct {
 // NewApp opens the store, restores the pool and binds the listener; it does
 // not serve yet.
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
+	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
 	a.guard = directory.Guard{AllowPrivate: cfg.AllowPrivate}
 	// Every connection to an instance or the directory goes through it.
 	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note}
-	if err := os.MkdirAll(cfg.Data, 0o750); err != nil {
-		return nil, fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
-	}
-	st, err := store.Open(filepath.Join(cfg.Data, "searxgate.db"), store.Options{Logger: log})
-	if err != nil {
+	if err := a.openStore(); err != nil {
 		return nil, err
-	}
-	a.store = st
-	if moved := st.Recovered(); moved != "" {
-		log.Warn("the store was damaged: it was moved aside and a fresh one started", "moved_to", moved)
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			_ = st.Close()
+			a.closeOpened()
 		}
 	}()
-
 	if err := a.openShared(ctx); err != nil {
 		return nil, fmt.Errorf("--redis (SEARXGATE_REDIS): %w", err)
 	}
-	defer func() {
-		if !ok && a.shared != nil {
-			_ = a.shared.Close()
-		}
-	}()
+	if err := a.buildPool(); err != nil {
+		return nil, err
+	}
+	imageSecret := a.buildCache(ctx)
+	if err := a.buildProxy(); err != nil {
+		return nil, err
+	}
+	if err := a.buildOperator(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.loadDirectory(ctx); err != nil {
+		return nil, err
+	}
+	trusted, _ := web.ParsePrefixes(cfg.TrustProxy) // checked by Validate
+	if err := a.buildWeb(trusted, imageSecret); err != nil {
+		return nil, err
+	}
+	if err := a.listen(trusted); err != nil {
+		return nil, err
+	}
+	ok = true
+	return a, nil
+}
 
+// openStore makes the data folder and opens the store in it.
+func (a *App) openStore() error {
+	if err := os.MkdirAll(a.cfg.Data, 0o750); err != nil {
+		return fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
+	}
+	st, err := store.Open(filepath.Join(a.cfg.Data, "searxgate.db"), store.Options{Logger: a.log, Clock: a.clock})
+	if err != nil {
+		return err
+	}
+	a.store = st
+	if moved := st.Recovered(); moved != "" {
+		a.log.Warn("the store was damaged: it was moved aside and a fresh one started", "moved_to", moved)
+	}
+	return nil
+}
+
+// closeOpened closes what NewApp opened before it failed: the shared
+// state, then the store.
+func (a *App) closeOpened() {
+	if a.shared != nil {
+		_ = a.shared.Close()
+	}
+	_ = a.store.Close()
+}
+
+// buildPool makes the pool and restores what it learned before.
+func (a *App) buildPool() error {
 	strategy := pool.EWMA
-	if cfg.Strategy == "primary_backup" || (cfg.Strategy == "auto" && len(cfg.Instances) > 0) {
+	if a.cfg.Strategy == "primary_backup" || (a.cfg.Strategy == "auto" && len(a.cfg.Instances) > 0) {
 		strategy = pool.PrimaryBackup
 	}
 	a.pool = pool.New(pool.Config{
-		MaxInFlight:    cfg.MaxInFlight,
-		OwnMaxInFlight: cfg.OwnMaxInFlight,
+		MaxInFlight:    a.cfg.MaxInFlight,
+		OwnMaxInFlight: a.cfg.OwnMaxInFlight,
 		Strategy:       strategy,
 		Jitter:         0.1,
-		OnEvent: func(e pool.Event) {
-			level := slog.LevelInfo
-			if e.From == e.To { // seeded, enabled, reset: no circuit moved
-				level = slog.LevelDebug
-			}
-			log.Log(context.Background(), level, "instance state changed", "instance", e.Instance,
-				"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
-			// Gone from the pool (the operator removed it, or it left the
-			// directory): drop the connections and counters kept for it.
-			if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
-				a.proxy.Forget(e.Instance)
-			}
-			a.shareEvent(e)
-		},
+		Clock:          a.clock,
+		OnEvent:        a.poolEvent,
 	})
-	if err := a.restorePool(); err != nil {
-		return nil, err
-	}
+	return a.restorePool()
+}
 
-	if cfg.Budget20s == 0 || cfg.Budget10m == 0 {
-		log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
+// poolEvent logs a change of an instance's state, and passes it on.
+func (a *App) poolEvent(e pool.Event) {
+	level := slog.LevelInfo
+	if e.From == e.To { // seeded, enabled, reset: no circuit moved
+		level = slog.LevelDebug
 	}
-	a.cache = newCacheQueue(st, log, cfg.CacheTTL)
-	imageSecret := st.CacheSecret()
+	a.log.Log(context.Background(), level, "instance state changed", "instance", e.Instance,
+		"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
+	// Gone from the pool (the operator removed it, or it left the
+	// directory): drop the connections and counters kept for it.
+	if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
+		a.proxy.Forget(e.Instance)
+	}
+	a.shareEvent(e)
+}
+
+// buildCache makes the queue of answers for the store and the per-client
+// limiter, and returns the secret image links are signed from.
+func (a *App) buildCache(ctx context.Context) []byte {
+	if a.cfg.Budget20s == 0 || a.cfg.Budget10m == 0 {
+		a.log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
+	}
+	a.cache = newCacheQueue(a.store, a.log, a.cfg.CacheTTL, a.clock)
+	imageSecret := a.store.CacheSecret()
 	if sec := a.sharedSecret(ctx); sec != nil {
 		// One key per search on every replica, and image links any
 		// replica can serve.
 		a.cache.useSecret(sec, true)
 		imageSecret = sec
 	}
-	a.limiter = web.NewClientLimiter(cfg.ClientRate, cfg.ClientBurst, time.Now)
+	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
+	return imageSecret
+}
+
+// buildProxy makes the proxy and restores the instances' capabilities.
+func (a *App) buildProxy() error {
+	cfg := a.cfg
+	var err error
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
-		Logger: log,
+		Logger: a.log,
+		Now:    a.clock.Now,
+		Timer:  proxyTimer(a.clock),
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
 			Dial:      a.dialer.Dial,
@@ -177,61 +231,88 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		Shared:         a.proxyShared(),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := a.restoreCaps(); err != nil {
-		return nil, err
-	}
+	return a.restoreCaps()
+}
 
-	a.ops = operator.New(operator.Config{Pool: a.pool, Proxy: a.proxy, Store: st, AllowPrivate: cfg.AllowPrivate, MaxOwn: cfg.MaxOwnInstances})
-	if err := a.ops.Restore(); err != nil {
-		return nil, err
+// proxyTimer is proxy.Config.Timer made from clk.
+func proxyTimer(clk clock.Clock) func(time.Duration) (<-chan time.Time, func()) {
+	return func(d time.Duration) (<-chan time.Time, func()) {
+		c, stop := clk.NewTimer(d)
+		return c, func() { stop() }
 	}
-	for _, in := range cfg.Instances {
+}
+
+// buildOperator makes the operator, replays its stored changes and adds
+// the instances of --instance.
+func (a *App) buildOperator(ctx context.Context) error {
+	a.ops = operator.New(operator.Config{Pool: a.pool, Proxy: a.proxy, Store: a.store,
+		AllowPrivate: a.cfg.AllowPrivate, MaxOwn: a.cfg.MaxOwnInstances, Clock: a.clock})
+	if err := a.ops.Restore(); err != nil {
+		return err
+	}
+	for _, in := range a.cfg.Instances {
 		if err := a.ops.AddFlag(ctx, in); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
+// loadDirectory makes the directory source, loads the list once and seeds
+// the pool with it.
+func (a *App) loadDirectory(ctx context.Context) error {
 	a.source = &directory.Source{
-		Location: cfg.Directory,
+		Location: a.cfg.Directory,
 		// The list is fetched through the same guard as the instances: the
 		// dialer checks every address, the guard every redirect.
 		Fetcher: directory.NewFetcher(directory.FetchOptions{
-			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(cfg.Contact),
+			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(a.cfg.Contact),
 			DialContext: a.dialer.DialContext,
-			Guard:       &directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: directory.NoResolve{}},
+			Guard:       &directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: directory.NoResolve{}},
 		}),
-		Cache:  dirCache{st},
+		Cache:  dirCache{a.store},
 		Filter: directory.DefaultFilter(),
-		Logger: log,
+		Logger: a.log,
+		Clock:  a.clock,
 	}
 	list, err := a.source.Load(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err)
+		return fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err)
 	}
 	a.seedList(list, true)
+	return nil
+}
 
-	trusted, _ := web.ParsePrefixes(cfg.TrustProxy) // checked by Validate
+// buildWeb makes the HTTP face, with the MCP one inside it.
+func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
+	cfg := a.cfg
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
-	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: log, Version: Version,
+	var err error
+	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		Client:  web.ClientOf(trusted),
 		Problem: a.Problem,
+		Clock:   a.clock,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
 		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(imageSecret)}})
-	if err != nil {
-		return nil, err
-	}
+	return err
+}
+
+// listen binds the listener and makes the server that will serve on it.
+func (a *App) listen(trusted []netip.Prefix) error {
+	cfg := a.cfg
+	var err error
 	a.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
+		return fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
 	}
 	a.server = &fasthttp.Server{
-		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, log)),
+		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),
 		Name:    "searxgate",
 		// A search request is small: ReadTimeout bounds the whole request
 		// (from the connection's opening, or from its first byte on a
@@ -252,15 +333,14 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		CloseOnShutdown: true,
 		// Errors name their kind, never the bytes a client sent.
 		SecureErrorLogMessage: true,
-		Logger:                newErrorLog(log, errLogEvery, time.Now),
+		Logger:                newErrorLog(a.log, errLogEvery, a.clock),
 		ErrorHandler:          requestError,
 	}
 	if cfg.MaxConnsPerIP > 0 && len(trusted) > 0 {
-		log.Info("--max-conns-per-ip counts the reverse proxy's connections as one address's: keep it above the proxy's connection pool, or 0",
+		a.log.Info("--max-conns-per-ip counts the reverse proxy's connections as one address's: keep it above the proxy's connection pool, or 0",
 			"max_conns_per_ip", cfg.MaxConnsPerIP)
 	}
-	ok = true
-	return a, nil
+	return nil
 }
 
 // ownBudget is the politeness budget of the operator's own instances: only
@@ -364,9 +444,7 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(a.pool.Config().SweepEvery)
-		defer t.Stop()
-		a.pool.Run(bg, t.C)
+		a.pool.Run(bg)
 	}()
 	go func() {
 		defer wg.Done()
@@ -375,27 +453,7 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(a.cfg.Flush)
-		defer t.Stop()
-		prune := time.NewTicker(10 * time.Minute)
-		defer prune.Stop()
-		for {
-			select {
-			case <-bg.Done():
-				return
-			case <-t.C:
-				if err := a.flush(); err != nil {
-					a.log.Error("writing learned state failed", "err", err)
-				}
-			case now := <-prune.C:
-				// Answers too old even to be served stale.
-				if n, err := a.store.CachePrune(now, staleFor); err != nil {
-					a.log.Error("pruning the stored cache failed", "err", err)
-				} else if n > 0 {
-					a.log.Debug("pruned the stored cache", "entries", n)
-				}
-			}
-		}
+		a.flushLoop(bg)
 	}()
 
 	serveErr := make(chan error, 1)
@@ -425,6 +483,35 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	return errors.Join(err, a.Close())
 }
+
+// flushLoop writes what was learned every --flush and prunes the stored
+// cache every pruneEvery, until ctx ends.
+func (a *App) flushLoop(ctx context.Context) {
+	flush, stopFlush := a.clock.NewTicker(a.cfg.Flush)
+	defer stopFlush()
+	prune, stopPrune := a.clock.NewTicker(pruneEvery)
+	defer stopPrune()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-flush:
+			if err := a.flush(); err != nil {
+				a.log.Error("writing learned state failed", "err", err)
+			}
+		case now := <-prune:
+			// Answers too old even to be served stale.
+			if n, err := a.store.CachePrune(now, staleFor); err != nil {
+				a.log.Error("pruning the stored cache failed", "err", err)
+			} else if n > 0 {
+				a.log.Debug("pruned the stored cache", "entries", n)
+			}
+		}
+	}
+}
+
+// pruneEvery is how often the stored cache is pruned.
+const pruneEvery = 10 * time.Minute
 
 // Close flushes what was learned and closes the store.
 func (a *App) Close() error {

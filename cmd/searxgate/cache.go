@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"searxgate/internal/clock"
 	"searxgate/proxy"
 	"searxgate/store"
 )
@@ -23,6 +24,7 @@ import (
 type cacheQueue struct {
 	st    *store.Store
 	log   *slog.Logger
+	clock clock.Clock // tells when an instance's answers were dropped
 	keyer atomic.Pointer[proxy.Keyer]
 	// sharedKey is set once the keyer is the replicas' shared one (--redis).
 	sharedKey atomic.Bool
@@ -39,8 +41,8 @@ type cacheQueue struct {
 
 // newCacheQueue returns the cache queue of st. With ttl 0 it also drops
 // what an earlier run with a cache left in the file.
-func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration) *cacheQueue {
-	q := &cacheQueue{st: st, log: log, off: ttl == 0}
+func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration, clk clock.Clock) *cacheQueue {
+	q := &cacheQueue{st: st, log: log, clock: clk, off: ttl == 0}
 	q.keyer.Store(proxy.NewKeyer(st.CacheSecret()))
 	if n, _ := st.CacheStats(); q.off && n > 0 {
 		if _, err := st.CachePurge(); err != nil {
@@ -131,7 +133,7 @@ func (q *cacheQueue) CacheDropInstance(inst string) (int, error) {
 	if q.dropped == nil {
 		q.dropped = map[string]time.Time{}
 	}
-	q.dropped[inst] = time.Now()
+	q.dropped[inst] = q.clock.Now()
 	q.mu.Unlock()
 	m, err := q.st.CacheDropSource(inst)
 	return n + m, err

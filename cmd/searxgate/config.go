@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"searxgate/internal/clock"
 	"searxgate/proxy"
 	"searxgate/web"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	// resolver replaces the system's resolver in the upstream dialer; tests
 	// set it so that no name is ever looked up on the network.
 	resolver ipResolver
+	// clock is what every part tells the time and times its loops with;
+	// nil is the real clock. Tests set it.
+	clock clock.Clock
 
 	// Limits on client connections and on the instance API.
 	MaxConnsPerIP   int
@@ -280,6 +284,21 @@ func (c *Config) Validate() error {
 	bad := func(flagName, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s (%s): %s", flagName, envName(flagName), fmt.Sprintf(format, args...)))
 	}
+	c.validatePlaces(bad)
+	c.validateBudgets(bad)
+	c.validateSearch(bad)
+	c.validateServing(bad)
+	c.validateConnLimits(bad)
+	c.validateShared(bad)
+	if c.Flush < 100*time.Millisecond {
+		bad("flush", "%v is shorter than 100ms", c.Flush)
+	}
+	return errors.Join(errs...)
+}
+
+// validatePlaces checks where searxgate listens, keeps its data and finds
+// its instances.
+func (c *Config) validatePlaces(bad func(flagName, format string, args ...any)) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
 	}
@@ -294,6 +313,11 @@ func (c *Config) Validate() error {
 			bad("instance", "%q is not an http(s) URL", in)
 		}
 	}
+}
+
+// validateBudgets checks the search deadline, the cache's lifetime and the
+// politeness budgets and in-flight limits.
+func (c *Config) validateBudgets(bad func(flagName, format string, args ...any)) {
 	if c.Deadline < 200*time.Millisecond || c.Deadline > 60*time.Second {
 		bad("deadline", "%v is outside 200ms to 60s", c.Deadline)
 	}
@@ -320,6 +344,11 @@ func (c *Config) Validate() error {
 	if c.OwnMaxInFlight < 1 || c.OwnMaxInFlight > 10_000 {
 		bad("own-max-in-flight", "%d is outside 1 to 10000", c.OwnMaxInFlight)
 	}
+}
+
+// validateSearch checks how a search is spread over the instances and how
+// the list is refreshed.
+func (c *Config) validateSearch(bad func(flagName, format string, args ...any)) {
 	if c.MaxFanout < 1 || c.MaxFanout > 10 {
 		bad("max-fanout", "%d is outside 1 to 10", c.MaxFanout)
 	}
@@ -340,6 +369,11 @@ func (c *Config) Validate() error {
 	if c.Refresh < time.Minute {
 		bad("refresh", "%v is shorter than 1m", c.Refresh)
 	}
+}
+
+// validateServing checks the public face: its URL, the log, shutdown and
+// the per-client limits.
+func (c *Config) validateServing(bad func(flagName, format string, args ...any)) {
 	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		bad("public-url", "%q is not an http(s) URL", c.PublicURL)
 	}
@@ -368,12 +402,6 @@ func (c *Config) Validate() error {
 	if _, err := web.ParsePrefixes(c.TrustProxy); err != nil {
 		bad("trust-proxy", "%v", err)
 	}
-	c.validateConnLimits(bad)
-	c.validateShared(bad)
-	if c.Flush < 100*time.Millisecond {
-		bad("flush", "%v is shorter than 100ms", c.Flush)
-	}
-	return errors.Join(errs...)
 }
 
 // validateConnLimits checks the limits on client connections and on the

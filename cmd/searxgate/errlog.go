@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"searxgate/internal/clock"
 )
 
 // errorLog is the fasthttp server's Logger. fasthttp's messages carry what
@@ -22,7 +24,7 @@ import (
 type errorLog struct {
 	log   *slog.Logger
 	every time.Duration
-	now   func() time.Time
+	clock clock.Clock
 
 	mu    sync.Mutex           // guards kinds
 	kinds map[string]*errCount // keyed by the kinds below only: bounded
@@ -36,8 +38,8 @@ type errCount struct {
 // errLogEvery is how often one kind of server error may be logged.
 const errLogEvery = time.Minute
 
-func newErrorLog(log *slog.Logger, every time.Duration, now func() time.Time) *errorLog {
-	return &errorLog{log: log, every: every, now: now, kinds: map[string]*errCount{}}
+func newErrorLog(log *slog.Logger, every time.Duration, clk clock.Clock) *errorLog {
+	return &errorLog{log: log, every: every, clock: clk, kinds: map[string]*errCount{}}
 }
 
 // The kinds of server error. Each is a fixed text: nothing of a request
@@ -58,7 +60,7 @@ const (
 // Printf implements fasthttp.Logger.
 func (e *errorLog) Printf(format string, args ...any) {
 	kind, level, attrs := classifyServerError(format, args)
-	now := e.now()
+	now := e.clock.Now()
 	e.mu.Lock()
 	c := e.kinds[kind]
 	if c == nil {

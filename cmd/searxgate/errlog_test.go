@@ -14,18 +14,13 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"searxgate/internal/clock"
 	"searxgate/sim"
 )
 
-// manualClock is a clock a test moves by hand.
-type manualClock struct{ t time.Time }
-
-func newManualClock() *manualClock {
-	return &manualClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-func (c *manualClock) now() time.Time { return c.t }
-func (c *manualClock) add(d time.Duration) {
-	c.t = c.t.Add(d)
+// newManualClock is a clock a test moves by hand.
+func newManualClock() *clock.Fake {
+	return clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 func deadlineErr() error { return os.ErrDeadlineExceeded }
@@ -39,8 +34,8 @@ func sinkLines(b *logSink) []string {
 	return strings.FieldsFunc(b.String(), func(r rune) bool { return r == '\n' })
 }
 
-func newTestErrorLog(b *logSink, c *manualClock, every time.Duration) *errorLog {
-	return newErrorLog(slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), every, c.now)
+func newTestErrorLog(b *logSink, c *clock.Fake, every time.Duration) *errorLog {
+	return newErrorLog(slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), every, c)
 }
 
 // TestErrorLogOneLinePerKind: a kind is logged once per interval; the next
@@ -48,8 +43,8 @@ func newTestErrorLog(b *logSink, c *manualClock, every time.Duration) *errorLog 
 // apart.
 func TestErrorLogOneLinePerKind(t *testing.T) {
 	var b logSink
-	clock := newManualClock()
-	l := newTestErrorLog(&b, clock, time.Minute)
+	clk := newManualClock()
+	l := newTestErrorLog(&b, clk, time.Minute)
 	serving := func(err error) {
 		l.Printf("error when serving connection %q<->%q: %v", tcpAddrOf("127.0.0.1:8888"), tcpAddrOf("192.0.2.7:40000"), err)
 	}
@@ -62,12 +57,12 @@ func TestErrorLogOneLinePerKind(t *testing.T) {
 	if got := sinkLines(&b); len(got) != 2 {
 		t.Fatalf("100 malformed requests and a timeout: %d lines, want 2 (one per kind):\n%s", len(got), b.String())
 	}
-	clock.add(59 * time.Second)
+	clk.Advance(59 * time.Second)
 	serving(bad)
 	if got := sinkLines(&b); len(got) != 2 {
 		t.Fatalf("within the minute: %d lines, want still 2", len(got))
 	}
-	clock.add(time.Second)
+	clk.Advance(time.Second)
 	serving(bad)
 	lines := sinkLines(&b)
 	if len(lines) != 3 {

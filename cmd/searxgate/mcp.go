@@ -32,7 +32,7 @@ type mcpClientKey struct{}
 func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
 	cfg := a.cfg
 	rc := reader.Config{AllowPrivate: cfg.AllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
-		Admit: a.limiter.Admit(), Logger: a.log}
+		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock}
 	if cfg.resolver != nil {
 		rc.Resolver = cfg.resolver
 	}

@@ -32,6 +32,7 @@ func (a *App) openShared(ctx context.Context) error {
 		// the time Run starts the feed.
 		OnOpen: func(inst string, until time.Time, reason string) { a.pool.OpenUntil(inst, until, reason) },
 		Logger: a.log.With("part", "redis"),
+		Clock:  a.clock,
 	})
 	if err != nil {
 		return err
@@ -80,13 +81,13 @@ func (a *App) keepTryingSecret(ctx context.Context) {
 	if a.shared == nil || a.cache.sharedKey.Load() {
 		return
 	}
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
+	tick, stop := a.clock.NewTicker(5 * time.Second)
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 			if sec, err := a.shared.Secret(ctx); err == nil {
 				a.cache.useSecret(sec, true)
 				a.log.Info("the cache is now keyed with the replicas' shared secret")
