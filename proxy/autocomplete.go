@@ -33,7 +33,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	if len(q) > MaxQueryLen {
 		q = q[:MaxQueryLen]
 	}
-	now := p.cfg.Now()
+	now := p.now()
 	key := p.cacheKey("ac\x00" + language + "\x00" + q)
 	if c, ok := p.acCache.get(key); ok && now.Before(c.Expires) {
 		var out []string
@@ -72,10 +72,10 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			p.dispatch()
 			continue
 		}
-		start := p.cfg.Now()
+		start := p.now()
 		rep, err := p.up.get(inst, "autocompleter", args, req.acceptLanguage(), deadline)
 		out, o := p.judgeSuggestions(q, rep, err)
-		p.pool.Record(l, o, p.cfg.Now().Sub(start))
+		p.pool.Record(l, o, p.now().Sub(start))
 		cancel()
 		p.dispatch() // its slot is free again
 		if out == nil {
@@ -106,7 +106,7 @@ func (p *Proxy) judgeSuggestions(q string, rep *reply, err error) ([]string, poo
 		}
 	}
 	v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
-		Format: FormatJSON, Query: q, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody})
+		Format: FormatJSON, Query: q, Now: p.now(), MaxBody: p.up.cfg.MaxBody})
 	if v.Kind == detect.Refused {
 		return nil, pool.Outcome{Kind: pool.Refused, Reason: string(v.Reason), RetryAfter: v.RetryAfter}
 	}

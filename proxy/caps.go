@@ -112,4 +112,4 @@ func (p *Proxy) Forget(inst string) {
 func (p *Proxy) Caps(inst string) Caps { return p.recs.caps(inst) }
 
 // Format is the upstream format searxgate uses for inst now.
-func (p *Proxy) Format(inst string) string { return p.recs.caps(inst).format(p.cfg.Now()) }
+func (p *Proxy) Format(inst string) string { return p.recs.caps(inst).format(p.now()) }

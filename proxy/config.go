@@ -49,7 +49,7 @@ func (p *Proxy) ReadTerms(instances []string) {
 	p.spawn(func() {
 		for _, inst := range instances {
 			r := p.recs.ensure(inst)
-			if !p.recs.claimFetch(r, p.cfg.Now()) {
+			if !p.recs.claimFetch(r, p.now()) {
 				continue
 			}
 			select {
@@ -73,7 +73,7 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 	var wg sync.WaitGroup
 	for _, inst := range instances {
 		r := p.recs.ensure(inst)
-		if !p.recs.claimFetch(r, p.cfg.Now()) {
+		if !p.recs.claimFetch(r, p.now()) {
 			continue
 		}
 		select {
@@ -124,7 +124,7 @@ func (p *Proxy) terms(r *record, now, deadline time.Time) Caps {
 
 // readConfig reads r's /config and stores what it says.
 func (p *Proxy) readConfig(r *record) {
-	p.readConfigBy(r, p.cfg.Now().Add(configReadLimit))
+	p.readConfigBy(r, p.now().Add(configReadLimit))
 }
 
 // readConfigBy reads r's /config, giving up at deadline.
@@ -133,7 +133,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 		return
 	}
 	inst := r.url
-	now := p.cfg.Now()
+	now := p.now()
 	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", deadline)
 	var terms detect.Terms
 	if err == nil && rep.Status == 200 {

@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"searxgate/detect"
+	"searxgate/internal/clock"
 	"searxgate/pool"
 )
 
@@ -106,10 +107,9 @@ type Config struct {
 	Pool     *pool.Pool
 	Upstream UpstreamConfig
 	Logger   *slog.Logger
-	Now      func() time.Time
-	// Timer makes the deadline and hedge timers: a channel that fires after
-	// d and a func that stops it. nil = real timers.
-	Timer func(d time.Duration) (<-chan time.Time, func())
+	// Clock tells the time and makes the deadline, hedge and wake-up
+	// timers; nil is the real clock.
+	Clock clock.Clock
 
 	Deadline    time.Duration // one search, all attempts included (default 4 s)
 	MaxAttempts int           // default 4
@@ -168,15 +168,7 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Timer == nil {
-		c.Timer = func(d time.Duration) (<-chan time.Time, func()) {
-			t := time.NewTimer(d)
-			return t.C, func() { t.Stop() }
-		}
-	}
+	c.Clock = clock.Or(c.Clock)
 	if c.Deadline <= 0 {
 		c.Deadline = 4 * time.Second
 	}
@@ -279,18 +271,31 @@ func New(cfg Config) (*Proxy, error) {
 		bg:       bg,
 		bgCancel: cancel,
 	}
+	// The windows count from the proxy's clock (fake in tests).
+	base := cfg.Clock.Now()
+	p.polite.base, p.acPolite.base, p.extra.base = base, base, base
 	p.polite.rings = recordRings{g: p.recs}
 	p.acPolite.rings = recordRings{g: p.recs, ac: true}
 	p.fair = newFairShare(cfg.Budget, cfg.Pool.Len)
+	p.fair.base = base
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
 		up.AllowRetry = func(inst string) bool {
-			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.cfg.Now())
+			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.now())
 		}
 	}
 	p.up = newUpstream(up)
 	p.up.hosts = registryHosts{p.recs}
 	return p, nil
+}
+
+// now reads the proxy's clock.
+func (p *Proxy) now() time.Time { return p.cfg.Clock.Now() }
+
+// timer is a timer of the proxy's clock that fires after d, and its stop.
+func (p *Proxy) timer(d time.Duration) (<-chan time.Time, func()) {
+	c, stop := p.cfg.Clock.NewTimer(d)
+	return c, func() { stop() }
 }
 
 // spawn runs f in the background, counted by Wait, unless the proxy is
@@ -358,7 +363,7 @@ func (p *Proxy) Politeness() *Politeness { return p.polite }
 // ErrNoAnswer) when nothing answered and no stale copy exists, and ctx's
 // error when the client went away.
 func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
-	start := p.cfg.Now()
+	start := p.now()
 	if req.Fanout <= 0 {
 		req.Fanout = p.cfg.Fanout
 	}
@@ -366,8 +371,8 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	key := p.cacheKey(req.Key())
 	stale, hit := p.cacheGet(ctx, key)
 	if hit && start.Before(stale.Expires) {
-		p.metrics.search("cached", p.cfg.Now().Sub(start))
-		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.cfg.Now().Sub(start)}, nil
+		p.metrics.search("cached", p.now().Sub(start))
+		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.now().Sub(start)}, nil
 	}
 	for {
 		fl, leader := p.flights.join(key)
@@ -388,7 +393,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		l := fl.res
 		r := &Response{JSON: l.JSON, Instance: l.Instance, Attempts: l.Attempts, Cached: l.Cached,
-			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.cfg.Now().Sub(start),
+			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.now().Sub(start),
 			results: fl.results} // read only: shared, never decoded again
 		p.metrics.search("coalesced", r.Elapsed)
 		return r, nil
@@ -419,7 +424,7 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	// second search upstream.
 	shared, release := p.sharedFlight(lctx, key, start)
 	if shared != nil {
-		shared.Elapsed = p.cfg.Now().Sub(start)
+		shared.Elapsed = p.now().Sub(start)
 		p.metrics.search("coalesced", shared.Elapsed)
 		return shared, nil
 	}
@@ -428,7 +433,7 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	if err != nil && hit && start.Sub(stale.Expires) < p.cfg.StaleFor && !errors.Is(err, context.Canceled) {
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
 	}
-	elapsed := p.cfg.Now().Sub(start)
+	elapsed := p.now().Sub(start)
 	switch {
 	case err != nil:
 		p.metrics.search("failed", elapsed)
@@ -445,7 +450,7 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 
 func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
 	mem, inMem := p.cache.get(key)
-	if inMem && (p.cfg.Shared.Cache == nil || p.cfg.Now().Before(mem.Expires)) {
+	if inMem && (p.cfg.Shared.Cache == nil || p.now().Before(mem.Expires)) {
 		return *mem, true
 	}
 	// Stale here may be fresh in the shared cache: another replica asked.
@@ -547,7 +552,7 @@ func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Ti
 	if d <= 0 {
 		return nil, func() {}
 	}
-	return p.cfg.Timer(d)
+	return p.timer(d)
 }
 
 // attempt runs one upstream search, records its outcome in the pool and
@@ -556,7 +561,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	lease, inst, rec := l.lease, l.inst, l.rec
 	defer p.dispatch() // its slot is free again: a waiting search may take it
 	defer l.release()
-	now := p.cfg.Now()
+	now := p.now()
 	caps := p.terms(rec, now, deadline)
 	if caps.LinkToken && !p.cfg.AllowLinkToken {
 		// Its terms, read just now, say it would take searxgate for a bot:
@@ -567,14 +572,14 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		return
 	}
 	format := caps.format(now)
-	now = p.cfg.Now() // the search's own time starts after its terms were read
+	now = p.now() // the search's own time starts after its terms were read
 	v, elapsed, err := p.ask(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
 		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
-		if now = p.cfg.Now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
+		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.ask(inst, &req, format, deadline)
 		}
@@ -619,18 +624,18 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 
 // ask sends one search to inst in format and judges the answer.
 func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time) (detect.Verdict, time.Duration, error) {
-	start := p.cfg.Now()
+	start := p.now()
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	upstreamArgs(args, req, format)
 	rep, err := p.up.get(inst, "search", args, req.acceptLanguage(), deadline)
-	elapsed := p.cfg.Now().Sub(start)
+	elapsed := p.now().Sub(start)
 	if err != nil {
 		return detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}, elapsed, err
 	}
 	return detect.Classify(detect.Answer{
 		Status: rep.Status, Header: rep.Header, Body: rep.Body,
-		Format: format, Query: req.Query, Now: p.cfg.Now(), MaxBody: p.up.cfg.MaxBody,
+		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.cfg.MaxBody,
 	}), elapsed, nil
 }
 
@@ -681,7 +686,7 @@ func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, s
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(make([]byte, 0, 4096))
-	now := p.cfg.Now()
+	now := p.now()
 	if soft == "" {
 		ttl := p.cfg.CacheTTL
 		if res.NothingFound() {

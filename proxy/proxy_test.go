@@ -4,26 +4,31 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"searxgate/detect"
+	"searxgate/internal/clock"
 	"searxgate/pool"
 	"searxgate/sim"
 )
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// testClock is the tests' clock: a clock.Fake's time, with the deadline,
+// hedge and wake-up timers made by timers (by default manualTimers),
+// which fire only when a test says.
+type testClock struct {
+	*clock.Fake
+	timers func(d time.Duration) (<-chan time.Time, func())
 }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
+func (c *testClock) NewTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	ch, stop := c.timers(d)
+	return ch, func() bool { stop(); return true }
+}
+
+// timersOf is a Config.Clock for newEnv whose timers are made by f.
+func timersOf(f func(d time.Duration) (<-chan time.Time, func())) *testClock {
+	return &testClock{timers: f}
 }
 
 // manualTimers hands out timers that fire only when the test says.
@@ -53,7 +58,7 @@ type testEnv struct {
 	fleet  *sim.Fleet
 	pool   *pool.Pool
 	proxy  *Proxy
-	clock  *fakeClock
+	clock  *clock.Fake
 	timers *manualTimers
 	urls   []string
 }
@@ -63,13 +68,18 @@ type testEnv struct {
 // their terms are known: JSON where the instance config enables it.
 func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
-	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: clock.Now})
+	fake := clock.NewFake(time.Unix(1_800_000_000, 0))
+	tc, _ := cfg.Clock.(*testClock)
+	if tc == nil {
+		tc = &testClock{}
+	}
+	tc.Fake = fake
+	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: fake.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fleet.Close() })
-	pl := pool.New(pool.Config{Clock: clock})
+	pl := pool.New(pool.Config{Clock: tc})
 	urls := fleet.URLs()
 	var priors []pool.Prior
 	for i, u := range urls {
@@ -79,10 +89,10 @@ func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv 
 	timers := newManualTimers()
 	cfg.Pool = pl
 	cfg.Upstream = UpstreamConfig{UserAgent: "searxgate-test/1", Dial: fleet.Dial}
-	cfg.Now = clock.Now
-	if cfg.Timer == nil {
-		cfg.Timer = timers.timer
+	if tc.timers == nil {
+		tc.timers = timers.timer
 	}
+	cfg.Clock = tc
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +103,9 @@ func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv 
 		if instances[i].JSON {
 			json = Yes
 		}
-		p.recs.updateCaps(p.recs.ensure(u), func(c *Caps) { *c = Caps{ConfigAt: clock.Now(), ConfigOK: true, JSON: json, JSONAt: clock.Now()} })
+		p.recs.updateCaps(p.recs.ensure(u), func(c *Caps) { *c = Caps{ConfigAt: fake.Now(), ConfigOK: true, JSON: json, JSONAt: fake.Now()} })
 	}
-	return &testEnv{fleet: fleet, pool: pl, proxy: p, clock: clock, timers: timers, urls: urls}
+	return &testEnv{fleet: fleet, pool: pl, proxy: p, clock: fake, timers: timers, urls: urls}
 }
 
 func (e *testEnv) search(t *testing.T, q string) (*Response, error) {
@@ -155,7 +165,7 @@ func TestRefusalMovesOnAndOpensTheCircuit(t *testing.T) {
 	}
 	// ...and after it, the instance is half-open: with the other one
 	// disabled, its trial answers and closes the circuit.
-	e.clock.Add(11 * time.Minute)
+	e.clock.Advance(11 * time.Minute)
 	if c := e.pool.Stats(e.urls[0]).Circuit; c != pool.HalfOpen {
 		t.Fatalf("after the cooldown the circuit is %v, want half-open", c)
 	}
@@ -218,7 +228,7 @@ func TestStaleAnswerWhenNothingAnswers(t *testing.T) {
 		t.Fatalf("repeat: cached %v stale %v err %v; want a fresh cache hit", again.Cached, again.Stale, err)
 	}
 	// An hour later the instance is down and the answer expired.
-	e.clock.Add(time.Hour + time.Second)
+	e.clock.Advance(time.Hour + time.Second)
 	stale, err := e.search(t, "keep me")
 	if err != nil {
 		t.Fatalf("no stale answer: %v", err)
@@ -278,7 +288,7 @@ func TestPolitenessSkipsAnInstanceOutOfBudget(t *testing.T) {
 	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second {
 		t.Fatalf("a 5th search: %v (retry after %v); want no_slot in 20s, not a wait", err, na.RetryAfter)
 	}
-	e.clock.Add(21 * time.Second)
+	e.clock.Advance(21 * time.Second)
 	if _, err := e.search(t, "f"); err != nil {
 		t.Fatalf("after the window: %v", err)
 	}
@@ -507,7 +517,7 @@ func TestNothingFoundIsAnAnswer(t *testing.T) {
 	if res, err := e.search(t, sim.NoResultsPrefix+" gibberish a"); err != nil || !res.Cached {
 		t.Fatalf("repeat: cached %v, err %v", res != nil && res.Cached, err)
 	}
-	e.clock.Add(5*time.Minute + time.Second)
+	e.clock.Advance(5*time.Minute + time.Second)
 	if res, err := e.search(t, sim.NoResultsPrefix+" gibberish a"); err != nil || res.Cached {
 		t.Fatalf("after EmptyTTL: cached %v, err %v; want asked again", res != nil && res.Cached, err)
 	}

@@ -103,7 +103,7 @@ func retryAfter(at, now time.Time) time.Duration {
 // with s.why and s.retryAfter set when none can be had in time.
 func (s *search) waitSlot() (leased, bool) {
 	p := s.p
-	now := p.cfg.Now()
+	now := p.now()
 	at, any := p.earliest(p.candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
@@ -127,23 +127,23 @@ func (s *search) waitSlot() (leased, bool) {
 	p.qmu.Unlock()
 
 	p.dispatch()
-	timeout, stopTimeout := p.cfg.Timer(s.deadline.Sub(now))
+	timeout, stopTimeout := p.timer(s.deadline.Sub(now))
 	defer stopTimeout()
 	for {
-		wake, stopWake := p.cfg.Timer(min(max(at.Sub(p.cfg.Now()), time.Millisecond), pollEvery))
+		wake, stopWake := p.timer(min(max(at.Sub(p.now()), time.Millisecond), pollEvery))
 		select {
 		case g := <-w.got:
 			stopWake()
 			return s.granted(w, g)
 		case <-wake:
 			p.dispatch()
-			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.cfg.Now())
+			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
 		case <-timeout:
 			stopWake()
 			if g, ok := p.leave(w); ok {
 				return s.granted(w, g)
 			}
-			now := p.cfg.Now()
+			now := p.now()
 			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
 			s.why, s.retryAfter = "deadline", retryAfter(at, now)
 			p.metrics.queueRefused.Add(1)
@@ -167,7 +167,7 @@ func (s *search) granted(w *waiter, g grant) (leased, bool) {
 		s.p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
-	s.p.metrics.queueWait.observe(s.p.cfg.Now().Sub(w.since))
+	s.p.metrics.queueWait.observe(s.p.now().Sub(w.since))
 	return g.l, true
 }
 
@@ -200,7 +200,7 @@ func (p *Proxy) dispatch() {
 	if len(p.queue.waiters) == 0 {
 		return
 	}
-	now := p.cfg.Now()
+	now := p.now()
 	var frees []pool.Free // read once, only when a waiter could not be served
 	kept := p.queue.waiters[:0]
 	for _, w := range p.queue.waiters {

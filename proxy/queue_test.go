@@ -21,7 +21,7 @@ func quietTimers(time.Duration) (<-chan time.Time, func()) { return nil, func() 
 // searches at once than the instance's in-flight cap answers them all,
 // each waiting its turn, instead of refusing the ones over the cap.
 func TestParallelSearchesWaitForASlot(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	const n = 8
 	var wg sync.WaitGroup
@@ -63,7 +63,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // the waiting one is served when the slot frees.
 func TestQueueFullRefusesAtOnce(t *testing.T) {
 	gate := make(chan struct{})
-	e := newEnv(t, Config{Timer: quietTimers, MaxQueue: 1, Budget: []Window{}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), MaxQueue: 1, Budget: []Window{}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
 	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
@@ -108,7 +108,7 @@ func TestQueueFullRefusesAtOnce(t *testing.T) {
 // instance is refused at once, with the window's real end, when the slot
 // it waited for frees but the instance's budget was spent meanwhile.
 func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
 	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
@@ -143,7 +143,7 @@ func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
 // as it may gets at most its share of the public instances' windows, and
 // a second client is still served at once.
 func TestOneClientCannotSpendEveryonesBudget(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
@@ -185,7 +185,7 @@ func TestOneClientCannotSpendEveryonesBudget(t *testing.T) {
 // TestOwnInstancesServeAClientOverItsShare: the share limits only what a
 // client takes of the public instances.
 func TestOwnInstancesServeAClientOverItsShare(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	e.pool.Add(e.urls[1], pool.Own)
@@ -204,7 +204,7 @@ func TestOwnInstancesServeAClientOverItsShare(t *testing.T) {
 // longest window for newcomers, but a client alone may use every public
 // instance's short window.
 func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 2, Per: 20 * time.Second}, {Max: 10, Per: 10 * time.Minute}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}, {Max: 10, Per: 10 * time.Minute}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	served := 0
@@ -215,12 +215,12 @@ func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
 		if err == nil {
 			served++
 		}
-		e.clock.Add(20 * time.Second)
+		e.clock.Advance(20 * time.Second)
 	}
 	if served != 10 {
 		t.Fatalf("served %d of 12 spread over 4 minutes, want 10 (half the 10-minute capacity of 20)", served)
 	}
-	e.clock.Add(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	for i := range 4 {
 		// Now all at once: the short window (2 × 2) is the client's alone.
 		if _, err := e.proxy.Search(context.Background(), Request{Query: "burst " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "solo"}); err != nil {
@@ -233,7 +233,7 @@ func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
 // and merges their answers; a hanging one does not hold the answer past
 // the deadline; a budget that affords fewer asks fewer and says so.
 func TestFanoutMergesSeveralInstances(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
@@ -263,7 +263,7 @@ func TestFanoutMergesSeveralInstances(t *testing.T) {
 }
 
 func TestFanoutAsksFewerWhenTheBudgetIsShort(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
@@ -291,7 +291,7 @@ func TestFanoutDoesNotWaitForAHangingInstance(t *testing.T) {
 		}
 		return nil, func() {}
 	}
-	e := newEnv(t, Config{Timer: timers},
+	e := newEnv(t, Config{Clock: timersOf(timers)},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 300 * time.Millisecond, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
@@ -324,7 +324,7 @@ func TestFanoutDoesNotWaitForAHangingInstance(t *testing.T) {
 // TestFollowersOfALimitedLeaderAskAgain: a search coalesced with one whose
 // client was over its share is not refused for it: it asks again.
 func TestFollowersOfALimitedLeaderAskAgain(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	req := Request{Query: "shared", PageNo: 1, Format: FormatJSON, Client: "patient"}
 	norm := req

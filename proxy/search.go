@@ -89,7 +89,7 @@ func (s *search) run() (*Response, error) {
 		for s.asked < s.fanout && s.launch(launchFan) {
 		}
 	}
-	timeout, stopTimeout := p.cfg.Timer(s.deadline.Sub(p.cfg.Now()))
+	timeout, stopTimeout := p.timer(s.deadline.Sub(p.now()))
 	defer stopTimeout()
 	for {
 		select {
@@ -110,7 +110,7 @@ func (s *search) run() (*Response, error) {
 			if a := s.fallback(); a != nil {
 				return s.answer(*a)
 			}
-			now := p.cfg.Now()
+			now := p.now()
 			for i := range s.log {
 				if s.log[i].Outcome == "running" {
 					s.log[i].Outcome, s.log[i].Reason = pool.Failed.String(), string(detect.Timeout)
@@ -204,7 +204,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 // free now.
 func (s *search) launch(kind launchKind) bool {
 	p := s.p
-	now := p.cfg.Now()
+	now := p.now()
 	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(now, kind == launchHedge) {
 		if kind == launchRetry {
 			s.why = "budget"
@@ -214,7 +214,7 @@ func (s *search) launch(kind launchKind) bool {
 	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now)
 	if !ok && (kind == launchFirst || kind == launchRetry) {
 		l, ok = s.waitSlot()
-		now = p.cfg.Now()
+		now = p.now()
 	}
 	if !ok {
 		return false

@@ -89,7 +89,7 @@ func TestSharedTrialOneReplicaAtATime(t *testing.T) {
 	if !e.pool.OpenUntil(e.urls[0], e.clock.Now().Add(time.Second), "rate_limited") {
 		t.Fatal("not opened")
 	}
-	e.clock.Add(time.Second) // half-open now
+	e.clock.Advance(time.Second) // half-open now
 	f.trials[e.urls[0]] = true
 	res, err := e.search(t, "trial")
 	if err != nil {
@@ -101,7 +101,7 @@ func TestSharedTrialOneReplicaAtATime(t *testing.T) {
 	if got := e.proxy.polite.FreeAt(e.urls[0], e.clock.Now()); !got.Equal(e.clock.Now().Add(3 * time.Second)) {
 		t.Fatalf("held until +%v, want +3s", got.Sub(e.clock.Now()))
 	}
-	e.clock.Add(3 * time.Second)
+	e.clock.Advance(3 * time.Second)
 	f.mu.Lock()
 	f.trials[e.urls[0]] = false
 	f.mu.Unlock()

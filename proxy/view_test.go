@@ -12,7 +12,7 @@ import (
 // TestInstancesSaysWhyNot: the view the status page renders agrees with
 // the search path's own rules, link-token instances included.
 func TestInstancesSaysWhyNot(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers, Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
@@ -46,7 +46,7 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 // attempt on it runs is not brought back by what the attempt learns late
 // (its terms, budget, outcomes all land in the record it started with).
 func TestForgetDuringAnAttemptKeepsNothing(t *testing.T) {
-	e := newEnv(t, Config{Timer: quietTimers},
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
 		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 200 * time.Millisecond, JSON: true})
 	u := e.urls[0]
 	done := make(chan struct{})

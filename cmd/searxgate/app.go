@@ -207,8 +207,7 @@ func (a *App) buildProxy() error {
 	a.proxy, err = proxy.New(proxy.Config{
 		Pool:   a.pool,
 		Logger: a.log,
-		Now:    a.clock.Now,
-		Timer:  proxyTimer(a.clock),
+		Clock:  a.clock,
 		Upstream: proxy.UpstreamConfig{
 			UserAgent: userAgent(cfg.Contact),
 			Dial:      a.dialer.Dial,
@@ -234,14 +233,6 @@ func (a *App) buildProxy() error {
 		return err
 	}
 	return a.restoreCaps()
-}
-
-// proxyTimer is proxy.Config.Timer made from clk.
-func proxyTimer(clk clock.Clock) func(time.Duration) (<-chan time.Time, func()) {
-	return func(d time.Duration) (<-chan time.Time, func()) {
-		c, stop := clk.NewTimer(d)
-		return c, func() { stop() }
-	}
 }
 
 // buildOperator makes the operator, replays its stored changes and adds
