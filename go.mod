@@ -1,4 +1,4 @@
-module searxgate
+module github.com/searxgate/searxgate
 
 go 1.26.0
 

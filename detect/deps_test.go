@@ -3,7 +3,7 @@ package detect
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestDependencies: detect imports only the standard library, goquery and

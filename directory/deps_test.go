@@ -3,7 +3,7 @@ package directory
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestDependencies keeps directory on the standard library and gjson, as

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // wait is the wait Run is in on clk, once it is in one: Run makes its next

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // Where a List came from (List.From).

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // memCache is a Cache in memory.

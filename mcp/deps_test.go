@@ -3,11 +3,11 @@ package mcp
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestImports keeps mcp to what the design allows it: the proxy (search),
 // the reader (pages) and the MCP Go SDK.
 func TestImports(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/proxy", "searxgate/reader", "github.com/modelcontextprotocol/go-sdk/")
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/reader", "github.com/modelcontextprotocol/go-sdk/")
 }

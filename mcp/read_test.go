@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"searxgate/reader"
+	"github.com/searxgate/searxgate/reader"
 )
 
 // names answers lookups from a table, never the network.

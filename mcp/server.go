@@ -13,8 +13,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"searxgate/proxy"
-	"searxgate/reader"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/reader"
 )
 
 // Searcher answers searches; *proxy.Proxy is one.

@@ -3,7 +3,7 @@ package mcp
 import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"searxgate/reader"
+	"github.com/searxgate/searxgate/reader"
 )
 
 // Tool names, as mcp-searxng names them, so that prompts written for it

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"searxgate/directory"
-	"searxgate/internal/clock"
-	"searxgate/pool"
-	"searxgate/store"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/store"
 )
 
 // Store keeps the operator's changes; *store.Store is one.

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/clock"
-	"searxgate/pool"
-	"searxgate/store"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/store"
 )
 
 type memStore struct{ ops map[string]store.Operator }

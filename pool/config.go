@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // Defaults of Config; a zero field means its default.

@@ -3,7 +3,7 @@ package pool
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // The design allows pool/ the standard library only.

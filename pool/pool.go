@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // EWMA weights: the weight of the newest sample.

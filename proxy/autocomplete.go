@@ -10,9 +10,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 // ErrNoAutocomplete: no instance known to offer autocompletion could be

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 func TestMemCacheBounds(t *testing.T) {

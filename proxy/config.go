@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 // maybeReadConfig starts a background read of inst's /config when one is

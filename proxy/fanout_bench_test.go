@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/detect"
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // BenchmarkFanout measures what fan-out buys and costs on a healthy sim

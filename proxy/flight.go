@@ -3,7 +3,7 @@ package proxy
 import (
 	"sync"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 // flights coalesces identical searches in flight at the same time: the

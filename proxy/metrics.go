@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // LatencyBuckets are the upper bounds, in seconds, of the latency

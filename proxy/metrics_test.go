@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // TestTotalsSurviveForget: an instance that left the pool and comes back

@@ -11,9 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/internal/clock"
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // ErrNoAnswer is wrapped by the *NoAnswerError a search returns when no

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/detect"
-	"searxgate/internal/clock"
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // testClock is the tests' clock: a clock.Fake's time, with the deadline,

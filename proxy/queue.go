@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // A search that finds no instance free *now* only because of in-flight

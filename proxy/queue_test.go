@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // quietTimers never fire: a test that uses them moves on dispatches alone

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 // Formats a client may ask for, as SearXNG names them.

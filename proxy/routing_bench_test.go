@@ -12,9 +12,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // The routing benchmark: the same client searches, paced like a busy

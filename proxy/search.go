@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"searxgate/detect"
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // search is one client search on its way upstream: its attempts, hedges,

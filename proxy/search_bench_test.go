@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // BenchmarkSearchMiss measures the whole search path for a query never

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // fakeShared is a shared budget and trial claim a test decides.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 // Transport errors, as reasons the pool and the 503 body understand.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
+	"github.com/searxgate/searxgate/detect"
 )
 
 func gz(t testing.TB, b []byte) []byte {

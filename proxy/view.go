@@ -3,7 +3,7 @@ package proxy
 import (
 	"time"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // Instance is what the search path knows of one instance, for people

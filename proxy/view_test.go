@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestInstancesSaysWhyNot: the view the status page renders agrees with

@@ -3,13 +3,13 @@ package reader
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestImports keeps reader to what the design allows it: the address guard
 // (directory) and the readability and Markdown libraries (with the HTML
 // parser they share).
 func TestImports(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/directory", "codeberg.org/readeck/go-readability/v2",
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/directory", "codeberg.org/readeck/go-readability/v2",
 		"github.com/JohannesKaufmann/html-to-markdown/v2/", "golang.org/x/net/html", "golang.org/x/net/html/")
 }

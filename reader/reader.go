@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"searxgate/directory"
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // Errors of Read. Each wraps into an error whose text an agent can act on.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // fakeResolver answers names from a table, never the network.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/redistest"
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/internal/redistest"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // benchProxy is one replica over fleet, with Redis shared state when s is

@@ -8,7 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // takeScript takes one search of an instance from every window of the

@@ -12,9 +12,9 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"searxgate/internal/clock"
-	"searxgate/internal/redistest"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/redistest"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // testTimeout is the tests' OpTimeout: generous, so that a loaded machine

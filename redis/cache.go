@@ -8,7 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // Answers are kept under "searxgate:c:a:<hex id>", the id being the first

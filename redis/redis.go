@@ -17,8 +17,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"searxgate/internal/clock"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // ErrDown is returned (wrapped) by an operation skipped because Redis is

@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/deptest"
-	"searxgate/internal/redistest"
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/redistest"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestImports keeps redis to what the design allows it: proxy's
 // interfaces and the Redis client.
 func TestImports(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/proxy", "github.com/redis/go-redis/v9", "github.com/redis/go-redis/v9/")
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/redis/go-redis/v9", "github.com/redis/go-redis/v9/")
 }
 
 // replica is one searxgate of a group, in-process: its pool, its proxy,

@@ -3,7 +3,7 @@ package sim
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestDependencies keeps sim to what the design allows it: the standard

@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // The design's package table: store may import std and bbolt, and is the

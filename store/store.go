@@ -15,7 +15,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // Sentinel errors. Errors returned by the store wrap one of these, or an

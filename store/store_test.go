@@ -14,7 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"searxgate/pool"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // fakeOperator records the operator's calls.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // tenResults is an answer of ten ordinary results.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // ClientLimiter is a token bucket per client (clientKey: an IPv4 address,

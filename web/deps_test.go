@@ -3,7 +3,7 @@ package web
 import (
 	"testing"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 // TestDependencies: web imports only the standard library, proxy, pool,
@@ -12,5 +12,5 @@ import (
 // the same private addresses instance fetches refuse (as reader/ does);
 // and VictoriaMetrics' metrics for /metrics (process metrics, exposition).
 func TestDependencies(t *testing.T) {
-	deptest.Check(t, ".", "searxgate/proxy", "searxgate/pool", "searxgate/detect", "searxgate/directory", "github.com/valyala/fasthttp", "github.com/VictoriaMetrics/metrics")
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/pool", "github.com/searxgate/searxgate/detect", "github.com/searxgate/searxgate/directory", "github.com/valyala/fasthttp", "github.com/VictoriaMetrics/metrics")
 }

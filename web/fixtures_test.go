@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"searxgate/detect"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // capture is one raw `curl -i` capture of real SearXNG (2024.10.5):

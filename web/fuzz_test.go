@@ -11,8 +11,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/directory"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // FuzzEndpoints sends arbitrary query strings and form bodies to every

@@ -11,10 +11,10 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
-	"searxgate/internal/clock"
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // fixedNow is the clock of every test.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 //go:embed templates/*.html

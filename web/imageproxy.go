@@ -17,8 +17,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/directory"
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // ImageConfig is how /image_proxy fetches the thumbnails and images of

@@ -14,7 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // imageHosts plays the image hosts an instance names (over plain http: the

@@ -15,9 +15,9 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/pool"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // MaxInstanceLabels bounds the instances /metrics names: the first ones it

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 var (

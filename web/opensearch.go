@@ -10,7 +10,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/pool"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // openSearch serves /opensearch.xml in SearXNG's shape, with GET result and

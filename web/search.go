@@ -13,8 +13,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // Response headers that tell a client who answered.

@@ -11,9 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/internal/clock"
-	"searxgate/pool"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // Searcher answers searches; *proxy.Proxy is one.

@@ -14,8 +14,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 func TestRoutes(t *testing.T) {

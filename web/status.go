@@ -11,9 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/detect"
-	"searxgate/pool"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // refusalReasons are detect's reasons for a refusal.

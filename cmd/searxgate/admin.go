@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"searxgate/directory"
-	"searxgate/operator"
-	"searxgate/web"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/operator"
+	"github.com/searxgate/searxgate/web"
 )
 
 // adminOps is the operator as the instance API sees it: a URL that the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestInstanceAPIEdges: through the real server, a URL with a port outside

@@ -21,15 +21,15 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/directory"
-	"searxgate/internal/clock"
-	"searxgate/mcp"
-	"searxgate/operator"
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/redis"
-	"searxgate/store"
-	"searxgate/web"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/mcp"
+	"github.com/searxgate/searxgate/operator"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/redis"
+	"github.com/searxgate/searxgate/store"
+	"github.com/searxgate/searxgate/web"
 )
 
 // userAgent is what searxgate says it is to every instance: honestly a

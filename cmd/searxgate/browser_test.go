@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestBrowser drives a real headless Chromium against searxgate on a sim

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"searxgate/internal/clock"
-	"searxgate/proxy"
-	"searxgate/store"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/store"
 )
 
 // cacheQueue is the proxy's persistent cache: reads go to the store, writes

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
-	"searxgate/store"
+	"github.com/searxgate/searxgate/sim"
+	"github.com/searxgate/searxgate/store"
 )
 
 // hostileFleet is two instances: "hostile", tried first, and "good".

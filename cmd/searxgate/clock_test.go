@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/clock"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // TestFlushLoopOnTheAppsClock: the flush and prune loop takes its tickers

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"searxgate/internal/clock"
-	"searxgate/proxy"
-	"searxgate/web"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/web"
 )
 
 // DefaultDirectory is where the public instance list comes from.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // startGatewayLogged is startGateway with the app's log going to log.

@@ -16,7 +16,7 @@ func TestOnlyStoreImportsBbolt(t *testing.T) {
 	if slices.Contains(pkg.Imports, "go.etcd.io/bbolt") {
 		t.Fatal("cmd/searxgate imports bbolt; go through store")
 	}
-	if !slices.Contains(pkg.Imports, "searxgate/store") {
+	if !slices.Contains(pkg.Imports, "github.com/searxgate/searxgate/store") {
 		t.Fatal("cmd/searxgate does not import store: this test checks nothing")
 	}
 }

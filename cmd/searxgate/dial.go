@@ -3,7 +3,7 @@ package main
 import (
 	"sync"
 
-	"searxgate/directory"
+	"github.com/searxgate/searxgate/directory"
 )
 
 // ipResolver resolves names for the upstream dialer; tests give their own.

@@ -4,20 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
-	"searxgate/pool"
-	"searxgate/proxy"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // startFleet starts a sim fleet on 127.0.0.1 and writes its directory file.

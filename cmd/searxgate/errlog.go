@@ -11,7 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // errorLog is the fasthttp server's Logger. fasthttp's messages carry what

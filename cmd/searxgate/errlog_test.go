@@ -14,8 +14,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"searxgate/internal/clock"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // newManualClock is a clock a test moves by hand.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // These run the real binary, as a self-hoster or an agent would, on a sim

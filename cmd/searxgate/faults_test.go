@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // The deadline the fault tests give one search, and the slack they allow on

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // rawRequest sends raw bytes to addr and returns the status code of the

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 func main() {

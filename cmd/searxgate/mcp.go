@@ -17,9 +17,9 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
-	"searxgate/mcp"
-	"searxgate/reader"
-	"searxgate/web"
+	"github.com/searxgate/searxgate/mcp"
+	"github.com/searxgate/searxgate/reader"
+	"github.com/searxgate/searxgate/web"
 )
 
 // mcpClientKey is the RequestCtx user value under which the MCP handler

@@ -14,8 +14,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"searxgate/mcp"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/mcp"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // connectMCP connects the Go SDK's own client to a gateway's /mcp over

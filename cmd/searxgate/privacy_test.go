@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // The tests in this file run the real searxgate binary, built once, as a

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"searxgate/pool"
-	"searxgate/proxy"
-	"searxgate/redis"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/redis"
 )
 
 // Several replicas behind one load balancer share their manners through

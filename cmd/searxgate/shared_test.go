@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/redistest"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/internal/redistest"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestOnlyRedisImportsTheRedisClient: the wiring reaches Redis only
@@ -28,7 +28,7 @@ func TestOnlyRedisImportsTheRedisClient(t *testing.T) {
 			t.Fatalf("cmd/searxgate imports %s; go through package redis", imp)
 		}
 	}
-	if !slices.Contains(pkg.Imports, "searxgate/redis") {
+	if !slices.Contains(pkg.Imports, "github.com/searxgate/searxgate/redis") {
 		t.Fatal("cmd/searxgate does not import redis: this test checks nothing")
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"searxgate/directory"
-	"searxgate/pool"
-	"searxgate/proxy"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // ownTermsTimeout bounds the /config reads of the operator's own instances

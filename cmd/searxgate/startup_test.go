@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/directory"
-	"searxgate/sim"
+	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // logLines keeps what a gateway logged, one text line per record.

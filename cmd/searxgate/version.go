@@ -32,7 +32,7 @@ var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}$`)
 // resolveVersion picks the version to report. In order:
 //   - the one set at build time with -ldflags (set);
 //   - the main module's version when it is a release
-//     (go install searxgate/cmd/searxgate@v1.2.3);
+//     (go install github.com/searxgate/searxgate/cmd/searxgate@v1.2.3);
 //   - the VCS revision the toolchain stamped, with "-dirty" when the tree
 //     had changes: 0.1.0-dev+abc1234-dirty;
 //   - the main module's pseudo-version (go install ...@<commit>);

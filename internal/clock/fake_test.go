@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"searxgate/internal/deptest"
+	"github.com/searxgate/searxgate/internal/deptest"
 )
 
 func TestImports(t *testing.T) { deptest.Check(t, ".") }

@@ -7,7 +7,7 @@ import (
 )
 
 // Check fails t when the non-test Go files of the package in dir import
-// anything but the standard library, searxgate/internal/clock (std only:
+// anything but the standard library, github.com/searxgate/searxgate/internal/clock (std only:
 // how every package tells the time) and the import paths (or path prefixes
 // ending in "/") listed in allowed.
 func Check(t testing.TB, dir string, allowed ...string) {
@@ -26,13 +26,13 @@ func Check(t testing.TB, dir string, allowed ...string) {
 }
 
 // Clock is the one package of this module every package may import.
-const Clock = "searxgate/internal/clock"
+const Clock = "github.com/searxgate/searxgate/internal/clock"
 
 // isStd reports whether path belongs to the standard library: its first
 // element has no dot and it is not in this module.
 func isStd(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
-	return !strings.Contains(first, ".") && first != "searxgate"
+	return !strings.Contains(first, ".")
 }
 
 func permitted(path string, allowed []string) bool {

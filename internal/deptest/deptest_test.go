@@ -4,12 +4,12 @@ import "testing"
 
 func TestIsStd(t *testing.T) {
 	for path, want := range map[string]bool{
-		"fmt":                      true,
-		"net/http":                 true,
-		"searxgate/pool":           false,
-		"github.com/tidwall/gjson": false,
-		"go.etcd.io/bbolt":         false,
-		"golang.org/x/net/html":    false,
+		"fmt":                                 true,
+		"net/http":                            true,
+		"github.com/searxgate/searxgate/pool": false,
+		"github.com/tidwall/gjson":            false,
+		"go.etcd.io/bbolt":                    false,
+		"golang.org/x/net/html":               false,
 	} {
 		if got := isStd(path); got != want {
 			t.Errorf("isStd(%q) = %v, want %v", path, got, want)
@@ -20,10 +20,10 @@ func TestIsStd(t *testing.T) {
 func TestPermitted(t *testing.T) {
 	allowed := []string{"github.com/tidwall/gjson", "github.com/PuerkitoBio/goquery/"}
 	cases := map[string]bool{
-		"github.com/tidwall/gjson":         true,
-		"github.com/tidwall/gjsonx":        false,
-		"github.com/PuerkitoBio/goquery/x": true,
-		"searxgate/store":                  false,
+		"github.com/tidwall/gjson":             true,
+		"github.com/tidwall/gjsonx":            false,
+		"github.com/PuerkitoBio/goquery/x":     true,
+		"github.com/searxgate/searxgate/store": false,
 	}
 	for path, want := range cases {
 		if got := permitted(path, allowed); got != want {
@@ -45,15 +45,15 @@ func TestCheck(t *testing.T) {
 	// This package imports only std: nothing to report.
 	Check(t, ".")
 
-	// testdata/bad imports searxgate/store: one forbidden import.
+	// testdata/bad imports github.com/searxgate/searxgate/store: one forbidden import.
 	r := &recorder{TB: t}
 	Check(r, "testdata/bad")
 	if r.errors != 1 {
 		t.Fatalf("Check on testdata/bad reported %d errors, want 1", r.errors)
 	}
 	r = &recorder{TB: t}
-	Check(r, "testdata/bad", "searxgate/store")
+	Check(r, "testdata/bad", "github.com/searxgate/searxgate/store")
 	if r.errors != 0 {
-		t.Fatalf("Check with searxgate/store allowed reported %d errors, want 0", r.errors)
+		t.Fatalf("Check with github.com/searxgate/searxgate/store allowed reported %d errors, want 0", r.errors)
 	}
 }

@@ -2,5 +2,5 @@ package bad
 
 import (
 	_ "fmt"
-	_ "searxgate/store"
+	_ "github.com/searxgate/searxgate/store"
 )
