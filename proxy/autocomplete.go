@@ -34,7 +34,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		q = q[:MaxQueryLen]
 	}
 	now := p.now()
-	key := p.cacheKey("ac\x00" + language + "\x00" + q)
+	key := "ac\x00" + language + "\x00" + q // memory only: a plain key
 	if c, ok := p.acCache.get(key); ok && now.Before(c.Expires) {
 		var out []string
 		if json.Unmarshal(c.JSON, &out) == nil {

@@ -38,10 +38,12 @@
 // answered JSON before); the HTML page otherwise. A 403 on JSON falls back
 // to the HTML page in the same attempt.
 //
-// Cache and coalescing keys are keyed hashes of the search (HMAC-SHA256
-// under the secret a CacheKeyer store offers, or one made per process),
-// never the search itself; a key's second half is a key the store may seal
-// the answer with and never keep (see Keyer). DropAnswersOf (called by
+// In memory (the cache, the searches in flight) a search is its plain key,
+// so a hit costs no hashing; what leaves memory (the store's file, the
+// shared cache) is keyed by a keyed hash of the search (HMAC-SHA256 under
+// the secret a CacheKeyer store offers, or one made per process), never
+// the search itself, and its answer sealed with the key's second half (see
+// SealAnswer). DropAnswersOf (called by
 // Forget, and by cmd when an instance is disabled) drops an instance's
 // answers from memory and from a CacheDropper store; PurgeCache drops all.
 //

@@ -79,6 +79,7 @@ type Response struct {
 	Elapsed time.Duration
 
 	once    sync.Once
+	expires time.Time // an answer another replica found: when it expires
 	results *detect.Results
 	err     error
 }
@@ -368,7 +369,10 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		req.Fanout = p.cfg.Fanout
 	}
 	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
-	key := p.cacheKey(req.Key())
+	// In memory (the cache, the searches in flight) a search is its plain
+	// key: a hit costs no hashing. What leaves memory (the store's file,
+	// the shared cache) is keyed with the keyed hash (storeKey).
+	key := req.Key()
 	stale, hit := p.cacheGet(ctx, key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.now().Sub(start))
@@ -424,6 +428,9 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	// second search upstream.
 	shared, release := p.sharedFlight(lctx, key, start)
 	if shared != nil {
+		p.cache.put(key, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
+	}
+	if shared != nil {
 		shared.Elapsed = p.now().Sub(start)
 		p.metrics.search("coalesced", shared.Elapsed)
 		return shared, nil
@@ -448,13 +455,20 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	return res, err
 }
 
+// cacheGet looks key (a plain Request.Key) up in memory, then in the
+// shared cache and the store under its keyed hash.
 func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
 	mem, inMem := p.cache.get(key)
 	if inMem && (p.cfg.Shared.Cache == nil || p.now().Before(mem.Expires)) {
 		return *mem, true
 	}
+	if !inMem && p.cfg.Shared.Cache == nil && p.cfg.Store == nil {
+		return Cached{}, false
+	}
+	sk := p.cacheKey(key)
 	// Stale here may be fresh in the shared cache: another replica asked.
-	if c, ok := p.sharedGet(ctx, key); ok && (!inMem || c.Expires.After(mem.Expires)) {
+	if c, ok := p.sharedGet(ctx, sk); ok && (!inMem || c.Expires.After(mem.Expires)) {
+		p.cache.put(key, &c)
 		return c, true
 	}
 	if inMem {
@@ -463,7 +477,7 @@ func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
 	if p.cfg.Store == nil {
 		return Cached{}, false
 	}
-	c, ok := p.cfg.Store.CacheGet(key)
+	c, ok := p.cfg.Store.CacheGet(sk)
 	if ok {
 		p.cache.put(key, &c)
 	}
@@ -694,9 +708,12 @@ func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, s
 		}
 		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)}
 		p.cache.put(key, c)
-		p.sharedPut(key, c)
-		if p.cfg.Store != nil {
-			p.cfg.Store.CachePut(key, *c)
+		if p.cfg.Store != nil || p.cfg.Shared.Cache != nil {
+			sk := p.cacheKey(key)
+			p.sharedPut(sk, c)
+			if p.cfg.Store != nil {
+				p.cfg.Store.CachePut(sk, *c)
+			}
 		}
 	}
 	return &Response{JSON: js, Instance: r.instance, Attempts: attempts, Soft: soft, results: res}, nil

@@ -329,7 +329,7 @@ func TestFollowersOfALimitedLeaderAskAgain(t *testing.T) {
 	req := Request{Query: "shared", PageNo: 1, Format: FormatJSON, Client: "patient"}
 	norm := req
 	norm.Fanout = 1
-	key := e.proxy.cacheKey(norm.Key())
+	key := norm.Key()
 	fl, leader := e.proxy.flights.join(key) // a greedy client's search, in flight
 	if !leader {
 		t.Fatal("no leader")

@@ -148,29 +148,25 @@ func (p *Proxy) sharedTake(ctx context.Context, inst string, now time.Time) bool
 	return ok
 }
 
-// sharedGet reads key from the shared cache, when there is one, and keeps
-// what it found in memory.
-func (p *Proxy) sharedGet(ctx context.Context, key string) (Cached, bool) {
+// sharedGet reads the keyed hash sk from the shared cache, when there is
+// one (the caller keeps what it found in memory, under the plain key).
+func (p *Proxy) sharedGet(ctx context.Context, sk string) (Cached, bool) {
 	sc := p.cfg.Shared.Cache
 	if sc == nil {
 		return Cached{}, false
 	}
-	c, ok := sc.Get(ctx, key)
-	if ok {
-		cc := c
-		p.cache.put(key, &cc)
-	}
-	return c, ok
+	return sc.Get(ctx, sk)
 }
 
 // sharedFlight joins a search of key another replica is running, when
 // there is a shared cache. It returns the answer that replica found, or
 // (nil, release) when this replica is to search: release ends its lead.
-func (p *Proxy) sharedFlight(ctx context.Context, key string, start time.Time) (*Response, func()) {
+func (p *Proxy) sharedFlight(ctx context.Context, plain string, start time.Time) (*Response, func()) {
 	sc := p.cfg.Shared.Cache
 	if sc == nil {
 		return nil, func() {}
 	}
+	key := p.cacheKey(plain)
 	deadline := start.Add(p.cfg.Deadline)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -184,10 +180,8 @@ func (p *Proxy) sharedFlight(ctx context.Context, key string, start time.Time) (
 	if !ok {
 		return nil, func() {}
 	}
-	cc := c
-	p.cache.put(key, &cc)
 	p.metrics.sharedJoined.Add(1)
-	return &Response{JSON: c.JSON, Instance: c.Instance, Cached: true, Coalesced: true}, nil
+	return &Response{JSON: c.JSON, Instance: c.Instance, Cached: true, Coalesced: true, expires: c.Expires}, nil
 }
 
 // sharedPut offers an answer to the shared cache, when there is one.

@@ -34,7 +34,7 @@ for _ in $(seq 100); do [ -s "$OUT/instances.json" ] && break; sleep 0.05; done
 # gateway, not the budgets.
 "$OUT/searxgate" serve --listen $GATE --directory "$OUT/instances.json" --allow-private \
   --data "$OUT/data" --budget-20s 0 --budget-10m 0 --client-rate 0 \
-  --max-in-flight 256 --log-level warn >"$OUT/gate.log" 2>&1 &
+  --max-in-flight 256 --max-conns-per-ip 0 --log-level info >"$OUT/gate.log" 2>&1 &
 gate=$!
 pids+=($gate)
 for _ in $(seq 100); do curl -sf "http://$GATE/healthz" >/dev/null && break; sleep 0.05; done
