@@ -153,7 +153,10 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 	if o.Kind != pool.Cancelled {
 		m.upLatency.observe(d)
 	}
-	tv, _ := m.totals.LoadOrStore(inst, new(instanceTotals))
+	tv, ok := m.totals.Load(inst)
+	if !ok {
+		tv, _ = m.totals.LoadOrStore(inst, new(instanceTotals))
+	}
 	totals := tv.(*instanceTotals)
 	if int(o.Kind) < NumKinds {
 		totals.byKind[o.Kind].Add(1)
