@@ -8,20 +8,23 @@ import (
 	"github.com/searxgate/searxgate/pool"
 )
 
-// LatencyBuckets are the upper bounds, in seconds, of the latency
+// latencyBuckets are the upper bounds, in seconds, of the latency
 // histograms (Prometheus style: each counts observations ≤ its bound).
-var LatencyBuckets = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8}
+var latencyBuckets = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8}
+
+// LatencyBuckets returns the buckets' upper bounds (a copy).
+func LatencyBuckets() []float64 { return append([]float64(nil), latencyBuckets[:]...) }
 
 // Histogram is a fixed-bucket latency histogram, safe for concurrent use.
 type Histogram struct {
-	counts [len(LatencyBuckets) + 1]atomic.Uint64 // the last is +Inf
+	counts [len(latencyBuckets) + 1]atomic.Uint64 // the last is +Inf
 	sumNS  atomic.Int64
 }
 
 func (h *Histogram) observe(d time.Duration) {
 	s := d.Seconds()
 	i := 0
-	for i < len(LatencyBuckets) && s > LatencyBuckets[i] {
+	for i < len(latencyBuckets) && s > latencyBuckets[i] {
 		i++
 	}
 	h.counts[i].Add(1)
@@ -40,8 +43,11 @@ func (h *Histogram) Snapshot() (cumulative []uint64, sum float64) {
 	return cumulative, float64(h.sumNS.Load()) / 1e9
 }
 
-// SearchOutcomes are the ways a client search ends, as metrics count them.
-var SearchOutcomes = []string{"upstream", "cached", "coalesced", "stale", "failed"}
+// searchOutcomes are the ways a client search ends, as metrics count them.
+var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "failed"}
+
+// SearchOutcomes returns the ways a client search ends (a copy).
+func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }
 
 // recentN is how many recent upstream latencies each instance keeps for the
 // status page's sparkline.
@@ -127,8 +133,8 @@ func (m *Metrics) QueueRefused() uint64 { return m.queueRefused.Load() }
 func (m *Metrics) ClientLimited() uint64 { return m.limited.Load() }
 
 func newMetrics() *Metrics {
-	m := &Metrics{searches: make(map[string]*atomic.Uint64, len(SearchOutcomes))}
-	for _, o := range SearchOutcomes {
+	m := &Metrics{searches: make(map[string]*atomic.Uint64, len(searchOutcomes))}
+	for _, o := range searchOutcomes {
 		m.searches[o] = new(atomic.Uint64)
 	}
 	return m
@@ -187,8 +193,8 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 
 // Searches returns client searches by outcome.
 func (m *Metrics) Searches() map[string]uint64 {
-	out := make(map[string]uint64, len(SearchOutcomes))
-	for _, o := range SearchOutcomes {
+	out := make(map[string]uint64, len(searchOutcomes))
+	for _, o := range searchOutcomes {
 		if c, ok := m.searches[o]; ok {
 			out[o] = c.Load()
 		}

@@ -26,13 +26,13 @@ import (
 const MaxInstanceLabels = 200
 
 // knownReasons are the reasons /metrics names; any other is "other".
-var knownReasons = map[string]bool{}
-
-func init() {
+var knownReasons = func() map[string]bool {
+	m := map[string]bool{}
 	for _, r := range detect.Reasons() {
-		knownReasons[string(r)] = true
+		m[string(r)] = true
 	}
-}
+	return m
+}()
 
 // heapMetric is runtime/metrics' name for the bytes of heap objects
 // (runtime.MemStats.HeapAlloc), read without stopping the world.
@@ -150,7 +150,7 @@ func (e *expo) one(name, help string, v float64) {
 	e.gauge(v, name)
 }
 
-// histogram writes h with Prometheus' le buckets, proxy.LatencyBuckets
+// histogram writes h with Prometheus' le buckets, proxy.LatencyBuckets()
 // (5 ms to 8 s, then +Inf), so dashboards made for them keep working.
 func (e *expo) histogram(name, help string, h *proxy.Histogram) {
 	e.family(name, "histogram", help)
@@ -162,10 +162,10 @@ func (e *expo) histogram(name, help string, h *proxy.Histogram) {
 	e.count(cum[len(cum)-1], name+"_count")
 }
 
-// leNames are the le labels of proxy.LatencyBuckets and +Inf.
+// leNames are the le labels of proxy.LatencyBuckets() and +Inf.
 var leNames = func() []string {
-	out := make([]string, 0, len(proxy.LatencyBuckets)+1)
-	for _, b := range proxy.LatencyBuckets {
+	out := make([]string, 0, len(proxy.LatencyBuckets())+1)
+	for _, b := range proxy.LatencyBuckets() {
 		out = append(out, strconv.FormatFloat(b, 'g', -1, 64))
 	}
 	return append(out, "+Inf")
@@ -288,7 +288,7 @@ func writeSearches(e *expo, p *proxy.Proxy) {
 	m := p.Metrics()
 	searches := m.Searches()
 	e.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
-	for _, o := range proxy.SearchOutcomes {
+	for _, o := range proxy.SearchOutcomes() {
 		e.count(searches[o], "searxgate_searches_total", "outcome", o)
 	}
 	e.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
@@ -384,8 +384,21 @@ func (s *Server) writeInstances(e *expo, stats []pool.Stats, l *instanceLabels, 
 		circuits[st.Circuit.String()]++
 		if st.Disabled {
 			disabled++
-		} else if st.Circuit != pool.Open && (s.cfg.Proxy == nil || s.cfg.Proxy.Politeness().Allowed(st.URL, now)) {
-			usable++
+		}
+	}
+	// Usable as the search path judges it (proxy.Instances), terms and
+	// budgets included: this face computes nothing of its own.
+	if p := s.cfg.Proxy; p != nil {
+		for _, in := range p.Instances(now) {
+			if in.UsableNow {
+				usable++
+			}
+		}
+	} else {
+		for _, st := range stats {
+			if !st.Disabled && st.Circuit != pool.Open {
+				usable++
+			}
 		}
 	}
 	e.one("searxgate_instances", "Instances in the pool.", float64(len(stats)))
