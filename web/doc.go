@@ -25,6 +25,14 @@
 // tried. Retry-After, in whole seconds rounded up, is sent only when the
 // proxy knows when to come back; never a made-up constant.
 //
+// /status and /metrics render proxy.Instances: whether an instance is
+// usable now, and why not, is the search path's judgement, never computed
+// here. The per-client limiter (ClientLimiter: an IPv4 address or an IPv6
+// /64 a client, behind trusted proxies the nearest untrusted
+// X-Forwarded-For hop, every header line read from the right; the
+// quietest tenth evicted when full) is wired by cmd as proxy.Config.Admit
+// and around the handler for /autocompleter (Wrap).
+//
 // Every response carries a Content-Security-Policy that allows no script
 // at all, only searxgate's own stylesheet and images (img-src 'self'
 // data:), plus nosniff, no-referrer and frame denial.

@@ -9,8 +9,8 @@
 // SEARXGATE_ environment variable; the flag wins. Config.Validate names
 // both in its errors.
 //
-// main wires the packages together (App): it opens the store, restores the
-// pool and the operator's changes, loads the instance list (--directory:
+// main is wiring (App): it opens the store, restores the pool and the
+// operator's changes (package operator), loads the instance list (--directory:
 // a URL, a file, or none; a missing or broken file stops the start), reads
 // the own instances' /config (briefly), and serves until SIGINT or
 // SIGTERM, then stops accepting, lets in-flight searches finish within
@@ -28,9 +28,9 @@
 // mounted through fasthttp's adaptor. When searxgate can be reached beyond
 // loopback (mcpExposed) it is off unless --mcp-token is set.
 //
-// The per-client limit (--client-rate) is a token bucket per client key:
-// an IPv4 address or an IPv6 /64, behind --trust-proxy the nearest
-// untrusted X-Forwarded-For hop (every header line, read from the right).
-// The proxy asks it (proxy.Config.Admit) only for searches that would reach
-// an instance; the middleware asks it for /autocompleter.
+// The per-client limit (--client-rate) is web's ClientLimiter, wired as
+// proxy.Config.Admit (only searches that would reach an instance) and
+// around the handler for /autocompleter. With --redis, package redis
+// shares budgets, refusals and answers with the other replicas (shared.go).
+// Every loop and timer reads one clock (internal/clock), which tests fake.
 package main
