@@ -254,7 +254,9 @@ func explainWhy(why string) string {
 	case "deadline":
 		return "the search deadline passed"
 	case "no_instance":
-		return "every instance is cooling down, out of budget or already tried"
+		return "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers"
+	case "no_slot":
+		return "no instance can take this search before its deadline (their budgets, cooldowns or searches in flight): retry after the time given"
 	case "attempts":
 		return "every attempt failed"
 	case "budget":
@@ -263,6 +265,8 @@ func explainWhy(why string) string {
 		return "searxgate is shutting down"
 	case "queue_full":
 		return "too many searches are waiting for an instance"
+	case "leader_failed":
+		return "the identical search this one joined ended without an answer"
 	}
 	return why
 }

@@ -501,3 +501,13 @@ func TestHeadSearchesNothing(t *testing.T) {
 		t.Fatalf("HEAD made %d searches", calls)
 	}
 }
+
+// TestNoAnswerSaysWhy: every reason the proxy gives for having no answer
+// reads as a sentence, never as the proxy's code word.
+func TestNoAnswerSaysWhy(t *testing.T) {
+	for _, why := range []string{"deadline", "no_instance", "no_slot", "attempts", "budget", "shutdown", "queue_full", "leader_failed"} {
+		if got := explainWhy(why); got == why || !strings.Contains(got, " ") {
+			t.Errorf("%s reads %q", why, got)
+		}
+	}
+}
