@@ -8,11 +8,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"mime"
 	"net"
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -74,6 +76,7 @@ type imageProxy struct {
 	client *fasthttp.Client
 	slots  chan struct{} // one token per fetch in flight
 	dialer *directory.Dialer
+	macs   sync.Pool // of hash.Hash: HMAC-SHA256 under cfg.Key
 }
 
 func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
@@ -106,6 +109,7 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 		cfg.Connect = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
 	}
 	ip := &imageProxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	ip.macs.New = func() any { return hmac.New(sha256.New, cfg.Key) }
 	ip.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: netIPResolver{cfg.Resolver}, Timeout: cfg.Timeout,
 		Connect: func(ctx context.Context, _, addr string) (net.Conn, error) { return cfg.Connect(ctx, addr) }}
 	ip.client = &fasthttp.Client{
@@ -127,9 +131,19 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 // sign is the HMAC of an image URL, in hex, as SearXNG's image_proxy
 // signs its links.
 func (ip *imageProxy) sign(u string) string {
-	m := hmac.New(sha256.New, ip.cfg.Key)
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(ip.mac(u, sum[:0]))
+}
+
+// mac appends the HMAC-SHA256 of u under the key to dst. A page signs a
+// link per thumbnail: the HMACs are pooled rather than made each time.
+func (ip *imageProxy) mac(u string, dst []byte) []byte {
+	m := ip.macs.Get().(hash.Hash)
+	m.Reset()
 	m.Write([]byte(u))
-	return hex.EncodeToString(m.Sum(nil))
+	dst = m.Sum(dst)
+	ip.macs.Put(m)
+	return dst
 }
 
 // link is the page's address for an upstream image: /image_proxy with the
@@ -149,9 +163,8 @@ func (ip *imageProxy) valid(u, h string) bool {
 	if err != nil {
 		return false
 	}
-	m := hmac.New(sha256.New, ip.cfg.Key)
-	m.Write([]byte(u))
-	return hmac.Equal(got, m.Sum(nil))
+	var sum [sha256.Size]byte
+	return hmac.Equal(got, ip.mac(u, sum[:0]))
 }
 
 // dial connects to an image host as every outgoing connection does
