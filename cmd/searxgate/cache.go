@@ -30,13 +30,24 @@ type cacheQueue struct {
 	sharedKey atomic.Bool
 	off       bool // --cache-ttl 0: nothing is kept on disk
 
-	mu      sync.Mutex // guards pending and dropped
-	pending []store.CacheEntry
+	mu sync.Mutex // guards pending and dropped
+	// pending are the answers waiting for a flush, sealed only when the
+	// flush takes them: under load most are pushed out by newer ones first
+	// (maxPendingCache), and sealing those would be work for nothing.
+	pending []pendingAnswer
 	// dropped holds, per instance whose answers were dropped, when: a
 	// flush that took its entries just before the drop writes them after
 	// it, so until the next flush drops them again, entries stored before
 	// that time are not served.
 	dropped map[string]time.Time
+}
+
+// pendingAnswer is one answer waiting for a flush: its entry, whose Value
+// is nil until sealed, and what sealing it needs (its cache key, its JSON).
+type pendingAnswer struct {
+	entry store.CacheEntry
+	key   string
+	json  []byte
 }
 
 // newCacheQueue returns the cache queue of st. With ttl 0 it also drops
@@ -111,16 +122,18 @@ func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
 	if q.off {
 		return
 	}
-	id, v, err := proxy.SealAnswer(key, c.JSON)
-	if err != nil {
-		q.log.Error("sealing a cached answer failed; it is not stored", "err", err)
+	id, _, ok := proxy.SplitCacheKey(key)
+	if !ok {
 		return
 	}
 	q.mu.Lock()
 	if len(q.pending) >= maxPendingCache {
 		q.pending = q.pending[1:]
 	}
-	q.pending = append(q.pending, store.CacheEntry{Key: id, Value: v, Source: c.Instance, StoredAt: c.StoredAt, Expires: c.Expires})
+	q.pending = append(q.pending, pendingAnswer{
+		entry: store.CacheEntry{Key: id, Source: c.Instance, StoredAt: c.StoredAt, Expires: c.Expires},
+		key:   key, json: c.JSON, // never modified once cached
+	})
 	q.mu.Unlock()
 }
 
@@ -128,7 +141,7 @@ func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
 func (q *cacheQueue) CacheDropInstance(inst string) (int, error) {
 	q.mu.Lock()
 	before := len(q.pending)
-	q.pending = slices.DeleteFunc(q.pending, func(e store.CacheEntry) bool { return proxy.AnsweredBy(e.Source, inst) })
+	q.pending = slices.DeleteFunc(q.pending, func(a pendingAnswer) bool { return proxy.AnsweredBy(a.entry.Source, inst) })
 	n := before - len(q.pending)
 	if q.dropped == nil {
 		q.dropped = map[string]time.Time{}
@@ -157,7 +170,11 @@ func (q *cacheQueue) requeue(entries []store.CacheEntry) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	all := append(entries, q.pending...)
+	all := make([]pendingAnswer, 0, len(entries)+len(q.pending))
+	for _, e := range entries {
+		all = append(all, pendingAnswer{entry: e}) // sealed already
+	}
+	all = append(all, q.pending...)
 	if len(all) > maxPendingCache {
 		all = all[len(all)-maxPendingCache:]
 	}
@@ -186,8 +203,20 @@ func (q *cacheQueue) take() []store.CacheEntry {
 		}
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	p := q.pending
 	q.pending = nil
-	return p
+	q.mu.Unlock()
+	out := make([]store.CacheEntry, 0, len(p))
+	for _, a := range p {
+		if a.entry.Value == nil {
+			_, v, err := proxy.SealAnswer(a.key, a.json)
+			if err != nil {
+				q.log.Error("sealing a cached answer failed; it is not stored", "err", err)
+				continue
+			}
+			a.entry.Value = v
+		}
+		out = append(out, a.entry)
+	}
+	return out
 }
