@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
@@ -239,9 +238,26 @@ func processMetrics(b []byte) []byte {
 // metrics serves /metrics.
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Clock.Now()
+	// One read of the pool: through the search path's view when there is
+	// one (it says which instances are usable), else the pool's own.
 	var stats []pool.Stats
-	if s.cfg.Pool != nil {
+	usable := 0
+	if p := s.cfg.Proxy; p != nil {
+		ins := p.Instances(now)
+		stats = make([]pool.Stats, len(ins))
+		for i := range ins {
+			stats[i] = ins[i].Stats
+			if ins[i].UsableNow {
+				usable++
+			}
+		}
+	} else if s.cfg.Pool != nil {
 		stats = s.cfg.Pool.Snapshot()
+		for _, st := range stats {
+			if !st.Disabled && st.Circuit != pool.Open {
+				usable++
+			}
+		}
 	}
 	e := &expo{b: make([]byte, 0, 8<<10+len(stats)*320)} // about what 100 instances take
 	writeRuntime(e, s.cfg.Version)
@@ -259,7 +275,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 		writeSearches(e, p)
 		writeUpstreamTotals(e, p.Metrics(), l)
 	}
-	s.writeInstances(e, stats, l, now)
+	s.writeInstances(e, stats, usable, l)
 	s.writeToolCalls(e)
 	e.b = processMetrics(e.b)
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
@@ -376,29 +392,14 @@ func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
 
 // writeInstances writes the pool's instances: how many can be asked now,
 // their circuits, and the health, latency and failure rate of each named
-// one. l.mu is held.
-func (s *Server) writeInstances(e *expo, stats []pool.Stats, l *instanceLabels, now time.Time) {
+// one; usable is how many the search path could ask now. l.mu is held.
+func (s *Server) writeInstances(e *expo, stats []pool.Stats, usable int, l *instanceLabels) {
 	circuits := map[string]int{"closed": 0, "open": 0, "half_open": 0}
-	usable, disabled := 0, 0
+	disabled := 0
 	for _, st := range stats {
 		circuits[st.Circuit.String()]++
 		if st.Disabled {
 			disabled++
-		}
-	}
-	// Usable as the search path judges it (proxy.Instances), terms and
-	// budgets included: this face computes nothing of its own.
-	if p := s.cfg.Proxy; p != nil {
-		for _, in := range p.Instances(now) {
-			if in.UsableNow {
-				usable++
-			}
-		}
-	} else {
-		for _, st := range stats {
-			if !st.Disabled && st.Circuit != pool.Open {
-				usable++
-			}
 		}
 	}
 	e.one("searxgate_instances", "Instances in the pool.", float64(len(stats)))
