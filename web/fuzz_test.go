@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/proxy"
 )
@@ -167,7 +168,7 @@ func FuzzClean(f *testing.F) {
 			t.Fatalf("clean(%q, %d) has %d runes", s, max, n)
 		}
 		for _, r := range out {
-			if r < 0x20 || r == 0x7f || isBidiControl(r) {
+			if r < 0x20 || r == 0x7f || detect.IsBidiControl(r) {
 				t.Fatalf("clean(%q) kept %U", s, r)
 			}
 		}

@@ -122,7 +122,7 @@ func clean(s string, max int) string {
 		if r == '\n' || r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || isBidiControl(r) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || detect.IsBidiControl(r) {
 			return -1
 		}
 		return r
@@ -138,12 +138,6 @@ func clean(s string, max int) string {
 		}
 	}
 	return s
-}
-
-// isBidiControl reports the embedding, override and isolate controls, which
-// would let an upstream string reorder the text around it.
-func isBidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
 }
 
 // tabCategories are the tabs of the results page, as SearXNG names them. Never modified.
