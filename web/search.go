@@ -27,13 +27,14 @@ const (
 	HeaderFanout = "X-Searxgate-Fanout"
 )
 
-// formatContentType is the Content-Type of a search answered in format.
+// formatContentType is the Content-Type of a search answered in format,
+// SearXNG's own (RSS as Flask's text/xml); a GET and a HEAD say the same.
 func formatContentType(format string) string {
 	switch format {
 	case proxy.FormatJSON:
 		return "application/json"
 	case proxy.FormatCSV:
-		return "text/csv; charset=utf-8"
+		return "application/csv"
 	case proxy.FormatRSS:
 		return "text/xml; charset=utf-8"
 	}
@@ -91,7 +92,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 			plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 			return
 		}
-		ctx.SetContentType("application/json")
+		ctx.SetContentType(formatContentType(proxy.FormatJSON))
 		ctx.SetBody(body)
 		return
 	}
@@ -314,7 +315,7 @@ func writeCSV(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results) {
 		}
 	}
 	w.Flush()
-	ctx.SetContentType("application/csv")
+	ctx.SetContentType(formatContentType(proxy.FormatCSV))
 	ctx.Response.Header.Set("Content-Disposition", "attachment;Filename=searx_-_"+sanitizeFilename(req.Query)+".csv")
 	ctx.SetBody(buf.Bytes())
 }
@@ -376,8 +377,7 @@ func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect
 		b.WriteString("    </item>\n")
 	}
 	b.WriteString("  </channel>\n</rss>\n")
-	// SearXNG answers RSS as Flask's text/xml.
-	ctx.SetContentType("text/xml; charset=utf-8")
+	ctx.SetContentType(formatContentType(proxy.FormatRSS))
 	ctx.SetBody(b.Bytes())
 }
 

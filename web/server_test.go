@@ -489,7 +489,7 @@ func TestHeadSearchesNothing(t *testing.T) {
 	for path, ctype := range map[string]string{
 		"/search?q=x&format=json": "application/json",
 		"/search?q=x":             "text/html; charset=utf-8",
-		"/?q=x&format=csv":        "text/csv; charset=utf-8",
+		"/?q=x&format=csv":        "application/csv", // what a GET answers, as SearXNG
 		"/autocompleter?q=x":      "application/json",
 	} {
 		r := c.do("HEAD", path, "")
