@@ -23,6 +23,7 @@ import (
 type fairShare struct {
 	base    time.Time
 	windows []Window
+	longest time.Duration // the longest window's span
 	// capacity returns the number of public instances now: a window's
 	// capacity is that times its Max.
 	capacity func() int
@@ -48,12 +49,14 @@ type clientUse struct {
 
 func newFairShare(windows []Window, capacity func() int) *fairShare {
 	var ws []Window
+	var longest time.Duration
 	for _, w := range windows {
 		if w.Max > 0 && w.Per > 0 {
 			ws = append(ws, w)
+			longest = max(longest, w.Per)
 		}
 	}
-	return &fairShare{base: time.Now(), windows: ws, capacity: capacity, clients: make(map[string]*clientUse)}
+	return &fairShare{base: time.Now(), windows: ws, longest: longest, capacity: capacity, clients: make(map[string]*clientUse)}
 }
 
 // used returns the client's searches within window i at t, and the time
@@ -80,7 +83,7 @@ func (f *fairShare) activeLocked(t int64) int {
 	if f.activeAt != 0 && t-f.activeAt < int64(time.Second) && t >= f.activeAt {
 		return f.active
 	}
-	longest := int64(f.longest())
+	longest := int64(f.longest)
 	n := 0
 	for _, u := range f.clients {
 		if t-u.last < longest {
@@ -105,11 +108,11 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 		return true, now
 	}
 	active := f.activeLocked(t)
-	if t-u.last >= int64(f.longest()) {
+	if t-u.last >= int64(f.longest) {
 		active++ // it is about to be active again
 	}
 	pub := f.capacity()
-	longest := f.longest()
+	longest := f.longest
 	ok, free := true, t
 	for i, w := range f.windows {
 		n := max(active, 1)
@@ -125,14 +128,6 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 		}
 	}
 	return ok, now.Add(time.Duration(free - t))
-}
-
-func (f *fairShare) longest() time.Duration {
-	var l time.Duration
-	for _, w := range f.windows {
-		l = max(l, w.Per)
-	}
-	return l
 }
 
 // take counts one public search of client at now.
@@ -169,7 +164,7 @@ func (f *fairShare) take(client string, now time.Time) {
 // evictLocked drops every client idle for the longest window, and when
 // none is, the idlest one.
 func (f *fairShare) evictLocked(t int64) {
-	longest := int64(f.longest())
+	longest := int64(f.longest)
 	var idlest string
 	idle := int64(-1)
 	for c, u := range f.clients {
