@@ -552,13 +552,13 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 // HedgeFloor, but never later than a third of the time left, so that a
 // hanging instance cannot eat the whole deadline. An instance not measured
 // yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
-func (p *Proxy) hedgeTimer(inst string, now, deadline time.Time) (<-chan time.Time, func()) {
+func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time, func()) {
 	d := p.cfg.HedgeFloor * 3 / 2
-	if st := p.pool.Stats(inst); st.Measured && st.LatencyMS > 0 {
+	if st := p.pool.Stats(r.url); st.Measured && st.LatencyMS > 0 {
 		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
-	if p.recs.caps(inst).ConfigAt.IsZero() {
+	if p.recs.capsOf(r).ConfigAt.IsZero() {
 		// Its terms are read before it is searched (see terms): the
 		// search itself starts that much later.
 		d += min(configReadLimit, deadline.Sub(now)/4)

@@ -244,7 +244,7 @@ func (s *search) launch(kind launchKind) bool {
 	}
 	if s.fanout == 1 {
 		s.stopHedge()
-		s.hedge, s.stopHedge = p.hedgeTimer(l.inst, now, s.deadline)
+		s.hedge, s.stopHedge = p.hedgeTimer(l.rec, now, s.deadline)
 	}
 	return true
 }

@@ -45,8 +45,12 @@ func (p *Proxy) Instances(now time.Time) []Instance {
 }
 
 func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
-	c := p.recs.caps(st.URL)
-	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: p.InstanceMetrics(st.URL)}
+	var c Caps
+	var m InstanceView
+	if r := p.recs.get(st.URL); r != nil {
+		c, m = p.recs.capsOf(r), r.metrics.view()
+	}
+	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: m}
 	for _, w := range p.polite.windowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}
