@@ -183,7 +183,3 @@ func (s recordRings) drop(inst string) {
 		*t = timeRing{}
 	}
 }
-
-// setCaps changes inst's terms, making its record if need be (tests and
-// restores of what was learned).
-func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.updateCaps(p.recs.ensure(inst), f) }

@@ -212,15 +212,6 @@ func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
 // UpstreamTotal is the number of upstream searches sent.
 func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Load() }
 
-// Instance returns a copy of inst's recent outcomes (zero when the proxy
-// keeps no record of it).
-func (p *Proxy) InstanceMetrics(inst string) InstanceView {
-	if r := p.recs.get(inst); r != nil {
-		return r.metrics.view()
-	}
-	return InstanceView{}
-}
-
 // view copies im.
 func (im *InstanceMetrics) view() InstanceView {
 	im.mu.Lock()

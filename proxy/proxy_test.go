@@ -103,7 +103,7 @@ func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv 
 		if instances[i].JSON {
 			json = Yes
 		}
-		p.recs.updateCaps(p.recs.ensure(u), func(c *Caps) { *c = Caps{ConfigAt: fake.Now(), ConfigOK: true, JSON: json, JSONAt: fake.Now()} })
+		p.setCaps(u, func(c *Caps) { *c = Caps{ConfigAt: fake.Now(), ConfigOK: true, JSON: json, JSONAt: fake.Now()} })
 	}
 	return &testEnv{fleet: fleet, pool: pl, proxy: p, clock: fake, timers: timers, urls: urls}
 }
@@ -524,4 +524,16 @@ func TestNothingFoundIsAnAnswer(t *testing.T) {
 	if got := e.searches(0) + e.searches(1) - before; got != 2 {
 		t.Fatalf("%d upstream searches for the cached and expired repeats, want 2", got)
 	}
+}
+
+// setCaps sets inst's terms, making its record if need be.
+func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.updateCaps(p.recs.ensure(inst), f) }
+
+// InstanceMetrics returns a copy of inst's recent outcomes (zero when the proxy
+// keeps no record of it).
+func (p *Proxy) InstanceMetrics(inst string) InstanceView {
+	if r := p.recs.get(inst); r != nil {
+		return r.metrics.view()
+	}
+	return InstanceView{}
 }

@@ -87,11 +87,6 @@ type mapHosts map[string]*hostClient // guarded by upstream.mu
 
 func (m mapHosts) host(instance string) *hostClient    { return m[instance] }
 func (m mapHosts) keep(instance string, h *hostClient) { m[instance] = h }
-func (m mapHosts) drop(instance string) *hostClient {
-	h := m[instance]
-	delete(m, instance)
-	return h
-}
 
 // registryHosts keeps the clients in the instance records.
 type registryHosts struct{ g *registry }
