@@ -218,7 +218,7 @@ func (a *App) buildProxy() error {
 		},
 		Deadline:       cfg.Deadline,
 		MaxAttempts:    cfg.MaxAttempts,
-		Budget:         []proxy.Window{{Max: cfg.Budget20s, Per: 20 * time.Second}, {Max: cfg.Budget10m, Per: 10 * time.Minute}},
+		Budget:         publicBudget(cfg),
 		OwnBudget:      ownBudget(cfg),
 		MaxQueue:       cfg.Queue,
 		Fanout:         cfg.Fanout,

@@ -111,15 +111,6 @@ func (a *App) shareEvent(e pool.Event) {
 	}
 }
 
-// SharedStatus is the shared state as this replica sees it, for /status
-// and /metrics; ok is false without --redis.
-func (a *App) SharedStatus() (redis.Status, bool) {
-	if a.shared == nil {
-		return redis.Status{}, false
-	}
-	return a.shared.Status(), true
-}
-
 // runShared runs the shared state's loops until ctx ends.
 func (a *App) runShared(ctx context.Context) {
 	if a.shared == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/redistest"
+	"github.com/searxgate/searxgate/redis"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -74,7 +75,7 @@ func TestReplicasThroughRedis(t *testing.T) {
 			"--redis", srv.URL(), "--egress", "test", "--redis-timeout", "500ms", "--client-rate", "0"))
 	}
 	for i, g := range gws {
-		if st, ok := g.app.SharedStatus(); !ok || !st.Shared || st.Group != "test" {
+		if st, ok := sharedStatus(g.app); !ok || !st.Shared || st.Group != "test" {
 			t.Fatalf("gateway %d shared status %+v", i, st)
 		}
 	}
@@ -168,7 +169,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "every replica sees three", func() bool {
 		for _, g := range gws {
-			if st, _ := g.app.SharedStatus(); !st.Shared || st.Replicas != 3 {
+			if st, _ := sharedStatus(g.app); !st.Shared || st.Replicas != 3 {
 				return false
 			}
 		}
@@ -199,7 +200,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "every replica on its own", func() bool {
 		for _, g := range gws {
-			if st, _ := g.app.SharedStatus(); st.Shared || st.LastError == "" {
+			if st, _ := sharedStatus(g.app); st.Shared || st.LastError == "" {
 				return false
 			}
 		}
@@ -211,7 +212,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 	srv.Start()
 	waitFor(t, 10*time.Second, "every replica shared again", func() bool {
 		for _, g := range gws {
-			if st, _ := g.app.SharedStatus(); !st.Shared {
+			if st, _ := sharedStatus(g.app); !st.Shared {
 				return false
 			}
 		}
@@ -253,4 +254,13 @@ func TestSharedStateReachesTheProxy(t *testing.T) {
 	if m := string(alone.get(t, "/metrics", nil).body); strings.Contains(m, "searxgate_replicas_shared") {
 		t.Fatal("a lone searxgate's /metrics speaks of replicas")
 	}
+}
+
+// sharedStatus is the shared state as the replica a sees it; ok is false
+// without --redis.
+func sharedStatus(a *App) (redis.Status, bool) {
+	if a.shared == nil {
+		return redis.Status{}, false
+	}
+	return a.shared.Status(), true
 }
