@@ -73,6 +73,14 @@ type InfoboxAttribute struct {
 	Extra        map[string]json.RawMessage // e.g. entity, image, or a value that is not a string
 }
 
+// NothingFound reports whether r holds nothing to show: no result, no
+// answer, no infobox. With no unresponsive engine that is SearXNG's honest
+// "no results" (an OK verdict); with engines down it is a poor page
+// (Soft, EnginesDown).
+func (r *Results) NothingFound() bool {
+	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
+}
+
 // AppendJSON appends r as SearXNG's classic JSON answer: every top-level
 // key present, answers as strings, every result with url, title, content,
 // engine, parsed_url, template, engines, positions, publishedDate, score,

@@ -265,11 +265,3 @@ func looksHTML(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n\ufeff")
 	return len(b) > 0 && b[0] == '<'
 }
-
-// NothingFound reports whether r holds nothing to show: no result, no
-// answer, no infobox. With no unresponsive engine that is SearXNG's honest
-// "no results" (an OK verdict); with engines down it is a poor page
-// (Soft, EnginesDown).
-func (r *Results) NothingFound() bool {
-	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
-}

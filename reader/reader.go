@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"syscall"
@@ -74,10 +73,9 @@ func seconds(d time.Duration) int {
 	return max(1, int((d+time.Second-1)/time.Second))
 }
 
-// Resolver resolves host names to addresses; *net.Resolver is one.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
+// Resolver resolves host names to addresses; *net.Resolver is one. It is
+// the guarded dialer's (directory.Dialer) own.
+type Resolver = directory.IPResolver
 
 // Config is what a Reader needs; zero values take defaults.
 type Config struct {
