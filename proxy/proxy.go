@@ -244,6 +244,8 @@ type Proxy struct {
 	bgWG     sync.WaitGroup // attempts and /config reads; Add only through spawn
 	bgMu     sync.Mutex     // guards closing, and orders bgWG.Add before Wait
 	closing  bool
+	idle     chan func()    // hands work to a worker waiting for it (see spawn)
+	workers  sync.WaitGroup // worker goroutines, busy or idle
 }
 
 // New returns a Proxy. Close stops its background work.
@@ -271,6 +273,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfgSem:   make(chan struct{}, configFetchers),
 		bg:       bg,
 		bgCancel: cancel,
+		idle:     make(chan func()),
 	}
 	// The windows count from the proxy's clock (fake in tests).
 	base := cfg.Clock.Now()
@@ -303,6 +306,11 @@ func (p *Proxy) timer(d time.Duration) (<-chan time.Time, func()) {
 // shutting down; it reports whether f was started. The closing flag is
 // read under the same lock Shutdown sets it with, so no goroutine is added
 // once Shutdown waits.
+//
+// f runs on a worker that ran an attempt before when one is idle: an
+// attempt's stack grows to tens of KiB (the HTTP client, inflate, the JSON
+// reader), and a fresh goroutine per attempt copied it up again every time,
+// a few percent of a cache miss's CPU.
 func (p *Proxy) spawn(f func()) bool {
 	p.bgMu.Lock()
 	defer p.bgMu.Unlock()
@@ -310,11 +318,43 @@ func (p *Proxy) spawn(f func()) bool {
 		return false
 	}
 	p.bgWG.Add(1)
-	go func() {
-		defer p.bgWG.Done()
-		f()
-	}()
+	select {
+	case p.idle <- f:
+	default:
+		p.workers.Add(1)
+		go p.work(f)
+	}
 	return true
+}
+
+// workerIdle is how long a worker waits for more work before it ends. It
+// is wall-clock time on purpose: it decides only how many goroutines stay
+// parked, never what a search does, so tests need not drive it.
+const workerIdle = 10 * time.Second
+
+// work runs f, then whatever spawn hands it, until it has waited
+// workerIdle for nothing or the proxy closes.
+func (p *Proxy) work(f func()) {
+	defer p.workers.Done()
+	t := time.NewTimer(workerIdle)
+	defer t.Stop()
+	for {
+		p.runTask(f)
+		t.Reset(workerIdle)
+		select {
+		case f = <-p.idle:
+		case <-t.C:
+			return
+		case <-p.bg.Done():
+			return
+		}
+	}
+}
+
+// runTask runs f as one unit of background work.
+func (p *Proxy) runTask(f func()) {
+	defer p.bgWG.Done()
+	f()
 }
 
 // stopSpawning refuses new background work and cancels /config reads.
@@ -330,6 +370,7 @@ func (p *Proxy) stopSpawning() {
 func (p *Proxy) Close() {
 	p.stopSpawning()
 	p.bgWG.Wait()
+	p.workers.Wait()
 }
 
 // Shutdown stops starting background work (reading terms, new attempts)

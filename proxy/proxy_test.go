@@ -537,3 +537,38 @@ func (p *Proxy) InstanceMetrics(inst string) InstanceView {
 	}
 	return InstanceView{}
 }
+
+// Background work runs on workers that may be reused; Close waits for all of it
+// and ends the idle workers, and nothing is started afterwards.
+func TestSpawnedWorkIsWaitedForAndCloseEndsWorkers(t *testing.T) {
+	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	p := e.proxy
+	ran := make(chan int, 3)
+	for i := range 3 {
+		if !p.spawn(func() { ran <- i }) {
+			t.Fatalf("spawn %d refused before Close", i)
+		}
+		if got := <-ran; got != i {
+			t.Fatalf("ran %d, want %d", got, i)
+		}
+		// Wait until the worker is parked again, so the next spawn can
+		// hand it the work.
+		if err := p.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	block := make(chan struct{})
+	p.spawn(func() { <-block })
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while work was still running")
+	default:
+	}
+	close(block)
+	<-closed
+	if p.spawn(func() { t.Error("work started after Close") }) {
+		t.Fatal("spawn accepted work after Close")
+	}
+}

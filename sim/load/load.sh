@@ -27,7 +27,8 @@ trap cleanup EXIT INT TERM
 # Four healthy instances answering at once (latency scaled to microseconds).
 "$OUT/searxgate" sim --n 4 --mix healthy --seed 1 --port $SIMPORT --latency-scale 0.0001 \
   --write-directory "$OUT/instances.json" >"$OUT/sim.log" 2>&1 &
-pids+=($!)
+sim=$!
+pids+=($sim)
 for _ in $(seq 100); do [ -s "$OUT/instances.json" ] && break; sleep 0.05; done
 
 # searxgate with its politeness and client limits lifted: this measures the
@@ -65,25 +66,37 @@ http {
 }
 NGINX
 nginx -c "$OUT/nginx.conf" -p "$OUT" &
-pids+=($!)
+ngx=$!
+pids+=($ngx)
 for _ in $(seq 100); do curl -sf "http://$NGINX/static.json" >/dev/null && break; sleep 0.05; done
 
+# cpu PID...: user+system CPU time of the processes, in clock ticks.
+cpu() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
+nginxpids() { echo "$ngx" $(pgrep -P "$ngx"); }
 run() { # name url [script]
   local name=$1 url=$2 script=${3:-}
   echo "== $name: wrk -t2 -c$CONNS -d${DUR}s --latency ${script:+-s $script }$url" >&2
+  local g0 n0 s0 g1 n1 s1
+  g0=$(cpu "$gate"); n0=$(cpu $(nginxpids)); s0=$(cpu "$sim")
   wrk -t2 -c"$CONNS" -d"${DUR}s" --latency ${script:+-s "$script"} "$url" | tee "$OUT/$name.txt" >&2
-  awk -v n="$name" '
+  g1=$(cpu "$gate"); n1=$(cpu $(nginxpids)); s1=$(cpu "$sim")
+  # CPU per 1,000 requests (ms) of the server under test and of the sim.
+  awk -v n="$name" -v g=$((g1 - g0)) -v x=$((n1 - n0)) -v s=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" '
+    /requests in/ {reqs=$1}
     /Requests\/sec/ {rps=$2}
     /^ +50%/ {p50=$2} /^ +99%/ {p99=$2}
     /Non-2xx/ {non2xx=$NF}
-    END {printf "| %s | %s | %s | %s | %s |\n", n, rps, p50, p99, (non2xx==""?0:non2xx)}' "$OUT/$name.txt"
+    END {
+      srv = (n ~ /nginx/) ? x : g
+      printf "| %s | %s | %s | %s | %s | %.1f | %.1f |\n", n, rps, p50, p99, (non2xx==""?0:non2xx),
+        1e6*srv/hz/reqs, 1e6*s/hz/reqs}' "$OUT/$name.txt"
 }
 rss() { awk '/VmRSS/ {print $2" "$3}' "/proc/$1/status"; }
 
 echo "searxgate RSS before: $(rss $gate)" >&2
 {
-  echo "| run | requests/s | p50 | p99 | non-2xx |"
-  echo "|---|---|---|---|---|"
+  echo "| run | requests/s | p50 | p99 | non-2xx | server CPU ms/1k req | sim CPU ms/1k req |"
+  echo "|---|---|---|---|---|---|---|"
   run hit-searxgate "http://$GATE/search?format=json&q=hello+world"
   run hit-nginx-static "http://$NGINX/static.json"
   run miss-searxgate "http://$GATE" sim/load/miss.lua
