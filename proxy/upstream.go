@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
@@ -309,47 +309,65 @@ func classifyTransport(err error) error {
 	return fmt.Errorf("%w: %w", ErrTransport, err)
 }
 
-// gzipReaders keeps gzip readers for reuse.
-var gzipReaders sync.Pool
-
-// decodeBody undoes gzip (the only encoding searxgate asks for), reading at most max decoded bytes, so
-// that a small compressed bomb cannot grow past the cap. The result is a
-// fresh slice the caller owns.
+// decodeBody undoes gzip (the only encoding searxgate asks for), reading
+// at most max decoded bytes, so that a small compressed bomb cannot grow
+// past the cap. The result is a fresh slice the caller owns.
+//
+// klauspost/compress (fasthttp's own compression library) inflates from a
+// *bytes.Reader about a third faster than compress/gzip; inflating was
+// about a tenth of a cache miss's CPU. fasthttp's own gunzip reads through
+// a reader type that misses that fast path.
 func decodeBody(encoding, body []byte, max int) ([]byte, error) {
-	var rd io.Reader
 	switch {
 	case len(encoding) == 0 || bytes.EqualFold(encoding, []byte("identity")):
 		return bytes.Clone(body), nil
-	case bytes.EqualFold(encoding, []byte("gzip")):
-		zr, _ := gzipReaders.Get().(*gzip.Reader)
-		var err error
-		if zr == nil {
-			zr, err = gzip.NewReader(bytes.NewReader(body))
-		} else {
-			err = zr.Reset(bytes.NewReader(body))
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
-		}
-		// A reader is reused (its 32 KiB window is most of a miss's
-		// allocations) unless it failed midway.
-		defer func() {
-			if zr.Close() == nil {
-				gzipReaders.Put(zr)
-			}
-		}()
-		rd = zr
-	default:
+	case !bytes.EqualFold(encoding, []byte("gzip")):
 		return nil, fmt.Errorf("%w: unsupported Content-Encoding %q", ErrTransport, encoding)
 	}
-	var buf bytes.Buffer
-	buf.Grow(min(len(body)*4, max) + 1)
-	n, err := io.Copy(&buf, io.LimitReader(rd, int64(max)+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: decoding body: %v", ErrTransport, err)
+	src := bytes.NewReader(body)
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(src)
+	} else {
+		err = zr.Reset(src)
 	}
-	if n > int64(max) {
+	if err != nil {
+		return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
+	}
+	w := cappedWriter{b: make([]byte, 0, min(len(body)*4, max)), max: max}
+	_, err = zr.WriteTo(&w)
+	if err == nil {
+		err = zr.Close()
+	}
+	// A reader is reused (its window is most of a miss's allocations)
+	// unless it failed midway.
+	if err == nil {
+		gzipReaders.Put(zr)
+		return w.b, nil
+	}
+	if w.over {
 		return nil, fmt.Errorf("%w: decoded body over %d bytes", ErrTooLarge, max)
 	}
-	return buf.Bytes(), nil
+	return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
+}
+
+// gzipReaders keeps gzip readers for reuse.
+var gzipReaders sync.Pool
+
+// cappedWriter collects at most max bytes, and fails the write that
+// would pass them.
+type cappedWriter struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if len(w.b)+len(p) > w.max {
+		w.over = true
+		return 0, ErrTooLarge
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
 }

@@ -180,3 +180,20 @@ func TestDialFailuresNameTheirCause(t *testing.T) {
 		t.Fatalf("a name that does not resolve: %v read as %s, want dns", err, got)
 	}
 }
+
+// BenchmarkDecodeBody inflates a real SearXNG JSON answer, as a miss does.
+func BenchmarkDecodeBody(b *testing.B) {
+	raw, err := os.ReadFile("../../shared/fixtures/searxng/a-search-json.txt")
+	if err != nil {
+		b.Skip("fixtures not found:", err)
+	}
+	body := raw[bytes.Index(raw, []byte("\n{"))+1:]
+	zipped := gz(b, body)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeBody([]byte("gzip"), zipped, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
