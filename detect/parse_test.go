@@ -520,3 +520,19 @@ func TestParseHTMLLocalizedPlaceholder(t *testing.T) {
 		t.Errorf("localized placeholder read as content %q", r.Results[1].Content)
 	}
 }
+
+// AppendJSON sizes its buffer once for an ordinary answer: the size hint
+// covers what it writes.
+func TestAppendJSONGrowsOnce(t *testing.T) {
+	r, err := ParseJSON(tenResultsJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.AppendJSON(nil)
+	if hint := r.jsonSizeHint(); hint < len(out) || hint > 2*len(out) {
+		t.Fatalf("size hint %d for %d bytes written", hint, len(out))
+	}
+	if c := cap(r.AppendJSON(nil)); c < len(out) || c > 2*len(out) {
+		t.Fatalf("AppendJSON(nil) made a buffer of %d bytes for %d", c, len(out))
+	}
+}

@@ -87,6 +87,7 @@ func (r *Results) NothingFound() bool {
 // category, thumbnail and img_src (iframe_src when known), then its Extra
 // fields in key order. Strings are escaped as encoding/json does.
 func (r *Results) AppendJSON(dst []byte) []byte {
+	dst = slices.Grow(dst, r.jsonSizeHint())
 	dst = append(dst, `{"query":`...)
 	dst = appendString(dst, r.Query)
 	dst = append(dst, `,"number_of_results":`...)
@@ -123,6 +124,32 @@ func (r *Results) AppendJSON(dst []byte) []byte {
 		dst = append(dst, ']')
 	}
 	return append(dst, "]}"...)
+}
+
+// jsonSizeHint is about the length of r's JSON, so that AppendJSON grows
+// its buffer once: the keys every result carries (about 220 bytes), its
+// strings (the URL twice: parsed_url repeats it) and its extra fields; the
+// other top-level lists are usually short.
+func (r *Results) jsonSizeHint() int {
+	n := 256 + len(r.Query)
+	for i := range r.Results {
+		x := &r.Results[i]
+		n += 220 + 2*len(x.URL) + len(x.Title) + len(x.Content) + len(x.Engine) + len(x.Template) +
+			len(x.PublishedDate) + len(x.Category) + len(x.Thumbnail) + len(x.ImgSrc) + len(x.IframeSrc)
+		for _, e := range x.Engines {
+			n += len(e) + 3
+		}
+		for k, v := range x.Extra {
+			n += len(k) + len(v) + 4
+		}
+	}
+	for _, s := range r.Suggestions {
+		n += len(s) + 3
+	}
+	for _, s := range r.Answers {
+		n += len(s) + 3
+	}
+	return n
 }
 
 // objectWriter writes the members of one JSON object; a member whose key
@@ -362,6 +389,15 @@ func appendFloat(dst []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe tells the ASCII bytes appendString writes as they are: printable,
+// and neither a quote, a backslash nor one of HTML's <, > and &.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = !strings.ContainsRune(`"\<>&`, rune(c))
+	}
+	return t
+}()
+
 // appendString writes s as a JSON string, escaping as encoding/json does
 // (HTML-safe: <, > and & as \u escapes; U+2028 and U+2029 escaped;
 // invalid UTF-8 as U+FFFD).
@@ -371,7 +407,7 @@ func appendString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if jsonSafe[c] {
 				i++
 				continue
 			}
