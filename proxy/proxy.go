@@ -740,7 +740,7 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, soft string) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
-	js := res.AppendJSON(make([]byte, 0, 4096))
+	js := res.AppendJSON(nil)
 	now := p.now()
 	if soft == "" {
 		ttl := p.cfg.CacheTTL

@@ -197,3 +197,25 @@ func BenchmarkDecodeBody(b *testing.B) {
 		}
 	}
 }
+
+func TestDecodedSizeHint(t *testing.T) {
+	var plain []byte
+	for i := range 100 {
+		plain = fmt.Appendf(plain, `{"url":"https://example.org/%d","score":%d},`, i*7919, i*i)
+	}
+	zipped := gz(t, plain)
+	if got := decodedSizeHint(zipped, 1<<20); got != len(plain) {
+		t.Fatalf("hint %d, want the decoded length %d", got, len(plain))
+	}
+	if got := decodedSizeHint(zipped, 1000); got != 1000 {
+		t.Fatalf("hint %d past the cap 1000", got)
+	}
+	// A trailer that claims 4 GiB buys at most 32 times the body.
+	liar := append(bytes.Clone(zipped[:len(zipped)-4]), 0xff, 0xff, 0xff, 0xff)
+	if got := decodedSizeHint(liar, 1<<30); got != 32*len(liar) {
+		t.Fatalf("hint %d for a lying trailer, want %d", got, 32*len(liar))
+	}
+	if got := decodedSizeHint([]byte("short"), 1<<20); got != 20 {
+		t.Fatalf("hint %d for a body too short to carry a trailer, want 4 times it", got)
+	}
+}
