@@ -93,7 +93,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 			return
 		}
 		ctx.SetContentType(formatContentType(proxy.FormatJSON))
-		ctx.SetBody(body)
+		// Not copied: an answer's JSON is never modified once made.
+		ctx.Response.SetBodyRaw(body)
 		return
 	}
 	results, err := res.Results()
