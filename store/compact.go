@@ -80,7 +80,7 @@ func (s *Store) compactLocked() error {
 		return fmt.Errorf("store: compacting: %w", err)
 	}
 	timeout := max(s.opts.LockTimeout, time.Second)
-	o := boltOptions(timeout, lockClock.Now().Add(timeout))
+	o := s.boltOptions(timeout, lockClock.Now().Add(timeout))
 	o.NoSync = true // synced once, at the end
 	dst, err := bolt.Open(tmp, 0o600, o)
 	if err != nil {

@@ -189,11 +189,17 @@ func Open(path string, opts Options) (*Store, error) {
 // The freelist is not written to the file (NoFreelistSync): bbolt rebuilds
 // it at open by walking the trees, so a file never carries a list of pages
 // that once held evicted answers, and commits write less.
-func boltOptions(timeout time.Duration, deadline time.Time) *bolt.Options {
+//
+// The mapping starts as large as the file grows before it is compacted
+// (mmapSize), not at bbolt's 32 KiB: each time bbolt grows it, a commit
+// waits for every read (each cache miss reads the store) and copies its
+// dirty nodes off the old mapping. It is address space, not memory.
+func (s *Store) boltOptions(timeout time.Duration, deadline time.Time) *bolt.Options {
 	return &bolt.Options{
-		Timeout:        timeout,
-		FreelistType:   bolt.FreelistMapType,
-		NoFreelistSync: true,
+		Timeout:         timeout,
+		FreelistType:    bolt.FreelistMapType,
+		NoFreelistSync:  true,
+		InitialMmapSize: s.mmapSize(),
 		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 			return openLocked(name, flag, mode, deadline)
 		},
@@ -226,6 +232,16 @@ const secretSize = 32
 // A fresh file (one that replaced a damaged file) has a new secret.
 func (s *Store) CacheSecret() []byte { return clone(s.secret) }
 
+// mmapSize is the initial size of the file's mapping: twice the cache's
+// bound plus 64 MiB for the rest, up to 1 GiB (0, bbolt's default, where
+// an int has 32 bits).
+func (s *Store) mmapSize() int {
+	if strconv.IntSize < 64 {
+		return 0
+	}
+	return int(min(2*s.opts.CacheMaxBytes+64<<20, 1<<30))
+}
+
 // openChecked opens path with bbolt after the structural check, then runs
 // bbolt's consistency check and the schema check, and creates what is
 // missing. Any sign of damage comes back wrapped in ErrDamaged.
@@ -235,7 +251,7 @@ func (s *Store) openChecked() (*bolt.DB, error) {
 		timeout = time.Nanosecond // one attempt
 	}
 	deadline := lockClock.Now().Add(timeout)
-	db, err := openBolt(s.path, boltOptions(timeout, deadline))
+	db, err := openBolt(s.path, s.boltOptions(timeout, deadline))
 	if err != nil {
 		return nil, err
 	}
