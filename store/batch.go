@@ -100,7 +100,7 @@ func (s *Store) WriteBatch(b Batch) error {
 	if err != nil {
 		return err
 	}
-	s.cacheEntries, s.cacheBytes = totals.entries, totals.bytes
+	s.applyTotals(totals)
 	if len(b.Cache) == 0 {
 		return nil
 	}

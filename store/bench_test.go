@@ -119,3 +119,23 @@ func BenchmarkCacheGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCacheGetMissing: the lookup every cache miss makes, for a key
+// the file does not hold.
+func BenchmarkCacheGetMissing(b *testing.B) {
+	s := openT(b, testPath(b), Options{})
+	var batch Batch
+	for i := range 1000 {
+		batch.Cache = append(batch.Cache, CacheEntry{Key: fmt.Sprintf("q=%d", i), Value: stateJSON("x", i), StoredAt: t0})
+	}
+	if err := s.WriteBatch(batch); err != nil {
+		b.Fatal(err)
+	}
+	key := "a key the file does not hold"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, err := s.CacheGet(key); ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -282,4 +283,73 @@ func FuzzDecodeCacheRecord(f *testing.F) {
 			t.Fatalf("re-encoding %x gave %x", b, re)
 		}
 	})
+}
+
+// The key index CacheGet consults first follows the file through every
+// way an entry comes and goes: each key the file holds is found, and the
+// index holds nothing else.
+func TestCacheKeyIndexFollowsTheFile(t *testing.T) {
+	path := testPath(t)
+	clk := fixedClock()
+	s := openT(t, path, Options{Clock: clk, CacheMaxEntries: 20})
+	check := func(when string) {
+		t.Helper()
+		keys := cacheKeys(t, s)
+		for _, k := range keys {
+			if !s.cacheIDs.has(k) {
+				t.Fatalf("%s: the index misses %q, which the file holds", when, k)
+			}
+			if _, ok, err := s.CacheGet(k); err != nil || !ok {
+				t.Fatalf("%s: CacheGet(%q) = %v, %v", when, k, ok, err)
+			}
+		}
+		s.cacheIDs.mu.RLock()
+		n := len(s.cacheIDs.m)
+		s.cacheIDs.mu.RUnlock()
+		if n != len(keys) {
+			t.Fatalf("%s: the index holds %d keys, the file %d", when, n, len(keys))
+		}
+		if _, ok, err := s.CacheGet("never stored"); err != nil || ok {
+			t.Fatalf("%s: CacheGet of a key never stored = %v, %v", when, ok, err)
+		}
+	}
+	put := func(from, to int, source string, expires time.Time) {
+		t.Helper()
+		var b Batch
+		for i := from; i < to; i++ {
+			b.Cache = append(b.Cache, CacheEntry{Key: fmt.Sprintf("k%03d", i), Value: []byte("v"), Source: source, StoredAt: clk.Now(), Expires: expires})
+		}
+		if err := s.WriteBatch(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("empty")
+	put(0, 15, "https://a.example/", t0.Add(time.Hour))
+	check("after a batch")
+	put(10, 30, "https://b.example/", t0.Add(time.Minute)) // replaces 10-14, evicts the oldest past 20
+	check("after replacing and evicting")
+	if _, err := s.CacheDropSource("https://a.example/"); err != nil {
+		t.Fatal(err)
+	}
+	check("after dropping a source")
+	if _, err := s.CachePrune(t0.Add(time.Hour), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	check("after pruning")
+	put(40, 45, "https://c.example/", t0.Add(time.Hour))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CacheGet("k040"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("CacheGet after Close: %v, want ErrClosed", err)
+	}
+	s = openT(t, path, Options{Clock: clk, CacheMaxEntries: 20})
+	check("after reopening")
+	if len(cacheKeys(t, s)) != 5 {
+		t.Fatalf("reopened with %d entries, want 5", len(cacheKeys(t, s)))
+	}
+	if _, err := s.CachePurge(); err != nil {
+		t.Fatal(err)
+	}
+	check("after purging")
 }

@@ -126,6 +126,7 @@ type Store struct {
 	mu           sync.Mutex
 	cacheEntries int
 	cacheBytes   int64
+	cacheIDs     cacheIDs // the keys of the result cache, by hash
 	closed       bool
 	// base is what the file holds besides the result cache, measured at
 	// the last compaction (0 before the first): the file is compacted when
@@ -447,6 +448,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.cacheIDs.close()
 	return s.db.Close()
 }
 
