@@ -5,11 +5,16 @@
 #   (b) cache misses on instant upstreams: searxgate vs nginx proxy_pass to
 #       one sim instance, every request a new query.
 # Needs wrk and nginx (Debian: apt-get install wrk nginx-light).
-# Usage: sim/load/load.sh [seconds per run] [connections]
+# Usage: sim/load/load.sh [seconds per run] [connections] [rounds]
+# With several rounds the four runs are repeated, searxgate and nginx
+# alternating, and the ratios of each round are printed with their median:
+# on a shared machine the speed drifts between runs, and alternating keeps
+# each pair measured under the same conditions.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DUR=${1:-15}
 CONNS=${2:-64}
+ROUNDS=${3:-1}
 OUT=${OUT:-$PWD/out/load}
 SIMPORT=19500
 GATE=127.0.0.1:18900
@@ -73,6 +78,7 @@ for _ in $(seq 100); do curl -sf "http://$NGINX/static.json" >/dev/null && break
 # cpu PID...: user+system CPU time of the processes, in clock ticks.
 cpu() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
 nginxpids() { echo "$ngx" $(pgrep -P "$ngx"); }
+rps() { awk '/Requests\/sec/ {print $2}' "$OUT/$1.txt"; }
 run() { # name url [script]
   local name=$1 url=$2 script=${3:-}
   echo "== $name: wrk -t2 -c$CONNS -d${DUR}s --latency ${script:+-s $script }$url" >&2
@@ -97,10 +103,22 @@ echo "searxgate RSS before: $(rss $gate)" >&2
 {
   echo "| run | requests/s | p50 | p99 | non-2xx | server CPU ms/1k req | sim CPU ms/1k req |"
   echo "|---|---|---|---|---|---|---|"
-  run hit-searxgate "http://$GATE/search?format=json&q=hello+world"
-  run hit-nginx-static "http://$NGINX/static.json"
-  run miss-searxgate "http://$GATE" sim/load/miss.lua
-  run miss-nginx-proxy "http://$NGINX" sim/load/miss.lua
+  for round in $(seq "$ROUNDS"); do
+    run hit-searxgate "http://$GATE/search?format=json&q=hello+world"
+    run hit-nginx-static "http://$NGINX/static.json"
+    run miss-searxgate "http://$GATE" sim/load/miss.lua
+    run miss-nginx-proxy "http://$NGINX" sim/load/miss.lua
+    echo "$round $(rps hit-searxgate) $(rps hit-nginx-static) $(rps miss-searxgate) $(rps miss-nginx-proxy)" >>"$OUT/rounds.txt"
+  done
+  echo
+  echo "| round | hits, searxgate / nginx static | misses, searxgate / nginx proxy_pass |"
+  echo "|---|---|---|"
+  awk '{h[NR]=$2/$3; m[NR]=$4/$5; printf "| %d | %.3f | %.3f |\n", $1, h[NR], m[NR]}
+    function median(a, n,   i, j, t) {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    END {printf "| median | %.3f | %.3f |\n", median(h, NR), median(m, NR)}' "$OUT/rounds.txt"
 } >"$OUT/results.md"
 echo "searxgate RSS after: $(rss $gate)" | tee -a "$OUT/results.md" >&2
 cat "$OUT/results.md"
