@@ -155,11 +155,19 @@ const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'se
 
 // securityHeaders are set on every response.
 func securityHeaders(h *fasthttp.ResponseHeader) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Robots-Tag", "noindex, nofollow")
+	for _, kv := range securityHeaderLines {
+		h.SetCanonical(kv[0], kv[1])
+	}
+}
+
+// securityHeaderLines are securityHeaders' names, already canonical (set
+// on every response: SetCanonical spares normalising them each time).
+var securityHeaderLines = [...][2][]byte{
+	{[]byte("Content-Security-Policy"), []byte(contentSecurityPolicy)},
+	{[]byte("X-Content-Type-Options"), []byte("nosniff")},
+	{[]byte("Referrer-Policy"), []byte("no-referrer")},
+	{[]byte("X-Frame-Options"), []byte("DENY")},
+	{[]byte("X-Robots-Tag"), []byte("noindex, nofollow")},
 }
 
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
