@@ -100,7 +100,9 @@ func BenchmarkCachePutFull(b *testing.B) {
 	}
 }
 
-func BenchmarkCacheGet(b *testing.B) {
+// storeWithAnswers opens a store holding 1,000 cached answers, keyed
+// q=0 to q=999.
+func storeWithAnswers(b *testing.B) *Store {
 	s := openT(b, testPath(b), Options{})
 	var batch Batch
 	for i := range 1000 {
@@ -109,6 +111,11 @@ func BenchmarkCacheGet(b *testing.B) {
 	if err := s.WriteBatch(batch); err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+func BenchmarkCacheGet(b *testing.B) {
+	s := storeWithAnswers(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
@@ -123,14 +130,7 @@ func BenchmarkCacheGet(b *testing.B) {
 // BenchmarkCacheGetMissing: the lookup every cache miss makes, for a key
 // the file does not hold.
 func BenchmarkCacheGetMissing(b *testing.B) {
-	s := openT(b, testPath(b), Options{})
-	var batch Batch
-	for i := range 1000 {
-		batch.Cache = append(batch.Cache, CacheEntry{Key: fmt.Sprintf("q=%d", i), Value: stateJSON("x", i), StoredAt: t0})
-	}
-	if err := s.WriteBatch(batch); err != nil {
-		b.Fatal(err)
-	}
+	s := storeWithAnswers(b)
 	key := "a key the file does not hold"
 	b.ReportAllocs()
 	for b.Loop() {
