@@ -53,6 +53,9 @@
 // and decodes gzip bodies within MaxBody, and renews keep-alive
 // connections after a jittered lifetime. Its failures are told apart as
 // dns, refused, tls, reset, timeout (and transport for anything else).
+// Attempts and /config reads run on workers that stay parked for a while
+// after their work (spawn): a new goroutine per attempt copied its grown
+// stack up again every time.
 //
 // Caveats: fasthttp cannot cancel a request in flight, so a hedge that
 // lost runs until its answer or its search's deadline (its outcome is
@@ -62,8 +65,8 @@
 // share a budget, answers, searches in flight and half-open trials, with
 // package redis); the fair share and the in-flight caps stay per process.
 // The shared budget is asked after checkout, so also by dispatch under the
-// queue's lock: an implementation must answer within milliseconds. The fair share counts buckets of a tenth of a window, so a client's
-// share frees up to a tenth of a window late, never early. A waiting
+// queue's lock: an implementation must answer within milliseconds. The
+// fair share counts buckets of a tenth of a window, so a client's share frees up to a tenth of a window late, never early. A waiting
 // search is woken when an attempt or an autocompletion ends, or when the
 // window or cooldown it waits for runs out; a lease the pool takes back by
 // itself (its context ended) is noticed within pollEvery.

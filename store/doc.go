@@ -22,7 +22,9 @@
 //     drop an instance's answers), when it was stored and expires, and its
 //     value. The store keeps keys and values as given: searxgate's keys
 //     are keyed hashes and its values sealed answers (see cmd/searxgate),
-//     so nothing here is query text.
+//     so nothing here is query text. The store also counts its cache keys
+//     in memory, by hash: CacheGet answers a key it does not hold (every
+//     cache miss asks) without a read transaction.
 //
 // # Keeping the file small, and really freeing what is dropped
 //
