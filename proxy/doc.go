@@ -66,8 +66,9 @@
 // package redis); the fair share and the in-flight caps stay per process.
 // The shared budget is asked after checkout, so also by dispatch under the
 // queue's lock: an implementation must answer within milliseconds. The
-// fair share counts buckets of a tenth of a window, so a client's share frees up to a tenth of a window late, never early. A waiting
-// search is woken when an attempt or an autocompletion ends, or when the
+// fair share counts buckets of a tenth of a window, so a client's share
+// frees up to a tenth of a window late, never early. A waiting search is
+// woken when an attempt or an autocompletion ends, or when the
 // window or cooldown it waits for runs out; a lease the pool takes back by
 // itself (its context ended) is noticed within pollEvery.
 // An answer an attempt brings back at the very moment its instance's
