@@ -203,13 +203,13 @@ var (
 // dropTimeout bounds a drop of answers (an operator's call, not a search).
 const dropTimeout = 10 * time.Second
 
-// CacheDropInstance drops from Redis every answer inst gave (see
-// proxy.CacheDropper): a scan of the answers, reading who answered from
-// each one's clear header.
+// CacheDropInstance drops from Redis every answer inst gave, alone or
+// merged with others (see proxy.CacheDropper): a scan of the answers,
+// reading who answered from each one's clear header.
 func (s *Shared) CacheDropInstance(inst string) (int, error) {
 	return s.dropAnswers(func(v string) bool {
 		c, _, ok := decode([]byte(v))
-		return ok && c.Instance == inst
+		return ok && proxy.AnsweredBy(c.Instance, inst)
 	})
 }
 
