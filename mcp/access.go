@@ -21,7 +21,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: Origin "+strconvQuote(o)+" may not use searxgate's MCP endpoint", http.StatusForbidden)
 			return
 		}
-		if !s.cfg.Exposed && !loopbackHost(r.Host) && !s.hostAllowed(r.Host) {
+		if !s.cfg.Exposed && !LoopbackHost(r.Host) && !s.hostAllowed(r.Host) {
 			http.Error(w, "Forbidden: Host "+strconvQuote(r.Host)+" is not this searxgate's address", http.StatusForbidden)
 			return
 		}
@@ -75,7 +75,7 @@ func (s *Server) originAllowed(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false
 	}
-	if loopbackHost(u.Host) {
+	if LoopbackHost(u.Host) {
 		return true
 	}
 	for _, o := range s.cfg.Origins {
@@ -96,9 +96,9 @@ func (s *Server) hostAllowed(host string) bool {
 	return false
 }
 
-// loopbackHost reports whether host[:port] names this machine: localhost
+// LoopbackHost reports whether host[:port] names this machine: localhost
 // (and *.localhost), or a loopback address.
-func loopbackHost(hostport string) bool {
+func LoopbackHost(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/valyala/fasthttp"
@@ -72,7 +71,7 @@ func (a *App) toolCalls() []web.ToolCalls {
 // Then /mcp needs --mcp-token.
 func mcpExposed(cfg Config) bool {
 	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil || !loopbackName(host) {
+	if err != nil || !mcp.LoopbackHost(host) {
 		return true
 	}
 	if len(cfg.TrustProxy) > 0 {
@@ -80,20 +79,11 @@ func mcpExposed(cfg Config) bool {
 	}
 	if cfg.PublicURL != "" {
 		u, err := url.Parse(cfg.PublicURL)
-		if err != nil || !loopbackName(u.Hostname()) {
+		if err != nil || !mcp.LoopbackHost(u.Hostname()) {
 			return true
 		}
 	}
 	return false
-}
-
-func loopbackName(host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
 }
 
 // mcpOrigins are the browser origins allowed at /mcp besides loopback
