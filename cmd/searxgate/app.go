@@ -54,7 +54,6 @@ type App struct {
 	server *fasthttp.Server
 	ln     net.Listener
 	source *directory.Source
-	guard  directory.Guard
 	ops    *operator.Operator
 	cache  *cacheQueue
 	dialer *directory.Dialer
@@ -85,7 +84,6 @@ type App struct {
 // not serve yet.
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
-	a.guard = directory.Guard{AllowPrivate: cfg.AllowPrivate}
 	// Every connection to an instance or the directory goes through it.
 	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note}
 	if err := a.openStore(); err != nil {
@@ -607,14 +605,12 @@ func (d dirCache) SaveDirectory(s directory.Saved) error {
 // status that says why (fasthttp's own handler says 400 for a body over
 // the limit).
 func requestError(ctx *fasthttp.RequestCtx, err error) {
-	var small *fasthttp.ErrSmallBuffer
-	var ne net.Error
-	switch {
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+	switch connErrorKind(err) {
+	case kindBodyTooLarge:
 		ctx.Error("Request Entity Too Large", fasthttp.StatusRequestEntityTooLarge)
-	case errors.As(err, &small):
+	case kindHeaderTooLarge:
 		ctx.Error("Request Header Fields Too Large", fasthttp.StatusRequestHeaderFieldsTooLarge)
-	case errors.As(err, &ne) && ne.Timeout():
+	case kindReadTimeout:
 		ctx.Error("Request Timeout", fasthttp.StatusRequestTimeout)
 	default:
 		ctx.Error("Bad Request", fasthttp.StatusBadRequest)
