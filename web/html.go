@@ -235,7 +235,7 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
 	}
 	if req.Query != "" {
-		d.Retry = "/search?" + searchArgs(req, req.PageNo).Encode()
+		d.Retry = "/search?" + req.Values(req.PageNo).Encode()
 	}
 	s.render(ctx, status, "error.html", d)
 }
@@ -243,30 +243,6 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, res *proxy.Response) {
 	p := buildSearchPage(req, r, res, s.images.link)
 	s.render(ctx, fasthttp.StatusOK, "results.html", pageData{Title: p.Query, Query: p.Query, Search: p})
-}
-
-// searchArgs are the parameters that repeat req at page pageno, in HTML.
-func searchArgs(req proxy.Request, pageno int) url.Values {
-	v := url.Values{"q": {req.Query}}
-	if len(req.Categories) > 0 {
-		v.Set("categories", strings.Join(req.Categories, ","))
-	}
-	if len(req.Engines) > 0 {
-		v.Set("engines", strings.Join(req.Engines, ","))
-	}
-	if req.Language != "" {
-		v.Set("language", req.Language)
-	}
-	if req.TimeRange != "" {
-		v.Set("time_range", req.TimeRange)
-	}
-	if req.SafeSearch != "" {
-		v.Set("safesearch", req.SafeSearch)
-	}
-	if pageno > 1 {
-		v.Set("pageno", strconv.Itoa(pageno))
-	}
-	return v
 }
 
 // buildSearchPage turns an answer into what the page shows; image turns an
@@ -286,7 +262,7 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 		if c == "general" {
 			q.Categories = nil
 		}
-		p.Tabs = append(p.Tabs, tab{Name: c, Label: categoryLabels[c], Href: "/search?" + searchArgs(q, 1).Encode(),
+		p.Tabs = append(p.Tabs, tab{Name: c, Label: categoryLabels[c], Href: "/search?" + q.Values(1).Encode(),
 			Active: c == p.Category && (len(req.Categories) <= 1)})
 	}
 	for _, o := range [][2]string{{"", "Any time"}, {"day", "Past day"}, {"week", "Past week"}, {"month", "Past month"}, {"year", "Past year"}} {
@@ -310,7 +286,7 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 				}
 				q := req
 				q.Query = c
-				*list.out = append(*list.out, link{Text: c, Href: "/search?" + searchArgs(q, 1).Encode()})
+				*list.out = append(*list.out, link{Text: c, Href: "/search?" + q.Values(1).Encode()})
 			}
 		}
 		for i := range r.Infoboxes {
@@ -324,10 +300,10 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 		}
 	}
 	if p.PageNo > 1 {
-		p.Prev = "/search?" + searchArgs(req, p.PageNo-1).Encode()
+		p.Prev = "/search?" + req.Values(p.PageNo-1).Encode()
 	}
 	if len(p.Results) > 0 {
-		p.Next = "/search?" + searchArgs(req, p.PageNo+1).Encode()
+		p.Next = "/search?" + req.Values(p.PageNo+1).Encode()
 	}
 	if res != nil {
 		p.Instance = hostOf(res.Instance)
