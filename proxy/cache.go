@@ -91,6 +91,23 @@ var processKeyer = sync.OnceValue(func() *Keyer {
 	return NewKeyer(secret)
 })
 
+// searchKey is one search's plain key, by which memory knows it, and its
+// keyed hash, by which the store and the shared cache do: computed once,
+// when the search first needs it (two HMAC-SHA256 sums).
+type searchKey struct {
+	plain  string
+	hashed string
+}
+
+// hashedKey is k's keyed hash (cacheKey), computed on first use. A
+// searchKey belongs to the goroutine of the search that made it.
+func (p *Proxy) hashedKey(k *searchKey) string {
+	if k.hashed == "" {
+		k.hashed = p.cacheKey(k.plain)
+	}
+	return k.hashed
+}
+
 // cacheKey is the key of a search (or an autocompletion) in the cache and
 // the coalescing table, given its plain key.
 func (p *Proxy) cacheKey(plain string) string {

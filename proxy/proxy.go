@@ -412,15 +412,15 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
 	// In memory (the cache, the searches in flight) a search is its plain
 	// key: a hit costs no hashing. What leaves memory (the store's file,
-	// the shared cache) is keyed with the keyed hash (storeKey).
-	key := req.Key()
+	// the shared cache) is keyed with the keyed hash (searchKey.hashed).
+	key := &searchKey{plain: req.Key()}
 	stale, hit := p.cacheGet(ctx, key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.now().Sub(start))
 		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.now().Sub(start)}, nil
 	}
 	for {
-		fl, leader := p.flights.join(key)
+		fl, leader := p.flights.join(key.plain)
 		if leader {
 			return p.lead(ctx, req, key, start, fl, stale, hit)
 		}
@@ -452,12 +452,12 @@ var errLeaderFailed = &NoAnswerError{Why: "leader_failed"}
 // lead runs a search others may join. It runs on a context only the
 // search's deadline ends: its own client going away must not fail the
 // others waiting on it. Their answer is published however it ends.
-func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Time, fl *flight, stale Cached, hit bool) (res *Response, err error) {
+func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start time.Time, fl *flight, stale Cached, hit bool) (res *Response, err error) {
 	defer func() {
 		if res == nil && err == nil {
 			err = errLeaderFailed
 		}
-		p.flights.finish(key, fl, res, err)
+		p.flights.finish(key.plain, fl, res, err)
 	}()
 	lctx := context.WithoutCancel(ctx)
 	if d, ok := ctx.Deadline(); ok {
@@ -465,18 +465,22 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 		lctx, cancel = context.WithDeadline(lctx, d)
 		defer cancel()
 	}
+	deadline := start.Add(p.cfg.Deadline)
+	if d, ok := lctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	// Another replica may be searching the same query: its answer, not a
 	// second search upstream.
-	shared, release := p.sharedFlight(lctx, key, start)
+	shared, release := p.sharedFlight(lctx, key, start, deadline)
 	if shared != nil {
-		p.cache.put(key, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
+		p.cache.put(key.plain, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
 	}
 	if shared != nil {
 		shared.Elapsed = p.now().Sub(start)
 		p.metrics.search("coalesced", shared.Elapsed)
 		return shared, nil
 	}
-	res, err = p.fetch(lctx, req, key, start)
+	res, err = p.fetch(lctx, req, key, start, deadline)
 	release()
 	if err != nil && hit && start.Sub(stale.Expires) < p.cfg.StaleFor && !errors.Is(err, context.Canceled) {
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
@@ -496,20 +500,20 @@ func (p *Proxy) lead(ctx context.Context, req Request, key string, start time.Ti
 	return res, err
 }
 
-// cacheGet looks key (a plain Request.Key) up in memory, then in the
-// shared cache and the store under its keyed hash.
-func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
-	mem, inMem := p.cache.get(key)
+// cacheGet looks key up in memory, then in the shared cache and the store
+// under its keyed hash.
+func (p *Proxy) cacheGet(ctx context.Context, key *searchKey) (Cached, bool) {
+	mem, inMem := p.cache.get(key.plain)
 	if inMem && (p.cfg.Shared.Cache == nil || p.now().Before(mem.Expires)) {
 		return *mem, true
 	}
 	if !inMem && p.cfg.Shared.Cache == nil && p.cfg.Store == nil {
 		return Cached{}, false
 	}
-	sk := p.cacheKey(key)
+	sk := p.hashedKey(key)
 	// Stale here may be fresh in the shared cache: another replica asked.
 	if c, ok := p.sharedGet(ctx, sk); ok && (!inMem || c.Expires.After(mem.Expires)) {
-		p.cache.put(key, &c)
+		p.cache.put(key.plain, &c)
 		return c, true
 	}
 	if inMem {
@@ -520,7 +524,7 @@ func (p *Proxy) cacheGet(ctx context.Context, key string) (Cached, bool) {
 	}
 	c, ok := p.cfg.Store.CacheGet(sk)
 	if ok {
-		p.cache.put(key, &c)
+		p.cache.put(key.plain, &c)
 	}
 	return c, ok
 }
@@ -737,7 +741,7 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 
 // answer turns a winning attempt into the client's response and caches it
 // (an honest "nothing found" for EmptyTTL only: an index may catch up).
-func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, soft string) (*Response, error) {
+func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts int, soft string) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(nil)
@@ -748,9 +752,9 @@ func (p *Proxy) answer(req Request, key string, r attemptResult, attempts int, s
 			ttl = min(ttl, p.cfg.EmptyTTL)
 		}
 		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)}
-		p.cache.put(key, c)
+		p.cache.put(key.plain, c)
 		if p.cfg.Store != nil || p.cfg.Shared.Cache != nil {
-			sk := p.cacheKey(key)
+			sk := p.hashedKey(key)
 			p.sharedPut(sk, c)
 			if p.cfg.Store != nil {
 				p.cfg.Store.CachePut(sk, *c)

@@ -17,7 +17,7 @@ type search struct {
 	p        *Proxy
 	ctx      context.Context
 	req      Request
-	key      string
+	key      *searchKey
 	deadline time.Time
 
 	results  chan attemptResult
@@ -54,16 +54,12 @@ const (
 )
 
 // fetch runs the attempts of one search.
-func (p *Proxy) fetch(ctx context.Context, req Request, key string, start time.Time) (*Response, error) {
+func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, deadline time.Time) (*Response, error) {
 	if p.cfg.Admit != nil {
 		if ok, wait := p.cfg.Admit(req.Client, start); !ok {
 			p.metrics.limited.Add(1)
 			return nil, &LimitedError{RetryAfter: max(wait, minRetryAfter)}
 		}
-	}
-	deadline := start.Add(p.cfg.Deadline)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
 	}
 	s := &search{
 		p: p, ctx: ctx, req: req, key: key, deadline: deadline,

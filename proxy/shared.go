@@ -161,16 +161,12 @@ func (p *Proxy) sharedGet(ctx context.Context, sk string) (Cached, bool) {
 // sharedFlight joins a search of key another replica is running, when
 // there is a shared cache. It returns the answer that replica found, or
 // (nil, release) when this replica is to search: release ends its lead.
-func (p *Proxy) sharedFlight(ctx context.Context, plain string, start time.Time) (*Response, func()) {
+func (p *Proxy) sharedFlight(ctx context.Context, sk *searchKey, start, deadline time.Time) (*Response, func()) {
 	sc := p.cfg.Shared.Cache
 	if sc == nil {
 		return nil, func() {}
 	}
-	key := p.cacheKey(plain)
-	deadline := start.Add(p.cfg.Deadline)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	key := p.hashedKey(sk)
 	lead, release := sc.Lead(ctx, key, deadline)
 	if lead {
 		return nil, release
