@@ -80,8 +80,7 @@ func (s *search) run() (*Response, error) {
 	if s.fanout > 1 {
 		// The others only where a slot is free now: asking fewer is said
 		// (Response.Fanout), waiting for more is not worth the deadline.
-		s.stopHedge()
-		s.hedge, s.stopHedge = nil, func() {}
+		// (launch sets no hedge timer for a fan-out search.)
 		for s.asked < s.fanout && s.launch(launchFan) {
 		}
 	}
@@ -168,21 +167,13 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 			}
 		}
 	case detect.Soft:
-		// An off-topic answer belongs to another query: never served.
-		if r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil &&
-			(s.best == nil || len(r.verdict.Results.Results) > len(s.best.verdict.Results.Results)) {
-			rr := r
-			s.best = &rr
-		}
+		s.keepBest(r)
 	}
 	if s.inflight > 0 {
 		return nil, nil, false
 	}
 	if s.empty == nil && s.started < p.cfg.MaxAttempts && s.launch(launchRetry) {
 		return nil, nil, false
-	}
-	if s.started >= p.cfg.MaxAttempts && s.why == "" {
-		s.why = "attempts"
 	}
 	if a := s.fallback(); a != nil {
 		res, err = s.answer(*a)
@@ -245,23 +236,35 @@ func (s *search) launch(kind launchKind) bool {
 	return true
 }
 
+// keepBest keeps r as the search's last resort when it is a poor page
+// with more results than the one kept; an off-topic answer belongs to
+// another query and is never kept.
+func (s *search) keepBest(r attemptResult) {
+	if r.verdict.Reason == detect.OffTopic || r.verdict.Results == nil {
+		return
+	}
+	if s.best == nil || len(r.verdict.Results.Results) > len(s.best.verdict.Results.Results) {
+		s.best = &r
+	}
+}
+
+// attemptCap is how many attempts a fan-out search may start: MaxAttempts
+// for its first instance, and one for each other instance it fans out to.
+func (s *search) attemptCap() int { return s.p.cfg.MaxAttempts + s.fanout - 1 }
+
 // onFanResult takes one result of a fan-out search: good answers are kept
 // for the merge; a failed instance is replaced by another free now, while
 // the attempt cap allows; the search ends when nothing is in flight.
 func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
-	p := s.p
 	switch {
 	case r.verdict.Kind == detect.OK:
 		s.answers = append(s.answers, r)
-	case r.verdict.Kind == detect.Soft && r.verdict.Reason != detect.OffTopic && r.verdict.Results != nil:
+	case r.verdict.Kind == detect.Soft:
 		// A poor page (engines down) is kept as a last resort only.
-		if s.best == nil || len(r.verdict.Results.Results) > len(s.best.verdict.Results.Results) {
-			rr := r
-			s.best = &rr
-		}
+		s.keepBest(r)
 		fallthrough
 	default:
-		if s.started < p.cfg.MaxAttempts+s.fanout-1 {
+		if s.started < s.attemptCap() {
 			s.launch(launchFan)
 		}
 	}
@@ -272,7 +275,7 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		res, err := s.merged()
 		return res, err, true
 	}
-	if s.started < p.cfg.MaxAttempts+s.fanout-1 && s.launch(launchRetry) {
+	if s.started < s.attemptCap() && s.launch(launchRetry) {
 		return nil, nil, false
 	}
 	if s.best != nil {
