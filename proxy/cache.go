@@ -117,15 +117,23 @@ func (p *Proxy) cacheKey(plain string) string {
 	return processKeyer().CacheKey(plain)
 }
 
-// DropAnswersOf drops every cached answer inst gave, from memory and from
-// the store (when it can drop), and returns how many it dropped: an
-// instance the operator removed or disabled, or one that left the
-// directory, serves nothing more from the cache, fresh or stale.
+// DropAnswersOf drops every cached answer and autocompletion inst gave,
+// from memory, the shared cache and the store (when they can drop), and
+// returns how many it dropped: an instance the operator removed or
+// disabled, or one that left the directory, serves nothing more from the
+// cache, fresh or stale.
 func (p *Proxy) DropAnswersOf(inst string) (int, error) {
-	n := p.cache.drop(func(c *Cached) bool { return AnsweredBy(c.Instance, inst) })
-	n += p.sharedDrop(func(d CacheDropper) (int, error) { return d.CacheDropInstance(inst) })
+	doomed := func(c *Cached) bool { return AnsweredBy(c.Instance, inst) }
+	n := p.cache.drop(doomed) + p.acCache.drop(doomed)
+	return p.dropStored(n, func(d CacheDropper) (int, error) { return d.CacheDropInstance(inst) })
+}
+
+// dropStored adds to n what drop drops from the shared cache and from the
+// store, when they can drop.
+func (p *Proxy) dropStored(n int, drop func(CacheDropper) (int, error)) (int, error) {
+	n += p.sharedDrop(drop)
 	if d, ok := p.cfg.Store.(CacheDropper); ok {
-		m, err := d.CacheDropInstance(inst)
+		m, err := drop(d)
 		if err != nil {
 			return n, err
 		}
@@ -149,16 +157,8 @@ func AnsweredBy(answerer, inst string) bool {
 // and from the store, and returns how many entries it dropped (an answer
 // in both counts twice).
 func (p *Proxy) PurgeCache() (int, error) {
-	n := p.cache.purge()
-	n += p.sharedDrop(CacheDropper.CachePurge)
-	if d, ok := p.cfg.Store.(CacheDropper); ok {
-		m, err := d.CachePurge()
-		if err != nil {
-			return n, err
-		}
-		n += m
-	}
-	return n, nil
+	n := p.cache.purge() + p.acCache.purge()
+	return p.dropStored(n, CacheDropper.CachePurge)
 }
 
 // Cached is one cached answer: the upstream results, encoded once as

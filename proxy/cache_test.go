@@ -216,7 +216,7 @@ func TestDropAnswersOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.proxy.Forget(good)
-	if _, ok := e.proxy.cache.get(e.proxy.cacheKey((&Request{Query: "fresh one", PageNo: 1, Format: FormatJSON}).Key())); ok {
+	if _, ok := e.proxy.cache.get((&Request{Query: "fresh one", PageNo: 1, Format: FormatJSON}).Key()); ok {
 		t.Fatal("Forget left the instance's answer in memory")
 	}
 	if len(st.m) != 0 {
@@ -242,5 +242,32 @@ func TestPurgeCache(t *testing.T) {
 	res, err := e.search(t, "one")
 	if err != nil || res.Cached {
 		t.Fatalf("after a purge: %+v, %v", res, err)
+	}
+}
+
+// Dropping an instance's answers and purging the cache reach its
+// autocompletions too.
+func TestDropAndPurgeReachAutocompletions(t *testing.T) {
+	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.proxy.setCaps(e.urls[0], func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	suggest := func() {
+		t.Helper()
+		if out, err := e.proxy.Autocomplete(context.Background(), "hel", "en"); err != nil || len(out) == 0 {
+			t.Fatalf("suggestions %q, %v", out, err)
+		}
+	}
+	suggest()
+	if entries, _ := e.proxy.acCache.len(); entries != 1 {
+		t.Fatalf("%d autocompletions cached, want 1", entries)
+	}
+	if n, err := e.proxy.DropAnswersOf(e.urls[0]); err != nil || n != 1 {
+		t.Fatalf("DropAnswersOf = %d, %v; want the one autocompletion", n, err)
+	}
+	suggest()
+	if n, err := e.proxy.PurgeCache(); err != nil || n != 1 {
+		t.Fatalf("PurgeCache = %d, %v; want the one autocompletion", n, err)
+	}
+	if entries, _ := e.proxy.acCache.len(); entries != 0 {
+		t.Fatalf("%d autocompletions left after a purge", entries)
 	}
 }
