@@ -67,8 +67,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		inst := l.Instance()
 		asked[inst] = true
 		if !p.acPolite.TakeAs(inst, l.Own(), now) {
-			p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
-			cancel()
+			p.giveBack(l, cancel)
 			p.dispatch()
 			continue
 		}

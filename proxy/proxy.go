@@ -537,6 +537,17 @@ type attemptResult struct {
 	elapsed  time.Duration
 }
 
+// giveBack returns a lease whose search is not sent.
+func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
+	p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
+	release()
+}
+
+// barred reports whether terms c keep searxgate from searching an
+// instance: its link-token check would take searxgate for a bot (unless
+// the operator allows it).
+func (p *Proxy) barred(c Caps) bool { return c.LinkToken && !p.cfg.AllowLinkToken }
+
 // checkout takes the best instance this search has not tried, within its
 // politeness budget and terms, if one is free now.
 //
@@ -561,8 +572,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 				return true
 			}
 		}
-		c := p.recs.caps(inst)
-		return c.LinkToken && !p.cfg.AllowLinkToken
+		return p.barred(p.recs.caps(inst))
 	}
 	// A lease whose instance lost its budget to a concurrent search between
 	// Checkout and Take is given back and the next one taken; bounded.
@@ -622,7 +632,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	defer l.release()
 	now := p.now()
 	caps := p.terms(rec, now, deadline)
-	if caps.LinkToken && !p.cfg.AllowLinkToken {
+	if p.barred(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
 		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}

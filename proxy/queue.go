@@ -88,10 +88,7 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 // candidates lists when each instance searxgate may search at all (its
 // terms allow it) frees.
 func (p *Proxy) candidates() []pool.Free {
-	return p.pool.FreeAt(func(inst string) bool {
-		c := p.recs.caps(inst)
-		return c.LinkToken && !p.cfg.AllowLinkToken
-	})
+	return p.pool.FreeAt(func(inst string) bool { return p.barred(p.recs.caps(inst)) })
 }
 
 // retryAfter is the Retry-After of a refusal whose earliest slot is at.
@@ -151,8 +148,7 @@ func (s *search) waitSlot() (leased, bool) {
 		case <-s.ctx.Done():
 			stopWake()
 			if g, ok := p.leave(w); ok && g.ok {
-				p.pool.Record(g.l.lease, pool.Outcome{Kind: pool.Cancelled}, 0)
-				g.l.release()
+				p.giveBack(g.l.lease, g.l.release)
 			}
 			s.why = "cancelled"
 			return leased{}, false

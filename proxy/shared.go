@@ -3,8 +3,6 @@ package proxy
 import (
 	"context"
 	"time"
-
-	"github.com/searxgate/searxgate/pool"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through
@@ -200,10 +198,4 @@ func (p *Proxy) sharedDrop(drop func(CacheDropper) (int, error)) int {
 		p.log.Warn("dropping answers from the shared cache failed: they expire there with their TTL", "err", err)
 	}
 	return n
-}
-
-// giveBack returns a lease whose search is not sent.
-func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
-	p.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
-	release()
 }

@@ -63,7 +63,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 		v.WhyNot = "trial_out"
 	case st.MaxInFlight > 0 && st.InFlight >= st.MaxInFlight:
 		v.WhyNot = "in_flight"
-	case c.LinkToken && !p.cfg.AllowLinkToken:
+	case p.barred(c):
 		v.WhyNot = "link_token"
 	case !p.polite.Allowed(st.URL, now):
 		v.WhyNot = "budget"
