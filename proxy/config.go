@@ -24,20 +24,53 @@ func (p *Proxy) maybeReadConfig(r *record, now time.Time) {
 		p.recs.doneFetch(r) // all readers busy: try again on a later search
 		return
 	}
-	p.spawnRead(r)
+	p.spawnRead(r, nil)
 }
 
 // spawnRead reads r's /config in the background; the caller holds a
-// reader's place (cfgSem) and inst's claim, which the read gives back.
-func (p *Proxy) spawnRead(r *record) {
+// reader's place (cfgSem) and inst's claim, which the read gives back. wg,
+// when not nil, counts the read. It reports false when the proxy is
+// shutting down and nothing was started.
+func (p *Proxy) spawnRead(r *record, wg *sync.WaitGroup) bool {
+	if wg != nil {
+		wg.Add(1)
+	}
 	ok := p.spawn(func() {
+		if wg != nil {
+			defer wg.Done()
+		}
 		defer func() { <-p.cfgSem }()
 		defer p.recs.doneFetch(r)
 		p.readConfig(r)
 	})
-	if !ok { // shutting down
+	if !ok {
+		if wg != nil {
+			wg.Done()
+		}
 		<-p.cfgSem
 		p.recs.doneFetch(r)
+	}
+	return ok
+}
+
+// readDue starts the reads of the /config of each of instances whose
+// terms are due, a few at a time (cfgSem), until stop is closed; wg, when
+// not nil, counts them.
+func (p *Proxy) readDue(instances []string, stop <-chan struct{}, wg *sync.WaitGroup) {
+	for _, inst := range instances {
+		r := p.recs.ensure(inst)
+		if !p.recs.claimFetch(r, p.now()) {
+			continue
+		}
+		select {
+		case p.cfgSem <- struct{}{}:
+		case <-stop:
+			p.recs.doneFetch(r)
+			return
+		}
+		if !p.spawnRead(r, wg) {
+			return
+		}
 	}
 }
 
@@ -46,21 +79,7 @@ func (p *Proxy) spawnRead(r *record) {
 // that searxgate knows an instance's limiter, link-token check and formats
 // before it searches it. Call it with the pool's candidates, best first.
 func (p *Proxy) ReadTerms(instances []string) {
-	p.spawn(func() {
-		for _, inst := range instances {
-			r := p.recs.ensure(inst)
-			if !p.recs.claimFetch(r, p.now()) {
-				continue
-			}
-			select {
-			case p.cfgSem <- struct{}{}:
-			case <-p.bg.Done():
-				p.recs.doneFetch(r)
-				return
-			}
-			p.spawnRead(r)
-		}
-	})
+	p.spawn(func() { p.readDue(instances, p.bg.Done(), nil) })
 }
 
 // ReadTermsNow reads the /config of each of instances whose terms are due,
@@ -71,31 +90,7 @@ func (p *Proxy) ReadTerms(instances []string) {
 // it; a read another search already started is not waited for.
 func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 	var wg sync.WaitGroup
-	for _, inst := range instances {
-		r := p.recs.ensure(inst)
-		if !p.recs.claimFetch(r, p.now()) {
-			continue
-		}
-		select {
-		case p.cfgSem <- struct{}{}:
-		case <-ctx.Done():
-			p.recs.doneFetch(r)
-			return
-		}
-		wg.Add(1)
-		ok := p.spawn(func() {
-			defer wg.Done()
-			defer func() { <-p.cfgSem }()
-			defer p.recs.doneFetch(r)
-			p.readConfig(r)
-		})
-		if !ok { // shutting down
-			wg.Done()
-			<-p.cfgSem
-			p.recs.doneFetch(r)
-			return
-		}
-	}
+	p.readDue(instances, ctx.Done(), &wg)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
