@@ -77,8 +77,8 @@ type FetchOptions struct {
 	// Guard, when set, checks the URL and every redirect target before it
 	// is requested: a scheme other than http(s), a literal address that is
 	// not public or a localhost name is refused (ErrPrivateAddress, or
-	// ErrRedirect for a redirect). A name its Resolver cannot resolve is
-	// left to the dialer.
+	// ErrRedirect for a redirect); names are left to the dialer
+	// (Guard.CheckLiteral).
 	Guard *Guard
 }
 
@@ -114,7 +114,7 @@ func NewFetcher(o FetchOptions) Fetcher {
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("%w: more than %d", ErrRedirect, maxRedirects)
 			}
-			if err := f.check(req.Context(), req.URL.String()); err != nil {
+			if err := f.check(req.URL.String()); err != nil {
 				return fmt.Errorf("%w: to %q: %w", ErrRedirect, req.URL.Redacted(), err)
 			}
 			return nil
@@ -123,16 +123,13 @@ func NewFetcher(o FetchOptions) Fetcher {
 	return f
 }
 
-// check runs the guard on rawURL; a name that does not resolve is left to
-// the dialer, which fails or checks what it connects to.
-func (f *httpFetcher) check(ctx context.Context, rawURL string) error {
+// check runs the guard on rawURL, leaving names to the dialer, which
+// checks what it connects to (Guard.CheckLiteral).
+func (f *httpFetcher) check(rawURL string) error {
 	if f.guard == nil {
 		return nil
 	}
-	if err := f.guard.Check(ctx, rawURL); err != nil && !errors.Is(err, ErrResolve) {
-		return err
-	}
-	return nil
+	return f.guard.CheckLiteral(rawURL)
 }
 
 func (f *httpFetcher) Fetch(ctx context.Context, url string, prev Saved) (FetchResult, error) {
@@ -140,7 +137,7 @@ func (f *httpFetcher) Fetch(ctx context.Context, url string, prev Saved) (FetchR
 	if err != nil {
 		return FetchResult{}, fmt.Errorf("directory: fetch %s: %w", url, err)
 	}
-	if err := f.check(ctx, url); err != nil {
+	if err := f.check(url); err != nil {
 		return FetchResult{}, fmt.Errorf("directory: fetch %s: %w", url, err)
 	}
 	if f.userAgent != "" {

@@ -196,13 +196,23 @@ func PublicAddr(a netip.Addr) bool {
 	return true
 }
 
-// NoResolve is a Resolver that never resolves: a Guard with it judges only
-// what a URL itself says (a literal address in any form, a localhost name)
-// and leaves the addresses a name resolves to to the Dialer, which checks
-// them when it connects. A name's failure to resolve wraps ErrResolve.
-type NoResolve struct{}
+// CheckLiteral is Check without resolving: it judges only what rawURL
+// itself says (a literal address in any form, a localhost name) and leaves
+// the addresses a name resolves to to the Dialer, which checks them when it
+// connects. Every URL searxgate connects to through a Dialer is judged so;
+// g.Resolver is not used.
+func (g Guard) CheckLiteral(rawURL string) error {
+	g.Resolver = noResolve{}
+	if err := g.Check(context.Background(), rawURL); err != nil && !errors.Is(err, ErrResolve) {
+		return err
+	}
+	return nil
+}
+
+// noResolve is a Resolver that never resolves (see CheckLiteral).
+type noResolve struct{}
 
 // LookupIPAddr never answers.
-func (NoResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+func (noResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
 	return nil, &net.DNSError{Err: "not resolved here", Name: host, IsNotFound: true}
 }

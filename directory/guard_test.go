@@ -195,3 +195,25 @@ func TestPublicAddr(t *testing.T) {
 		}
 	}
 }
+
+// CheckLiteral judges what a URL says and leaves names to the dialer.
+func TestGuardCheckLiteral(t *testing.T) {
+	g := Guard{Resolver: &fakeResolver{answers: map[string][]string{"private.example": {"10.0.0.1"}}}}
+	for raw, want := range map[string]error{
+		"https://private.example/": nil, // not resolved here: the dialer checks it
+		"https://unknown.example/": nil,
+		"https://93.184.216.34/":   nil,
+		"http://10.1.2.3/":         ErrPrivateAddress,
+		"http://0x7f.1/":           ErrPrivateAddress,
+		"http://localhost:8888/":   ErrPrivateAddress,
+		"ftp://93.184.216.34/":     ErrScheme,
+		"https:///no-host":         ErrBadURL,
+	} {
+		if err := g.CheckLiteral(raw); !errors.Is(err, want) || (want == nil && err != nil) {
+			t.Errorf("CheckLiteral(%q) = %v, want %v", raw, err, want)
+		}
+	}
+	if err := (Guard{AllowPrivate: true}).CheckLiteral("http://10.1.2.3/"); err != nil {
+		t.Errorf("with AllowPrivate: %v", err)
+	}
+}

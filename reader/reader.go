@@ -174,7 +174,6 @@ func New(cfg Config) *Reader {
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       30 * time.Second,
 	}
-	guard := directory.Guard{AllowPrivate: cfg.AllowPrivate, Resolver: directory.NoResolve{}}
 	r.client = &http.Client{
 		Transport: rt,
 		Jar:       nil, // no cookies, ever
@@ -185,7 +184,7 @@ func New(cfg Config) *Reader {
 			// Every hop is checked as the first was: scheme, literal
 			// addresses, localhost names (the dialer checks what names
 			// resolve to).
-			return checkURL(req.Context(), guard, req.URL.String())
+			return r.checkURL(req.URL.String())
 		},
 	}
 	return r
@@ -256,8 +255,7 @@ func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, 
 	if p, ok := r.cache.get(key, now); ok {
 		return p, true, nil
 	}
-	guard := directory.Guard{AllowPrivate: r.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
-	if err := checkURL(ctx, guard, key); err != nil {
+	if err := r.checkURL(key); err != nil {
 		return nil, false, err
 	}
 	if r.cfg.Admit != nil {
@@ -307,13 +305,13 @@ func parseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// checkURL runs the address guard on one URL and turns its errors into
-// the reader's.
-func checkURL(ctx context.Context, g directory.Guard, raw string) error {
-	err := g.Check(ctx, raw)
+// checkURL runs the address guard on one URL, leaving names to the dialer
+// (directory.Guard.CheckLiteral), and turns its errors into the reader's.
+func (r *Reader) checkURL(raw string) error {
+	err := directory.Guard{AllowPrivate: r.cfg.AllowPrivate}.CheckLiteral(raw)
 	switch {
-	case err == nil, errors.Is(err, directory.ErrResolve):
-		return nil // names are checked by the dialer, at connect time
+	case err == nil:
+		return nil
 	case errors.Is(err, directory.ErrPrivateAddress):
 		return fmt.Errorf("%w: %s (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, hostOf(raw))
 	default:

@@ -12,7 +12,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
-	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/proxy"
 )
 
@@ -53,7 +52,7 @@ func FuzzEndpoints(f *testing.F) {
 	}}
 	// Image fetches resolve nothing and connect nowhere: the fuzzer cannot
 	// forge a signature, and if it did nothing would leave the process.
-	images := ImageConfig{Resolver: directory.NoResolve{}, Connect: func(context.Context, string) (net.Conn, error) {
+	images := ImageConfig{Resolver: noLookup{}, Connect: func(context.Context, string) (net.Conn, error) {
 		return nil, errors.New("no network in the fuzz target")
 	}}
 	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t",
@@ -173,4 +172,11 @@ func FuzzClean(f *testing.F) {
 			}
 		}
 	})
+}
+
+// noLookup resolves nothing.
+type noLookup struct{}
+
+func (noLookup) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+	return nil, &net.DNSError{Err: "no lookups in the fuzz target", Name: host, IsNotFound: true}
 }

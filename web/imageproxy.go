@@ -206,8 +206,7 @@ func (ip *imageProxy) checkURL(u *url.URL) error {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
 		return errImageURL
 	}
-	g := directory.Guard{AllowPrivate: ip.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
-	if err := g.Check(context.Background(), u.String()); err != nil && !errors.Is(err, directory.ErrResolve) {
+	if err := (directory.Guard{AllowPrivate: ip.cfg.AllowPrivate}).CheckLiteral(u.String()); err != nil {
 		return fmt.Errorf("%w: %w", errImageAddress, err)
 	}
 	return nil

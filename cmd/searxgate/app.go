@@ -259,7 +259,7 @@ func (a *App) loadDirectory(ctx context.Context) error {
 		Fetcher: directory.NewFetcher(directory.FetchOptions{
 			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(a.cfg.Contact),
 			DialContext: a.dialer.DialContext,
-			Guard:       &directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: directory.NoResolve{}},
+			Guard:       &directory.Guard{AllowPrivate: a.cfg.AllowPrivate},
 		}),
 		Cache:  dirCache{a.store},
 		Filter: directory.DefaultFilter(),
@@ -374,14 +374,14 @@ func (a *App) seedList(list directory.List, start bool) {
 	// Names are not resolved here (that would be a lookup per entry at every
 	// refresh): the dialer checks the addresses they resolve to at connect
 	// time. Literal addresses and localhost names are refused now.
-	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate, Resolver: directory.NoResolve{}}
+	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate}
 	priors := make([]pool.Prior, 0, len(list.Entries))
 	refused := 0
 	for _, e := range list.Entries {
 		if removed[e.URL] {
 			continue
 		}
-		if err := g.Check(context.Background(), e.URL); err != nil && !errors.Is(err, directory.ErrResolve) {
+		if err := g.CheckLiteral(e.URL); err != nil {
 			a.log.Debug("directory entry refused by the address guard", "instance", e.URL, "err", err)
 			refused++
 			continue
