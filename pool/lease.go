@@ -286,10 +286,16 @@ func (p *Pool) open(in *instance, s *slot, now time.Time, o Outcome, retryAfter 
 		d = p.cfg.MaxCooldown
 	}
 	from := s.circuit
-	s.circuit, s.until, s.trialOut = Open, p.mono(now)+int64(d), false
-	in.cooldown = d
-	in.epoch++ // leases out now are stale
+	openFor(in, s, p.mono(now), d)
 	return Event{Instance: in.url, From: from, To: Open, Cooldown: d, At: now, Reason: reason(o)}, true
+}
+
+// openFor opens s's circuit for d from nowM (monotonic) and makes the
+// leases out now stale; mu must be held for writing.
+func openFor(in *instance, s *slot, nowM int64, d time.Duration) {
+	s.circuit, s.until, s.trialOut = Open, nowM+int64(d), false
+	in.cooldown = d
+	in.epoch++
 }
 
 func reason(o Outcome) string {

@@ -495,13 +495,8 @@ func (p *Pool) OpenUntil(url string, until time.Time, reason string) bool {
 		p.mu.Unlock()
 		return false
 	}
-	d := time.Duration(untilM - nowM)
-	if d > p.cfg.MaxCooldown {
-		d, untilM = p.cfg.MaxCooldown, nowM+int64(p.cfg.MaxCooldown)
-	}
-	s.circuit, s.until, s.trialOut = Open, untilM, false
-	in.cooldown = d
-	in.epoch++ // leases out now are stale
+	openFor(in, s, nowM, min(time.Duration(untilM-nowM), p.cfg.MaxCooldown))
+	d := in.cooldown
 	p.mu.Unlock()
 	p.emit([]Event{{Instance: url, From: from, To: Open, Cooldown: d, At: now, Reason: ReasonShared + reason}})
 	return true
