@@ -134,7 +134,6 @@ type Shared struct {
 	hist     map[string][]take // this replica's own searches per instance, for the fallback and the replay
 	local    atomic.Uint64     // takes decided by the local fallback
 	writes   chan func(context.Context) error
-	pub      chan refusal
 	closed   chan struct{}
 	closeOne sync.Once
 }
@@ -186,7 +185,6 @@ func New(opt Options) (*Shared, error) {
 		log:    opt.Logger,
 		hist:   map[string][]take{},
 		writes: make(chan func(context.Context) error, 1024),
-		pub:    make(chan refusal, 256),
 		closed: make(chan struct{}),
 		since:  opt.Clock.Now(),
 	}
@@ -211,10 +209,9 @@ func (s *Shared) Close() error {
 // ends.
 func (s *Shared) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(3)
 	go func() { defer wg.Done(); s.heartbeats(ctx) }()
 	go func() { defer wg.Done(); s.writer(ctx) }()
-	go func() { defer wg.Done(); s.publisher(ctx) }()
 	go func() { defer wg.Done(); s.subscriber(ctx) }()
 	wg.Wait()
 }

@@ -3,7 +3,10 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // refusal is one circuit opening, as the replicas of a group tell it each
@@ -18,16 +21,24 @@ type refusal struct {
 
 // Opened tells the other replicas of the group that inst's circuit opened
 // here until then (see proxy.RefusalFeed). It never blocks: the message
-// is queued, and dropped when Redis is unreachable or the queue is full.
+// joins the queued writes (enqueue), and is dropped when Redis is
+// unreachable or the queue is full. It is published for the replicas
+// listening now, and kept for its time for those that start or come back
+// meanwhile.
 func (s *Shared) Opened(inst string, until time.Time, reason string) {
 	d := until.Sub(s.opt.Clock.Now())
-	if d <= 0 || !s.up.Load() {
+	if d <= 0 {
 		return
 	}
-	select {
-	case s.pub <- refusal{From: s.opt.Replica, Inst: inst, ForMS: max(d.Milliseconds(), 1), Reason: reason}:
-	default:
-	}
+	r := refusal{From: s.opt.Replica, Inst: inst, ForMS: max(d.Milliseconds(), 1), Reason: reason}
+	b, _ := json.Marshal(r)
+	s.enqueue(func(ctx context.Context) error {
+		pipe := s.slow.Pipeline()
+		pipe.Publish(ctx, s.channel(), b)
+		pipe.Set(ctx, s.openKey(inst), reason, time.Duration(r.ForMS)*time.Millisecond)
+		_, err := pipe.Exec(ctx)
+		return err
+	})
 }
 
 func (s *Shared) channel() string { return s.prefix + "refusals" }
@@ -50,46 +61,27 @@ func (s *Shared) loadOpens(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, k := range keys {
-			pipe := s.slow.Pipeline()
-			reason := pipe.Get(ctx, k)
-			ttl := pipe.PTTL(ctx, k)
-			if _, err := pipe.Exec(ctx); err != nil {
+		// One round trip per page: a key gone meanwhile fails its own
+		// commands (and Exec reports it), the others are read.
+		pipe := s.slow.Pipeline()
+		reasons := make([]*goredis.StringCmd, len(keys))
+		ttls := make([]*goredis.DurationCmd, len(keys))
+		for i, k := range keys {
+			reasons[i], ttls[i] = pipe.Get(ctx, k), pipe.PTTL(ctx, k)
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+			return err
+		}
+		for i, k := range keys {
+			if reasons[i].Err() != nil || ttls[i].Err() != nil {
 				continue // gone meanwhile
 			}
-			if d := ttl.Val(); d > 0 {
-				s.opt.OnOpen(k[len(prefix):], s.opt.Clock.Now().Add(d), reason.Val())
+			if d := ttls[i].Val(); d > 0 {
+				s.opt.OnOpen(k[len(prefix):], s.opt.Clock.Now().Add(d), reasons[i].Val())
 			}
 		}
 		if cursor = next; cursor == 0 {
 			return nil
-		}
-	}
-}
-
-// publisher sends the queued refusals.
-func (s *Shared) publisher(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.closed:
-			return
-		case r := <-s.pub:
-			if !s.up.Load() {
-				continue
-			}
-			b, _ := json.Marshal(r)
-			pctx, cancel := context.WithTimeout(ctx, slowTimeout)
-			// Published for the replicas listening now, and kept for
-			// its time for those that start or come back meanwhile.
-			pipe := s.slow.Pipeline()
-			pipe.Publish(pctx, s.channel(), b)
-			pipe.Set(pctx, s.openKey(r.Inst), r.Reason, time.Duration(r.ForMS)*time.Millisecond)
-			if _, err := pipe.Exec(pctx); err != nil {
-				s.log.Debug("publishing a refusal failed", "instance", r.Inst, "err", err)
-			}
-			cancel()
 		}
 	}
 }
