@@ -182,14 +182,8 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	}
 	items := ids["urls"].Find(".result")
 	r.Results = make([]Result, 0, items.Length())
-	// One backing array for every result's positions.
-	ranks := make([]int, items.Length())
 	items.Each(func(_ int, s *goquery.Selection) {
 		if x, ok := readHTMLResult(s); ok {
-			i := len(r.Results)
-			ranks[i] = i + 1
-			x.Positions = ranks[i : i+1 : i+1]
-			x.Score = rankScore(i + 1)
 			r.Results = append(r.Results, x)
 		}
 	})
@@ -233,7 +227,15 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	if s := ids["apis"]; s != nil {
 		p.formats = readFormats(s)
 	}
+	// Links are judged by sanitize (one parse each); the results kept are
+	// ranked as the page shows them.
 	r.sanitize()
+	ranks := make([]int, len(r.Results)) // one backing array for every result's positions
+	for i := range r.Results {
+		ranks[i] = i + 1
+		r.Results[i].Positions = ranks[i : i+1 : i+1]
+		r.Results[i].Score = rankScore(i + 1)
+	}
 	return p
 }
 
@@ -245,7 +247,8 @@ func rankScore(rank int) float64 {
 	return 1 / float64(rank)
 }
 
-// readHTMLResult reads one article.result.
+// readHTMLResult reads one article.result; ok is false when it has no link
+// (a link that is not http(s) is dropped by sanitize).
 func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 	images := false
 	for _, c := range strings.Fields(s.AttrOr("class", "")) {
@@ -261,7 +264,7 @@ func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 	if x.URL == "" && images {
 		x.URL = firstAttr(s, "href", selLink)
 	}
-	if !httpURL(x.URL) {
+	if x.URL == "" {
 		return x, false
 	}
 	x.Title = firstText(s, selH3, selTitle, selH4)
