@@ -186,7 +186,7 @@ func (a *App) buildCache(ctx context.Context) []byte {
 	if a.cfg.Budget20s == 0 || a.cfg.Budget10m == 0 {
 		a.log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
-	a.cache = newCacheQueue(a.store, a.log, a.cfg.CacheTTL, a.clock)
+	a.cache = newCacheQueue(a.store, a.log, a.cfg.CacheTTL)
 	imageSecret := a.store.CacheSecret()
 	if sec := a.sharedSecret(ctx); sec != nil {
 		// One key per search on every replica, and image links any
@@ -520,6 +520,8 @@ func (a *App) Close() error {
 func (a *App) flush() error {
 	a.mu.Lock() // one flush at a time; guards saved
 	defer a.mu.Unlock()
+	a.cache.flushing.Lock() // no drop between taking the answers and writing them
+	defer a.cache.flushing.Unlock()
 	b := store.Batch{Pool: map[string][]byte{}, Caps: map[string][]byte{}}
 	states := a.pool.Export()
 	seen := make(map[string]bool, len(states))

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/store"
 )
@@ -24,22 +23,21 @@ import (
 type cacheQueue struct {
 	st    *store.Store
 	log   *slog.Logger
-	clock clock.Clock // tells when an instance's answers were dropped
 	keyer atomic.Pointer[proxy.Keyer]
 	// sharedKey is set once the keyer is the replicas' shared one (--redis).
 	sharedKey atomic.Bool
 	off       bool // --cache-ttl 0: nothing is kept on disk
 
-	mu sync.Mutex // guards pending and dropped
+	// flushing is held by a flush from take until its batch is written or
+	// requeued, and by a drop or a purge: neither can land between a flush
+	// taking answers and writing them, which would bring them back.
+	flushing sync.Mutex
+
+	mu sync.Mutex // guards pending
 	// pending are the answers waiting for a flush, sealed only when the
 	// flush takes them: under load most are pushed out by newer ones first
 	// (maxPendingCache), and sealing those would be work for nothing.
 	pending []pendingAnswer
-	// dropped holds, per instance whose answers were dropped, when: a
-	// flush that took its entries just before the drop writes them after
-	// it, so until the next flush drops them again, entries stored before
-	// that time are not served.
-	dropped map[string]time.Time
 }
 
 // pendingAnswer is one answer waiting for a flush: its entry, whose Value
@@ -52,8 +50,8 @@ type pendingAnswer struct {
 
 // newCacheQueue returns the cache queue of st. With ttl 0 it also drops
 // what an earlier run with a cache left in the file.
-func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration, clk clock.Clock) *cacheQueue {
-	q := &cacheQueue{st: st, log: log, clock: clk, off: ttl == 0}
+func newCacheQueue(st *store.Store, log *slog.Logger, ttl time.Duration) *cacheQueue {
+	q := &cacheQueue{st: st, log: log, off: ttl == 0}
 	q.keyer.Store(proxy.NewKeyer(st.CacheSecret()))
 	if n, _ := st.CacheStats(); q.off && n > 0 {
 		if _, err := st.CachePurge(); err != nil {
@@ -105,12 +103,6 @@ func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {
 	if err != nil || !ok {
 		return proxy.Cached{}, false
 	}
-	q.mu.Lock()
-	at, dropped := q.dropped[e.Source]
-	q.mu.Unlock()
-	if dropped && !e.StoredAt.After(at) {
-		return proxy.Cached{}, false
-	}
 	js, ok := proxy.OpenAnswer(key, e.Value)
 	if !ok {
 		return proxy.Cached{}, false
@@ -137,23 +129,25 @@ func (q *cacheQueue) CachePut(key string, c proxy.Cached) {
 	q.mu.Unlock()
 }
 
-// CacheDropInstance drops inst's answers, waiting or stored.
+// CacheDropInstance drops inst's answers, waiting or stored; a flush
+// under way ends first.
 func (q *cacheQueue) CacheDropInstance(inst string) (int, error) {
+	q.flushing.Lock()
+	defer q.flushing.Unlock()
 	q.mu.Lock()
 	before := len(q.pending)
 	q.pending = slices.DeleteFunc(q.pending, func(a pendingAnswer) bool { return proxy.AnsweredBy(a.entry.Source, inst) })
 	n := before - len(q.pending)
-	if q.dropped == nil {
-		q.dropped = map[string]time.Time{}
-	}
-	q.dropped[inst] = q.clock.Now()
 	q.mu.Unlock()
 	m, err := q.st.CacheDropSource(inst)
 	return n + m, err
 }
 
-// CachePurge drops every answer, waiting or stored, and compacts the file.
+// CachePurge drops every answer, waiting or stored, and compacts the
+// file; a flush under way ends first.
 func (q *cacheQueue) CachePurge() (int, error) {
+	q.flushing.Lock()
+	defer q.flushing.Unlock()
 	q.mu.Lock()
 	n := len(q.pending)
 	q.pending = nil
@@ -181,27 +175,9 @@ func (q *cacheQueue) requeue(entries []store.CacheEntry) {
 	q.pending = all
 }
 
-// take returns the entries waiting for a flush. It first drops again the
-// answers of instances dropped since the last flush: the flush that was
-// running then may have written some after the drop.
+// take returns the entries waiting for a flush, sealing them; the caller
+// holds flushing until they are written or requeued.
 func (q *cacheQueue) take() []store.CacheEntry {
-	q.mu.Lock()
-	dropped := q.dropped
-	q.dropped = nil
-	q.mu.Unlock()
-	for inst := range dropped {
-		if _, err := q.st.CacheDropSource(inst); err != nil {
-			q.log.Error("dropping an instance's cached answers failed", "instance", inst, "err", err)
-			q.mu.Lock()
-			if q.dropped == nil {
-				q.dropped = map[string]time.Time{}
-			}
-			if _, again := q.dropped[inst]; !again {
-				q.dropped[inst] = dropped[inst]
-			}
-			q.mu.Unlock()
-		}
-	}
 	q.mu.Lock()
 	p := q.pending
 	q.pending = nil
