@@ -58,7 +58,7 @@ const recentN = 32
 // it (its lifetime totals stay in Metrics).
 type InstanceMetrics struct {
 	mu       sync.Mutex // guards everything below
-	byKind   map[string]uint64
+	byKind   [NumKinds]uint64
 	byReason map[string]uint64
 	recent   [recentN]float32 // latencies in ms; ring
 	kinds    [recentN]uint8   // pool.Kind of each recent attempt
@@ -149,7 +149,7 @@ func (m *Metrics) search(outcome string, d time.Duration) {
 
 // newInstanceMetrics returns an instance's empty recent outcomes.
 func newInstanceMetrics() *InstanceMetrics {
-	return &InstanceMetrics{byKind: map[string]uint64{}, byReason: map[string]uint64{}}
+	return &InstanceMetrics{byReason: map[string]uint64{}}
 }
 
 // upstream counts one upstream search of inst, in its record's metrics im
@@ -180,7 +180,9 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		return
 	}
 	im.mu.Lock()
-	im.byKind[o.Kind.String()]++
+	if int(o.Kind) < NumKinds {
+		im.byKind[o.Kind]++
+	}
 	if o.Reason != "" {
 		im.byReason[o.Reason]++
 	}
@@ -216,9 +218,11 @@ func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Load() }
 func (im *InstanceMetrics) view() InstanceView {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	iv := InstanceView{ByKind: make(map[string]uint64, len(im.byKind)), ByReason: make(map[string]uint64, len(im.byReason))}
+	iv := InstanceView{ByKind: make(map[string]uint64, NumKinds), ByReason: make(map[string]uint64, len(im.byReason))}
 	for k, c := range im.byKind {
-		iv.ByKind[k] = c
+		if c > 0 {
+			iv.ByKind[pool.Kind(k).String()] = c
+		}
 	}
 	for k, c := range im.byReason {
 		iv.ByReason[k] = c
