@@ -31,11 +31,6 @@ const MaxQueryLen = 8 << 10
 // answers it with {"error": "No query"} and status 400.
 var ErrNoQuery = errors.New("No query")
 
-// ErrFormat is what a caller wraps for a format SearXNG knows but the
-// operator did not enable: SearXNG answers it with 403. ParseRequest never
-// returns it: an unknown format is the HTML page, as in SearXNG.
-var ErrFormat = errors.New("format not allowed")
-
 // ParamError is SearXNG's SearxParameterException: a parameter with a value
 // SearXNG would refuse. Its message is SearXNG's, word for word, because
 // clients show it.

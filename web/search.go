@@ -176,9 +176,6 @@ func (s *Server) client(ctx *fasthttp.RequestCtx) string {
 // badRequest answers a parameter SearXNG would refuse, in SearXNG's forms.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err error) {
 	switch {
-	case errors.Is(err, proxy.ErrFormat):
-		forbidden(ctx)
-		return
 	case errors.Is(err, proxy.ErrNoQuery) && req.Format == proxy.FormatHTML:
 		s.index(ctx)
 		return
