@@ -322,35 +322,48 @@ func (s *Store) CacheGet(key string) (e CacheEntry, ok bool, err error) {
 // now (and records that cannot be read), and returns how many it removed.
 func (s *Store) CachePrune(now time.Time, maxStale time.Duration) (removed int, err error) {
 	limit := now.Add(-maxStale)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
-	err = s.update(func(tx *bolt.Tx) error {
-		c := s.cacheTx(tx, &totals)
-		var doomed [][]byte
-		err := c.cache.ForEach(func(k, v []byte) error {
-			r, derr := decodeCacheRecord(v)
-			if derr != nil || (!r.expires.IsZero() && r.expires.Before(limit)) {
-				doomed = append(doomed, bytes.Clone(k))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range doomed {
-			if err := c.remove(k); err != nil {
-				return err
-			}
-		}
-		removed = len(doomed)
-		return nil
+	removed, err = s.dropWhere(func(r cacheRecord, ok bool) bool {
+		return !ok || (!r.expires.IsZero() && r.expires.Before(limit))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: pruning the result cache: %w", err)
 	}
-	s.applyTotals(totals)
 	return removed, nil
+}
+
+// dropWhere removes the cache entries doomed picks (ok is false for a
+// record that cannot be read) and returns how many. The scan is a read
+// transaction; a write follows only when something is to go.
+func (s *Store) dropWhere(doomed func(r cacheRecord, ok bool) bool) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var keys [][]byte
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketCache).ForEach(func(k, v []byte) error {
+			if r, err := decodeCacheRecord(v); doomed(r, err == nil) {
+				keys = append(keys, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil || len(keys) == 0 {
+		return 0, err
+	}
+	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
+	err = s.update(func(tx *bolt.Tx) error {
+		c := s.cacheTx(tx, &totals)
+		for _, k := range keys {
+			if err := c.remove(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.applyTotals(totals)
+	return len(keys), nil
 }
 
 // CacheStats returns the result cache's entry count and the space it
@@ -470,34 +483,11 @@ func (s *Store) CacheDropSource(source string) (removed int, err error) {
 	if source == "" {
 		return 0, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	totals := cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
-	var doomed [][]byte
-	err = s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketCache).ForEach(func(k, v []byte) error {
-			if r, err := decodeCacheRecord(v); err == nil && hasSource(string(r.source), source) {
-				doomed = append(doomed, bytes.Clone(k))
-			}
-			return nil
-		})
-	})
-	if err == nil && len(doomed) > 0 {
-		err = s.update(func(tx *bolt.Tx) error {
-			c := s.cacheTx(tx, &totals)
-			for _, k := range doomed {
-				if err := c.remove(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
+	removed, err = s.dropWhere(func(r cacheRecord, ok bool) bool { return ok && hasSource(string(r.source), source) })
 	if err != nil {
 		return 0, fmt.Errorf("store: dropping cached answers: %w", err)
 	}
-	s.applyTotals(totals)
-	return len(doomed), nil
+	return removed, nil
 }
 
 // CachePurge drops the whole result cache and compacts the file, so that
