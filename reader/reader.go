@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -403,14 +404,14 @@ func toUTF8(body []byte, contentType string, isHTML bool) []byte {
 	if !isHTML {
 		if _, params, err := mime.ParseMediaType(contentType); err == nil {
 			if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" {
-				if rd, err := charset.NewReaderLabel(cs, strings.NewReader(string(body))); err == nil {
+				if rd, err := charset.NewReaderLabel(cs, bytes.NewReader(body)); err == nil {
 					if b, err := io.ReadAll(rd); err == nil {
 						body = b
 					}
 				}
 			}
 		}
-	} else if rd, err := charset.NewReader(strings.NewReader(string(body)), contentType); err == nil {
+	} else if rd, err := charset.NewReader(bytes.NewReader(body), contentType); err == nil {
 		if b, err := io.ReadAll(rd); err == nil {
 			body = b
 		}

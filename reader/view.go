@@ -80,8 +80,8 @@ func fenceOf(line string) string {
 // characters.
 func View(p *Page, req Request) (*Result, error) {
 	res := &Result{URL: p.URL, Title: p.Title, ContentType: p.ContentType}
-	heads := Headings(p.Markdown)
 	if req.ReadHeadings {
+		heads := Headings(p.Markdown)
 		res.Headings = make([]string, 0, len(heads))
 		for _, h := range heads {
 			res.Headings = append(res.Headings, strings.Repeat("#", h.Level)+" "+h.Text)
@@ -92,6 +92,9 @@ func View(p *Page, req Request) (*Result, error) {
 	}
 	text := p.Markdown
 	if s := strings.TrimSpace(req.Section); s != "" {
+		// Headings only when asked for them or a section: reading a page
+		// by windows of characters does not scan it for them.
+		heads := Headings(p.Markdown)
 		sec, ok := section(p.Markdown, heads, s)
 		if !ok {
 			return nil, noSection(s, heads)
