@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,7 +53,7 @@ func FuzzEndpoints(f *testing.F) {
 	}}
 	// Image fetches resolve nothing and connect nowhere: the fuzzer cannot
 	// forge a signature, and if it did nothing would leave the process.
-	images := ImageConfig{Resolver: noLookup{}, Connect: func(context.Context, string) (net.Conn, error) {
+	images := ImageConfig{Resolver: noLookup{}, Connect: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no network in the fuzz target")
 	}}
 	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t",
@@ -177,6 +178,6 @@ func FuzzClean(f *testing.F) {
 // noLookup resolves nothing.
 type noLookup struct{}
 
-func (noLookup) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+func (noLookup) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	return nil, &net.DNSError{Err: "no lookups in the fuzz target", Name: host, IsNotFound: true}
 }

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"mime"
 	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -37,10 +36,10 @@ type ImageConfig struct {
 	// (--allow-private, for home networks).
 	AllowPrivate bool
 	// Resolver resolves image hosts; nil = the system's.
-	Resolver directory.Resolver
+	Resolver directory.IPResolver
 	// Connect opens a connection to an address the guard allowed
 	// ("ip:port"); nil = a plain TCP dial. Tests route it to loopback.
-	Connect func(ctx context.Context, addr string) (net.Conn, error)
+	Connect func(ctx context.Context, network, addr string) (net.Conn, error)
 	// MaxBytes caps an image (default 5 MiB, as SearXNG's image_proxy).
 	MaxBytes int
 	// Timeout bounds one fetch, redirects included (default 5 s).
@@ -101,17 +100,11 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = "searxgate/" + version
 	}
-	if cfg.Resolver == nil {
-		cfg.Resolver = net.DefaultResolver
-	}
-	if cfg.Connect == nil {
-		d := &net.Dialer{}
-		cfg.Connect = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
-	}
 	ip := &imageProxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
 	ip.macs.New = func() any { return hmac.New(sha256.New, cfg.Key) }
-	ip.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: netIPResolver{cfg.Resolver}, Timeout: cfg.Timeout,
-		Connect: func(ctx context.Context, _, addr string) (net.Conn, error) { return cfg.Connect(ctx, addr) }}
+	// The dialer resolves with the system's resolver and dials plain TCP
+	// when these are nil.
+	ip.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: cfg.Timeout, Connect: cfg.Connect}
 	ip.client = &fasthttp.Client{
 		NoDefaultUserAgentHeader: true,
 		Dial:                     ip.dial,
@@ -178,24 +171,6 @@ func (ip *imageProxy) dial(addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("%w: %w", errImageAddress, err)
 	}
 	return c, err
-}
-
-// netIPResolver serves an IPAddr resolver (ImageConfig.Resolver) as the
-// directory.Dialer's.
-type netIPResolver struct{ r directory.Resolver }
-
-func (n netIPResolver) LookupNetIP(ctx context.Context, _, host string) ([]netip.Addr, error) {
-	found, err := n.r.LookupIPAddr(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]netip.Addr, 0, len(found))
-	for _, f := range found {
-		if a, ok := netip.AddrFromSlice(f.IP); ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // checkURL refuses what is not an http(s) URL with a host, and what the

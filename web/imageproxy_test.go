@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -108,19 +109,19 @@ func (h *imageHosts) serve(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-func (h *imageHosts) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+func (h *imageHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	addrs, ok := h.names[host]
 	if !ok {
 		return nil, errors.New("no such host")
 	}
-	out := make([]net.IPAddr, len(addrs))
+	out := make([]netip.Addr, len(addrs))
 	for i, a := range addrs {
-		out[i] = net.IPAddr{IP: net.ParseIP(a)}
+		out[i] = netip.MustParseAddr(a)
 	}
 	return out, nil
 }
 
-func (h *imageHosts) connect(_ context.Context, addr string) (net.Conn, error) {
+func (h *imageHosts) connect(_ context.Context, _, addr string) (net.Conn, error) {
 	h.mu.Lock()
 	h.connects = append(h.connects, addr)
 	h.mu.Unlock()

@@ -288,7 +288,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 		Clock:   a.clock,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
-		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(imageSecret)}})
+		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(imageSecret), Resolver: cfg.resolver}})
 	return err
 }
 
