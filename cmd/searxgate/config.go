@@ -58,8 +58,9 @@ type Config struct {
 	MaxConns       int
 	TrustProxy     []string
 
-	// resolver replaces the system's resolver in the upstream dialer; tests
-	// set it so that no name is ever looked up on the network.
+	// resolver replaces the system's resolver in every guarded dialer (the
+	// instances, the reader, the image proxy); tests set it so that no name
+	// is ever looked up on the network.
 	resolver ipResolver
 	// clock is what every part tells the time and times its loops with;
 	// nil is the real clock. Tests set it.
