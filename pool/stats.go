@@ -73,6 +73,7 @@ func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
 		ConsecutiveFailures: in.consecFail,
 		ConsecutiveSoft:     in.consecSoft,
 		InFlight:            int(s.inFlight),
+		TrialOut:            c == HalfOpen && s.trialOut,
 		LastReason:          in.lastReason,
 		LastUsedAt:          p.wall(s.used),
 		PriorMS:             in.priorMS,

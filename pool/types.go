@@ -221,11 +221,13 @@ type Stats struct {
 	CooldownUntil       time.Time `json:"cooldown_until,omitzero"`
 	InFlight            int       `json:"in_flight"`
 	MaxInFlight         int       `json:"max_in_flight"` // its cap: the public one or the own one; 0 = none
-	LastOutcome         string    `json:"last_outcome"`
-	LastReason          string    `json:"last_reason"`
-	LastUsedAt          time.Time `json:"last_used_at,omitzero"`
-	PriorMS             float64   `json:"prior_ms"`
-	SeededAt            time.Time `json:"seeded_at,omitzero"`
+	// TrialOut: the circuit is half-open and its one trial search is out.
+	TrialOut    bool      `json:"trial_out"`
+	LastOutcome string    `json:"last_outcome"`
+	LastReason  string    `json:"last_reason"`
+	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
+	PriorMS     float64   `json:"prior_ms"`
+	SeededAt    time.Time `json:"seeded_at,omitzero"`
 	// Measured is false while only the prior is known.
 	Measured bool `json:"measured"`
 }

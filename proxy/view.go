@@ -59,7 +59,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 		v.WhyNot = "disabled"
 	case st.Circuit == pool.Open:
 		v.WhyNot = "circuit_open"
-	case st.Circuit == pool.HalfOpen && st.InFlight > 0:
+	case st.TrialOut:
 		v.WhyNot = "trial_out"
 	case st.MaxInFlight > 0 && st.InFlight >= st.MaxInFlight:
 		v.WhyNot = "in_flight"
