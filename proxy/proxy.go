@@ -474,8 +474,6 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	shared, release := p.sharedFlight(lctx, key, start, deadline)
 	if shared != nil {
 		p.cache.put(key.plain, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
-	}
-	if shared != nil {
 		shared.Elapsed = p.now().Sub(start)
 		p.metrics.search("coalesced", shared.Elapsed)
 		return shared, nil
