@@ -108,9 +108,12 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 // instance serves.
 func (p *Proxy) terms(r *record, now, deadline time.Time) Caps {
 	c := p.recs.capsOf(r)
-	if !c.ConfigAt.IsZero() || !p.recs.claimFetch(r, now) {
+	if !c.ConfigAt.IsZero() {
 		p.maybeReadConfig(r, now)
 		return c
+	}
+	if !p.recs.claimFetch(r, now) {
+		return c // being read already (the start-up reads)
 	}
 	p.readConfigBy(r, now.Add(min(configReadLimit, deadline.Sub(now)/4)))
 	p.recs.doneFetch(r)
