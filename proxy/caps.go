@@ -59,7 +59,7 @@ type Engine struct {
 // a 403 (HTML results carry positions and scores from their rank, so that
 // first answer loses nothing). A "no" is asked again after jsonRecheck,
 // through the HTML page's list of formats.
-func (c Caps) format(now time.Time) string {
+func (c Caps) format() string {
 	if !c.ConfigOK || c.Limiter || c.JSON != Yes {
 		return FormatHTML
 	}
@@ -110,6 +110,3 @@ func (p *Proxy) Forget(inst string) {
 
 // Caps returns what searxgate learned of inst's terms.
 func (p *Proxy) Caps(inst string) Caps { return p.recs.caps(inst) }
-
-// Format is the upstream format searxgate uses for inst now.
-func (p *Proxy) Format(inst string) string { return p.recs.caps(inst).format(p.now()) }

@@ -638,7 +638,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
-	format := caps.format(now)
+	format := caps.format()
 	now = p.now() // the search's own time starts after its terms were read
 	v, elapsed, err := p.ask(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {

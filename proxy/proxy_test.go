@@ -325,7 +325,7 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	}
 	// The healthy instance's /config says the limiter is off, and its
 	// first results page lists JSON: JSON from the second search on.
-	if got := e.proxy.Format(e.urls[1]); got != FormatJSON {
+	if got := e.proxy.Caps(e.urls[1]).format(); got != FormatJSON {
 		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Caps(e.urls[1]))
 	}
 	if f := e.fleet.Instances()[1].Truth().Formats; f["json"] != 3 || f["html"] != 1 {

@@ -50,7 +50,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	if r := p.recs.get(st.URL); r != nil {
 		c, m = p.recs.capsOf(r), r.metrics.view()
 	}
-	v := Instance{Stats: st, Caps: c, Format: c.format(now), Metrics: m}
+	v := Instance{Stats: st, Caps: c, Format: c.format(), Metrics: m}
 	for _, w := range p.polite.windowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}
