@@ -58,20 +58,26 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("never: %s", what)
 }
 
+// oneSlotHeld starts one fast instance that takes one search at a time,
+// and holds its slot as a search in flight would.
+func oneSlotHeld(t *testing.T, cfg Config) (*testEnv, leased) {
+	t.Helper()
+	e := newEnv(t, cfg, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
+	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
+	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
+	if !ok {
+		t.Fatal("no slot for the first search")
+	}
+	return e, held
+}
+
 // TestQueueFullRefusesAtOnce: with the one slot taken and the queue's one
 // place taken, a third search is refused at once, saying when to retry;
 // the waiting one is served when the slot frees.
 func TestQueueFullRefusesAtOnce(t *testing.T) {
 	gate := make(chan struct{})
-	e := newEnv(t, Config{Clock: timersOf(quietTimers), MaxQueue: 1, Budget: []Window{}},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
-	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
-	// Hold the slot as a search in flight would.
-	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
-	if !ok {
-		t.Fatal("no slot for the first search")
-	}
+	e, held := oneSlotHeld(t, Config{Clock: timersOf(quietTimers), MaxQueue: 1, Budget: []Window{}})
 	var second error
 	done := make(chan struct{})
 	go func() {
@@ -108,14 +114,7 @@ func TestQueueFullRefusesAtOnce(t *testing.T) {
 // instance is refused at once, with the window's real end, when the slot
 // it waited for frees but the instance's budget was spent meanwhile.
 func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
-	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}}},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
-	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
-	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
-	if !ok {
-		t.Fatal("no slot for the first search")
-	}
+	e, held := oneSlotHeld(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}}})
 	var err error
 	done := make(chan struct{})
 	go func() { defer close(done); _, err = e.search(t, "waits in vain") }()
