@@ -7,7 +7,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -56,15 +55,7 @@ func BenchmarkResultsPage(b *testing.B) {
 }
 
 func BenchmarkMetrics100Instances(b *testing.B) {
-	p := pool.New(pool.Config{})
-	for i := range 100 {
-		p.Add(fmt.Sprintf("https://i%03d.example/", i), pool.Public)
-	}
-	px, err := proxy.New(proxy.Config{Pool: p})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer px.Close()
+	p, px := publicPool(b, hundredURLs()...)
 	s, err := New(Config{Proxy: px, Pool: p})
 	if err != nil {
 		b.Fatal(err)
@@ -73,15 +64,7 @@ func BenchmarkMetrics100Instances(b *testing.B) {
 }
 
 func BenchmarkStatusPage100Instances(b *testing.B) {
-	p := pool.New(pool.Config{})
-	for i := range 100 {
-		p.Add(fmt.Sprintf("https://i%03d.example/", i), pool.Public)
-	}
-	px, err := proxy.New(proxy.Config{Pool: p})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer px.Close()
+	p, px := publicPool(b, hundredURLs()...)
 	s, err := New(Config{Proxy: px, Pool: p})
 	if err != nil {
 		b.Fatal(err)
@@ -108,4 +91,13 @@ func BenchmarkCachedJSON(b *testing.B) {
 		b.Fatalf("warm-up: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 	benchRequest(b, s.Handler(), uri)
+}
+
+// hundredURLs names 100 instances.
+func hundredURLs() []string {
+	urls := make([]string, 100)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("https://i%03d.example/", i)
+	}
+	return urls
 }

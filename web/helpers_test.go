@@ -142,3 +142,19 @@ func startLive(t testing.TB, instances []sim.InstanceConfig) *liveFleet {
 	t.Cleanup(px.Close)
 	return &liveFleet{fleet: f, pool: p, proxy: px}
 }
+
+// publicPool returns a pool of public instances urls and a proxy over it,
+// closed when the test ends.
+func publicPool(tb testing.TB, urls ...string) (*pool.Pool, *proxy.Proxy) {
+	tb.Helper()
+	p := pool.New(pool.Config{})
+	for _, u := range urls {
+		p.Add(u, pool.Public)
+	}
+	px, err := proxy.New(proxy.Config{Pool: p})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(px.Close)
+	return p, px
+}

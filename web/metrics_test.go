@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -373,15 +372,7 @@ func TestInstanceLabelsAreBounded(t *testing.T) {
 		}
 	}
 
-	p := pool.New(pool.Config{})
-	for _, u := range urls {
-		p.Add(u, pool.Public)
-	}
-	px, err := proxy.New(proxy.Config{Pool: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer px.Close()
+	p, px := publicPool(t, urls...)
 	_, c := serve(t, Config{Proxy: px, Pool: p})
 	fams := parseProm(t, c.get("/metrics").body)
 	if n := len(fams["searxgate_instance_health"].samples); n != MaxInstanceLabels {
@@ -548,13 +539,7 @@ func TestMetricsPassPromtool(t *testing.T) {
 // its type, and the latency histograms keep their le buckets, so that
 // dashboards and alerts made for them keep working.
 func TestMetricsKeepTheirNames(t *testing.T) {
-	p := pool.New(pool.Config{})
-	p.Add("https://a.example/", pool.Public)
-	px, err := proxy.New(proxy.Config{Pool: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer px.Close()
+	p, px := publicPool(t, "https://a.example/")
 	_, c := serve(t, Config{Proxy: px, Pool: p})
 	fams := parseProm(t, c.get("/metrics").body)
 	want := map[string]string{

@@ -296,12 +296,7 @@ func TestConfigListsThePoolsEngines(t *testing.T) {
 // banner on /status and a field of /status.json; the queue and admission
 // counters are among the totals.
 func TestStatusProblemAndQueue(t *testing.T) {
-	p := pool.New(pool.Config{})
-	px, err := proxy.New(proxy.Config{Pool: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer px.Close()
+	p, px := publicPool(t)
 	tests := []struct {
 		name    string
 		problem func() string
