@@ -27,19 +27,8 @@ func TestInstanceAPIEdges(t *testing.T) {
 			b, _ := json.Marshal(body)
 			r = bytes.NewReader(b)
 		}
-		req, err := http.NewRequest(method, "http://"+g.addr+path, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		a := g.do(t, method, path, r, map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+		return a.status, string(a.body)
 	}
 	add := func(u string) (int, string) {
 		t.Helper()

@@ -31,21 +31,7 @@ func hostileFleet(t *testing.T) (*sim.Fleet, string) {
 // admin sends an instance API write with the token.
 func (g *gateway) admin(t *testing.T, method, path, token string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, "http://"+g.addr+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{resp.StatusCode, resp.Header, b}
+	return g.do(t, method, path, nil, map[string]string{"Authorization": "Bearer " + token})
 }
 
 func (g *gateway) search(t *testing.T, q string) answer {

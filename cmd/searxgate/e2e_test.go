@@ -57,11 +57,22 @@ type answer struct {
 
 func (g *gateway) get(t *testing.T, path string, header map[string]string) answer {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+g.addr+path, nil)
+	return g.do(t, http.MethodGet, path, nil, header)
+}
+
+// do sends one request to the gateway with header (a "Host" entry sets
+// the request's host) and reads the whole answer.
+func (g *gateway) do(t *testing.T, method, path string, body io.Reader, header map[string]string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+g.addr+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

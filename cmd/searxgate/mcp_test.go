@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -227,23 +228,10 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func post(t *testing.T, g *gateway, header map[string]string) (int, string) {
 	t.Helper()
 	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, "http://"+g.addr+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	maps.Copy(h, header)
+	a := g.do(t, http.MethodPost, "/mcp", strings.NewReader(body), h)
+	return a.status, string(a.body)
 }
 
 func TestMCPAccess(t *testing.T) {
