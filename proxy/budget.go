@@ -82,7 +82,6 @@ type timeRing struct {
 	hold  int64   // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
 	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
-	count int
 }
 
 // at returns the k-th most recent time (k = 1 is the newest).
@@ -199,7 +198,6 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 		r.times[r.next] = t
 	}
 	r.next = (r.next + 1) % ws.size
-	r.count = min(r.count+1, ws.size)
 	return true
 }
 
@@ -211,7 +209,7 @@ func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
 		return true
 	}
 	for _, w := range ws.windows {
-		if r.count < w.Max {
+		if len(r.times) < w.Max {
 			continue
 		}
 		// The w.Max-th most recent search.
@@ -238,7 +236,7 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 			free = max(free, r.hold)
 		}
 		for _, w := range ws.windows {
-			if r.count >= w.Max {
+			if len(r.times) >= w.Max {
 				free = max(free, r.at(w.Max, ws.size)+int64(w.Per))
 			}
 		}
@@ -303,7 +301,7 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	}
 	size := p.class(r).size
 	n := 0
-	for k := 1; k <= r.count; k++ {
+	for k := 1; k <= len(r.times); k++ {
 		if p.nanos(now)-r.at(k, size) >= int64(per) {
 			break
 		}
