@@ -25,7 +25,28 @@ func TestTransitions(t *testing.T) {
 	}{
 		{"ok keeps closed", []step{{out: &okO, want: Closed}}},
 		{"refusal opens", []step{{out: &refusedO, want: Open}}},
-		{"failure opens", []step{{out: &failedO, want: Open}}},
+		{"a lone failure stays closed", []step{{out: &failedO, want: Closed}}},
+		{"fail strikes open", []step{
+			{out: &failedO, want: Closed},
+			{out: &failedO, want: Closed},
+			{out: &failedO, want: Open},
+		}},
+		{"an answer ends the failure streak", []step{
+			{out: &failedO, want: Closed},
+			{out: &failedO, want: Closed},
+			{out: &okO, want: Closed},
+			{out: &failedO, want: Closed},
+			{out: &failedO, want: Closed},
+		}},
+		{"not the instance's: nothing moves", []step{
+			{out: &queryFailedO, want: Closed},
+			{out: &queryFailedO, want: Closed},
+			{out: &gatewayTimeoutO, want: Closed},
+			{out: &clientRefusedO, want: Closed},
+			{out: &querySoftO, want: Closed},
+			{out: &querySoftO, want: Closed},
+			{out: &querySoftO, want: Closed},
+		}},
 		{"cancel changes nothing", []step{{out: &cancelO, want: Closed}}},
 		{"single soft stays closed", []step{{out: &softO, want: Closed}}},
 		{"cooldown end is half-open", []step{
@@ -49,7 +70,7 @@ func TestTransitions(t *testing.T) {
 			{advance: time.Minute, want: HalfOpen},
 		}},
 		{"trial failure reopens", []step{
-			{out: &failedO, want: Open},
+			{out: &refusedO, want: Open},
 			{advance: time.Minute, out: &failedO, want: Open, trial: true},
 		}},
 		{"trial cancelled stays half-open", []step{
@@ -111,7 +132,7 @@ func TestCooldownDoubling(t *testing.T) {
 	}{
 		{"defaults", Config{}, []Outcome{refusedO, refusedO, refusedO, refusedO, refusedO, refusedO, refusedO, refusedO},
 			[]time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute, 30 * time.Minute, 30 * time.Minute}},
-		{"custom", Config{Cooldown: 10 * time.Second, MaxCooldown: 35 * time.Second}, []Outcome{failedO, refusedO, failedO, refusedO},
+		{"custom", Config{Cooldown: 10 * time.Second, MaxCooldown: 35 * time.Second, FailStrikes: 1}, []Outcome{failedO, refusedO, failedO, refusedO},
 			[]time.Duration{10 * time.Second, 20 * time.Second, 35 * time.Second, 35 * time.Second}},
 		{"max below base", Config{Cooldown: time.Minute, MaxCooldown: 30 * time.Second}, []Outcome{refusedO, refusedO},
 			[]time.Duration{30 * time.Second, 30 * time.Second}},
@@ -353,4 +374,84 @@ func TestOnEventMayCallPool(t *testing.T) {
 	if seen != 2 {
 		t.Fatalf("%d events, want 2", seen)
 	}
+}
+
+// TestExcusedTeachesNothing: an outcome that is not the instance's own
+// changes no average, streak or counter but its own, and gives a half-open
+// trial back.
+func TestExcusedTeachesNothing(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.Add(a, Public)
+	f.record(t, a, okO, 200*time.Millisecond)
+	before := f.Stats(a)
+	for _, o := range []Outcome{queryFailedO, querySoftO, gatewayTimeoutO, clientRefusedO,
+		{Kind: Refused, Owner: OwnerQuery, Reason: "limiter_redirect", RetryAfter: time.Hour}} {
+		f.record(t, a, o, 3*time.Second)
+	}
+	after := f.Stats(a)
+	if after.LatencyMS != before.LatencyMS || after.FailureRate != before.FailureRate ||
+		after.Failures != 0 || after.Refusals != 0 || after.Softs != 0 || after.ConsecutiveFailures != 0 {
+		t.Fatalf("an excused outcome taught the pool: before %+v, after %+v", before, after)
+	}
+	if after.Excused != 5 || after.Circuit != Closed {
+		t.Fatalf("excused %d, circuit %s; want 5, closed", after.Excused, after.Circuit)
+	}
+	if evs := f.ev.take(); len(evs) != 1 || evs[0].Reason != ReasonAdded {
+		t.Fatalf("events %+v, want only the addition", evs)
+	}
+
+	// A trial whose outcome is the query's leaves the instance half-open
+	// with its trial free for the next search.
+	f.record(t, a, refusedO, 0)
+	f.clock.Advance(time.Minute)
+	l := f.lease(t, a)
+	if !l.Trial() {
+		t.Fatal("want a trial lease")
+	}
+	f.Record(l, querySoftO, time.Second)
+	if st := f.Stats(a); st.Circuit != HalfOpen || st.TrialOut {
+		t.Fatalf("after an excused trial: %+v", st)
+	}
+	mustValid(t, f.Pool)
+}
+
+// TestHold: a held lease frees its slot at once, its outcome is learned
+// when it is recorded, and the end of its context gives it back only once.
+func TestHold(t *testing.T) {
+	f := newFixture(t, Config{MaxInFlight: 1})
+	f.Add(a, Public)
+	freed := 0
+	f.SetOnFree(func() { freed++ })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ls, err := f.Checkout(ctx, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Hold(ls[0])
+	f.Hold(ls[0]) // a second Hold does nothing
+	if st := f.Stats(a); st.InFlight != 0 || freed != 1 {
+		t.Fatalf("held: in flight %d, freed %d; want 0, 1", st.InFlight, freed)
+	}
+	l2 := f.lease(t, a) // the slot is free for another search
+	f.Record(l2, okO, time.Millisecond)
+	f.Record(ls[0], softO, 100*time.Millisecond)
+	if st := f.Stats(a); st.Softs != 1 || st.InFlight != 0 {
+		t.Fatalf("after the held outcome: %+v", st)
+	}
+	mustValid(t, f.Pool)
+
+	// Held, then its context ends: given back once, counted as cancelled.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ls2, err := f.Checkout(ctx2, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Hold(ls2[0])
+	cancel2()
+	waitFor(t, "the held lease given back", func() bool { return f.Stats(a).Cancelled == 1 })
+	if st := f.Stats(a); st.InFlight != 0 {
+		t.Fatalf("in flight %d after a held lease's context ended", st.InFlight)
+	}
+	mustValid(t, f.Pool)
 }

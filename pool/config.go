@@ -17,6 +17,7 @@ const (
 	DefaultCooldown       = 60 * time.Second
 	DefaultMaxCooldown    = 30 * time.Minute
 	DefaultSoftStrikes    = 3
+	DefaultFailStrikes    = 3
 	DefaultForgetAfter    = 6 * time.Hour
 	DefaultSweepEvery     = 10 * time.Minute
 	DefaultMaxInFlight    = 2
@@ -49,6 +50,13 @@ type Config struct {
 	// SoftStrikes soft answers in a row open the circuit. Default 3;
 	// negative means never.
 	SoftStrikes int
+	// FailStrikes Failed outcomes in a row (timeouts, transport and
+	// server errors, unreadable answers) open the circuit. A refusal
+	// opens it at once, and so does any failure of a half-open trial.
+	// Default 3: one timeout or reset is as often the network's or the
+	// query's as the instance's, three in a row on different searches
+	// are the instance's. 1 opens on every failure.
+	FailStrikes int
 	// ForgetAfter: Sweep forgets what was learned about a public instance
 	// idle that long. Default 6h; negative means never.
 	ForgetAfter time.Duration
@@ -109,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SoftStrikes == 0 {
 		c.SoftStrikes = DefaultSoftStrikes
+	}
+	if c.FailStrikes <= 0 {
+		c.FailStrikes = DefaultFailStrikes
 	}
 	if c.ForgetAfter == 0 {
 		c.ForgetAfter = DefaultForgetAfter

@@ -95,6 +95,12 @@ var (
 	refusedO = Outcome{Kind: Refused, Reason: "rate_limited"}
 	failedO  = Outcome{Kind: Failed, Reason: "timeout"}
 	cancelO  = Outcome{Kind: Cancelled}
+
+	// Outcomes that belong to someone other than the instance.
+	queryFailedO    = Outcome{Kind: Failed, Owner: OwnerQuery, Reason: "timeout"}
+	querySoftO      = Outcome{Kind: Soft, Owner: OwnerQuery, Reason: "engines_down"}
+	gatewayTimeoutO = Outcome{Kind: Failed, Owner: OwnerGateway, Reason: "timeout"}
+	clientRefusedO  = Outcome{Kind: Refused, Owner: OwnerClient, Reason: "client_error"}
 )
 
 // validate checks the pool's internal invariants under its lock.

@@ -17,6 +17,7 @@ type Lease struct {
 	trial bool
 	own   bool // the instance was the operator's own at checkout
 	done  bool // guarded by p.mu: recorded or released
+	held  bool // guarded by p.mu: Hold gave its in-flight slot back; its outcome is still to come
 	// stop unregisters the context's release; nil when the context can
 	// never end. Set before Checkout returns, read by Record only.
 	stop func() bool
@@ -117,21 +118,60 @@ func (p *Pool) checkout(ctx context.Context, count int, ownOnly bool, skip func(
 func (l *Lease) release() {
 	p := l.p
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if l.done {
+		p.mu.Unlock()
 		return
 	}
 	l.done = true
 	in := l.in
 	if in.idx < 0 {
+		p.mu.Unlock()
 		return
 	}
 	s := &p.slots[in.idx]
-	s.inFlight--
+	if !l.held {
+		s.inFlight--
+	}
 	if l.trial && l.epoch == in.epoch {
 		s.trialOut = false
 	}
 	in.cancelled++
+	p.mu.Unlock()
+	p.freed()
+}
+
+// freed tells OnFree, when set, that a lease came back by itself.
+func (p *Pool) freed() {
+	if f := p.onFree.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// SetOnFree sets f to be called, after the pool's locks are released,
+// whenever a lease comes back without Record (its context ended) or is
+// held: a slot freed that nobody else announces. A slot queue uses it to
+// wake its waiters instead of polling.
+func (p *Pool) SetOnFree(f func()) { p.onFree.Store(&f) }
+
+// Hold gives the lease's in-flight slot back now and keeps its outcome
+// for a later Record: for an answer that cannot tell by itself whose
+// doing it is (one instance's engines failed on a query, or the query
+// fails everywhere) until a second instance has answered. A held
+// half-open trial stays out until then. Record (or the end of the lease's
+// context) must still follow; Hold of a lease done or held does nothing.
+func (p *Pool) Hold(l *Lease) {
+	if l == nil || l.p != p {
+		return
+	}
+	p.mu.Lock()
+	if l.done || l.held || l.in.idx < 0 {
+		p.mu.Unlock()
+		return
+	}
+	l.held = true
+	p.slots[l.in.idx].inFlight--
+	p.mu.Unlock()
+	p.freed()
 }
 
 // Record reports what the lease's search came to, after elapsed, and gives
@@ -143,12 +183,17 @@ func (l *Lease) release() {
 //   - Soft (reachable, useless) closes a half-open circuit and feeds the
 //     latency average, but raises the failure average; SoftStrikes in a
 //     row open the circuit.
-//   - Refused and Failed raise the failure average and open the circuit
-//     for RetryAfter (capped at MaxCooldown) when given, else for Cooldown
-//     doubled per opening since the last OK (capped). Their elapsed never
+//   - Refused and Failed raise the failure average. A refusal opens the
+//     circuit, and so does a Failed outcome that is the FailStrikes-th in
+//     a row or a half-open trial's: for RetryAfter (capped at MaxCooldown)
+//     when given, else for Cooldown doubled per opening since the last OK
+//     (capped). Their elapsed never
 //     lowers the latency average: a 429 in 30 ms says nothing of speed; a
 //     Failed slower than the average (a timeout) raises it.
 //   - Cancelled only gives the lease back (and a half-open trial with it).
+//   - An outcome whose Owner is not OwnerInstance (the query's, the
+//     client's, searxgate's) does the same, counted as excused: it moves
+//     no circuit, streak or average.
 //
 // A stale lease (its circuit opened, or the state was reset or replaced,
 // since it was checked out) feeds the averages and counters but moves no
@@ -173,7 +218,9 @@ func (p *Pool) Record(l *Lease, o Outcome, elapsed time.Duration) {
 		return
 	}
 	s := &p.slots[in.idx]
-	s.inFlight--
+	if !l.held {
+		s.inFlight--
+	}
 	stale := l.epoch != in.epoch
 	if l.trial && !stale {
 		s.trialOut = false
@@ -193,6 +240,11 @@ func (p *Pool) apply(in *instance, s *slot, o Outcome, elapsed time.Duration, st
 	}
 	if o.Kind == Cancelled {
 		in.cancelled++
+		return Event{}, false
+	}
+	if o.Owner != OwnerInstance {
+		// Not the instance's doing: it learns nothing from it.
+		in.excused++
 		return Event{}, false
 	}
 	ms := durMS(elapsed)
@@ -238,7 +290,11 @@ func (p *Pool) apply(in *instance, s *slot, o Outcome, elapsed time.Duration, st
 		in.failure += failureAlpha * (1 - in.failure)
 		if !stale {
 			in.consecFail++
-			ev, fire = p.open(in, s, now, o, o.RetryAfter)
+			// A refusal opens at once, and so does a failed trial; a
+			// failure only when it is the FailStrikes-th in a row.
+			if o.Kind == Refused || s.circuit == HalfOpen || in.consecFail >= p.cfg.FailStrikes {
+				ev, fire = p.open(in, s, now, o, o.RetryAfter)
+			}
 		}
 	}
 	p.rescore(in)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/searxgate/searxgate/internal/clock"
@@ -50,7 +51,7 @@ type instance struct {
 	latencyMS float64
 	failure   float64
 
-	successes, failures, refusals, softs, cancelled uint64
+	successes, failures, refusals, softs, cancelled, excused uint64
 
 	consecFail, consecSoft int
 	trips                  int
@@ -82,6 +83,7 @@ type Pool struct {
 	cfg     Config
 	clock   clock.Clock
 	onEvent func(Event)
+	onFree  atomic.Pointer[func()] // SetOnFree's; nil: none
 	maxIF   int32 // a public instance's cap on leases out at once (MaxInt32 = unlimited)
 	ownIF   int32 // an own instance's
 	// epoch is the pool's zero of mono time: internal times are
@@ -378,7 +380,7 @@ func (p *Pool) forget(in *instance, nowM int64, counters bool) Circuit {
 	in.consecFail, in.consecSoft, in.trips, in.cooldown = 0, 0, 0, 0
 	in.hasOutcome, in.lastOutcome, in.lastReason = false, 0, ""
 	if counters {
-		in.successes, in.failures, in.refusals, in.softs, in.cancelled = 0, 0, 0, 0, 0
+		in.successes, in.failures, in.refusals, in.softs, in.cancelled, in.excused = 0, 0, 0, 0, 0, 0
 	}
 	s.circuit, s.until, s.trialOut, s.used = Closed, 0, false, never
 	p.rescore(in)

@@ -257,6 +257,9 @@ type Free struct {
 	At   time.Time
 	Own  bool
 	Busy bool // full or its trial is out: it frees when a lease comes back
+	// Latency is what a search there is expected to take: its latency
+	// average, or its prior until it is measured.
+	Latency time.Duration
 }
 
 // FreeAt lists, for every candidate that is not disabled and that skip
@@ -275,7 +278,7 @@ func (p *Pool) FreeAt(skip func(url string) bool) []Free {
 		if s.disabled || (skip != nil && skip(p.list[i].url)) {
 			continue
 		}
-		f := Free{URL: p.list[i].url, At: now, Own: s.own}
+		f := Free{URL: p.list[i].url, At: now, Own: s.own, Latency: time.Duration(p.list[i].latency() * float64(time.Millisecond))}
 		switch {
 		case s.circuit == Open && nowM < s.until:
 			f.At = p.epoch.Add(time.Duration(s.until)) // keeps the monotonic reading, unlike wall

@@ -29,7 +29,9 @@ func learnedFixture(t testing.TB) *fixture {
 	f.clock.Advance(2 * time.Minute)
 	f.Sweep() // half: half-open
 	f.record(t, b, Outcome{Kind: Refused, Reason: "rate_limited", RetryAfter: 5 * time.Minute}, 0)
-	f.record(t, c, failedO, 3*time.Second) // 60 s
+	for range DefaultFailStrikes {
+		f.record(t, c, failedO, 3*time.Second) // the last opens it: 60 s
+	}
 	f.Disable(off)
 	return f
 }

@@ -70,6 +70,7 @@ func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
 		Refusals:            in.refusals,
 		Softs:               in.softs,
 		Cancelled:           in.cancelled,
+		Excused:             in.excused,
 		ConsecutiveFailures: in.consecFail,
 		ConsecutiveSoft:     in.consecSoft,
 		InFlight:            int(s.inFlight),
@@ -158,6 +159,7 @@ func (p *Pool) Export() []InstanceState {
 			Refusals:            in.refusals,
 			Softs:               in.softs,
 			Cancelled:           in.cancelled,
+			Excused:             in.excused,
 			ConsecutiveFailures: in.consecFail,
 			ConsecutiveSoft:     in.consecSoft,
 			LastReason:          in.lastReason,
@@ -266,7 +268,7 @@ func (p *Pool) restore(in *instance, st *InstanceState, nowM int64) {
 		in.failure = min(max(st.FailureRate, 0), 1)
 	}
 	in.successes, in.failures, in.refusals = st.Successes, st.Failures, st.Refusals
-	in.softs, in.cancelled = st.Softs, st.Cancelled
+	in.softs, in.cancelled, in.excused = st.Softs, st.Cancelled, st.Excused
 	in.consecFail, in.consecSoft, in.trips = max(st.ConsecutiveFailures, 0), max(st.ConsecutiveSoft, 0), max(st.Trips, 0)
 	in.cooldown = 0
 	if st.CooldownMS > 0 && st.CooldownMS <= p.cfg.MaxCooldown.Milliseconds() {

@@ -147,9 +147,46 @@ func parseEnum[T ~uint8](names []string, name, what string, v *T) error {
 	return fmt.Errorf("%w: %s %q", ErrUnknownValue, what, name)
 }
 
+// Owner says whose doing an outcome is. Only the instance's own outcomes
+// move its circuit, streaks, failure average and cooldown; the others give
+// the lease back and are counted as excused (see doc.go, "Whose outcome").
+type Owner uint8
+
+const (
+	// OwnerInstance: the instance's own answer or failure (the zero
+	// value: an Outcome that says nothing else is the instance's).
+	OwnerInstance Owner = iota
+	// OwnerQuery: the query's doing, as a second instance showed (a bang,
+	// engines that fail on that query everywhere, a query slow everywhere).
+	OwnerQuery
+	// OwnerClient: the client's doing (its own limit, a request it
+	// cancelled, a search the instance would not accept).
+	OwnerClient
+	// OwnerGateway: searxgate's own doing (its deadline ran out while the
+	// search queued, a hedge it cut, its connection cap, the network of
+	// the machine it runs on, shutting down).
+	OwnerGateway
+)
+
+var ownerNames = [...]string{OwnerInstance: "instance", OwnerQuery: "query", OwnerClient: "client", OwnerGateway: "searxgate"}
+
+func (o Owner) String() string { return enumName(ownerNames[:], o, "owner") }
+
+// MarshalText writes the owner's name ("instance", "query", "client",
+// "searxgate").
+func (o Owner) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText reads a name written by MarshalText.
+func (o *Owner) UnmarshalText(b []byte) error {
+	return parseEnum(ownerNames[:], string(b), "owner", o)
+}
+
 // Outcome is what one lease's search came to, as Record learns it.
 type Outcome struct {
 	Kind Kind
+	// Owner is whose doing it is; only OwnerInstance (the zero value)
+	// teaches the pool anything about the instance.
+	Owner Owner
 	// Reason names the cause in detect's words ("rate_limited", "empty",
 	// "timeout", ...); "" for OK.
 	Reason string
@@ -166,6 +203,9 @@ type Outcome struct {
 // To.
 type Event struct {
 	Instance string
+	// Owner is whose outcome caused a transition: always OwnerInstance for
+	// the circuit changes a search causes (no other owner moves one).
+	Owner    Owner
 	From, To Circuit
 	// Cooldown is the cooldown just set when To is Open, else 0.
 	Cooldown time.Duration
@@ -215,6 +255,9 @@ type Stats struct {
 	Refusals  uint64 `json:"refusals"`
 	Softs     uint64 `json:"softs"`
 	Cancelled uint64 `json:"cancelled"`
+	// Excused counts outcomes that were not the instance's own: the
+	// query's, the client's or searxgate's (see Owner).
+	Excused uint64 `json:"excused"`
 
 	ConsecutiveFailures int       `json:"consecutive_failures"`
 	ConsecutiveSoft     int       `json:"consecutive_soft"`
@@ -260,6 +303,7 @@ type InstanceState struct {
 	Refusals  uint64 `json:"refusals"`
 	Softs     uint64 `json:"softs"`
 	Cancelled uint64 `json:"cancelled"`
+	Excused   uint64 `json:"excused,omitempty"`
 
 	ConsecutiveFailures int `json:"consecutive_failures"`
 	ConsecutiveSoft     int `json:"consecutive_soft"`
