@@ -84,8 +84,8 @@ type Pool struct {
 	clock   clock.Clock
 	onEvent func(Event)
 	onFree  atomic.Pointer[func()] // SetOnFree's; nil: none
-	maxIF   int32 // a public instance's cap on leases out at once (MaxInt32 = unlimited)
-	ownIF   int32 // an own instance's
+	maxIF   int32                  // a public instance's cap on leases out at once (MaxInt32 = unlimited)
+	ownIF   int32                  // an own instance's
 	// epoch is the pool's zero of mono time: internal times are
 	// nanoseconds since epoch (monotonic when the clock gives a monotonic
 	// reading), wall-clock only at the edges.
