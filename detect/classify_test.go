@@ -107,6 +107,57 @@ var classifyCases = []struct {
 	// page. A JSON search that gets a page is not the answer asked for.
 	{"searxng/a-search-format-upper-JSON.txt", "html", "hello world", OK, "", 0, 10},
 	{"searxng/a-search-format-upper-JSON.txt", "JSON", "hello world", Failed, BadBody, 0, -1},
+
+	// Redirects that are the query's answer, in every format, only for a
+	// query with bang syntax; the same redirect for a query without one
+	// is the instance's (a hostile instance is no open redirect).
+	{"searxng/a-search-json-external-bang.txt", "json", "!!g foo bar", Redirect, ExternalBang, 0, -1},
+	{"searxng/a-search-html-external-bang.txt", "html", "!!g foo bar", Redirect, ExternalBang, 0, -1},
+	{"searxng/a-search-html-external-bang.txt", "html", "foo bar", Refused, LimiterRedirect, 0, -1},
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "!! foo bar", Redirect, FeelingLucky, 0, -1},
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo !!bar", Redirect, ExternalBang, 0, -1},
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo! bar", Refused, LimiterRedirect, 0, -1},
+	{"searxng/a-search-json-feeling-lucky.txt", "json", "!! foo bar", Soft, EnginesDown, 0, 0},
+	{"extra/redirect-302.txt", "json", "!!g hello", Refused, LimiterRedirect, 0, -1}, // to the instance's front page
+	// Engines that fail on this query: ambiguous by itself (the search
+	// asks a second instance to tell the query's fault from the instance's).
+	{"searxng/a-search-json-engine-error-query.txt", "json", "backenderror thing", Soft, EnginesDown, 0, 0},
+}
+
+// TestClassifyRedirectGuard: a redirect is passed on as the query's
+// answer only to an absolute http(s) URL off the instance.
+func TestClassifyRedirectGuard(t *testing.T) {
+	cases := []struct {
+		loc  string
+		kind Kind
+	}{
+		{"https://www.google.com/search?q=foo", Redirect},
+		{"http://en.wikipedia.org/wiki/Foo", Redirect},
+		{"/", Refused},
+		{"/search?q=foo", Refused},
+		{"//www.google.com/search?q=foo", Refused}, // not absolute: resolved, it could be anything
+		{"http://127.0.0.1:18881/", Refused},       // the instance itself
+		{"HTTP://127.0.0.1:18881/?q=x", Refused},
+		{"javascript:alert(1)", Refused},
+		{"data:text/html,hi", Refused},
+		{"ftp://files.example.org/x", Refused},
+		{"https://user:pw@evil.example/", Refused},
+		{"https://", Refused},
+		{"", Refused},
+	}
+	for _, tc := range cases {
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": tc.loc}, Format: "json", Query: "!!g foo",
+			Instance: "http://127.0.0.1:18881/", Now: fixtureNow})
+		if v.Kind != tc.kind {
+			t.Errorf("Location %q: %s/%s, want %s", tc.loc, v.Kind, v.Reason, tc.kind)
+		}
+		if v.Kind == Redirect && v.Location != tc.loc {
+			t.Errorf("Location %q passed on as %q", tc.loc, v.Location)
+		}
+		if v.Kind != Redirect && v.Location != "" {
+			t.Errorf("Location %q: a refusal carries Location %q", tc.loc, v.Location)
+		}
+	}
 }
 
 func TestClassifyFixtures(t *testing.T) {
@@ -325,7 +376,7 @@ func TestClassifyKeepsNoBody(t *testing.T) {
 }
 
 func TestKindAndReasons(t *testing.T) {
-	names := map[Kind]string{OK: "ok", Soft: "soft", Refused: "refused", Failed: "failed", 0: "unknown", 9: "unknown"}
+	names := map[Kind]string{OK: "ok", Soft: "soft", Refused: "refused", Failed: "failed", Redirect: "redirect", 0: "unknown", 9: "unknown"}
 	for k, want := range names {
 		if k.String() != want {
 			t.Errorf("Kind(%d).String() = %q, want %q", k, k.String(), want)
@@ -337,15 +388,15 @@ func TestKindAndReasons(t *testing.T) {
 			t.Errorf("reason %s listed twice", r)
 		}
 		seen[r] = true
-		if k := r.Kind(); k != Soft && k != Refused && k != Failed {
+		if k := r.Kind(); k != Soft && k != Refused && k != Failed && k != Redirect {
 			t.Errorf("reason %s has no kind", r)
 		}
 		if strings.ToLower(string(r)) != string(r) || strings.Contains(string(r), " ") {
 			t.Errorf("reason %q is not a snake_case label", r)
 		}
 	}
-	if len(seen) != 19 {
-		t.Errorf("%d reasons, want 19", len(seen))
+	if len(seen) != 21 {
+		t.Errorf("%d reasons, want 21", len(seen))
 	}
 	if Reason("nonsense").Kind() != 0 {
 		t.Errorf("unknown reason has a kind")

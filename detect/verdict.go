@@ -24,6 +24,10 @@ const (
 	// Failed: no usable answer (server error, unreadable body, too large,
 	// timeout, transport error).
 	Failed
+	// Redirect: the query's own answer is a redirect off the instance (an
+	// external bang, feeling lucky): Verdict.Location says where. It says
+	// nothing of the instance.
+	Redirect
 )
 
 // String returns "ok", "soft", "refused" or "failed" ("unknown" for the
@@ -38,6 +42,8 @@ func (k Kind) String() string {
 		return "refused"
 	case Failed:
 		return "failed"
+	case Redirect:
+		return "redirect"
 	}
 	return "unknown"
 }
@@ -72,6 +78,10 @@ const (
 	TLS         Reason = "tls"          // set by the caller: the TLS handshake or certificate failed
 	Reset       Reason = "reset"        // set by the caller: the connection was reset or closed mid-answer
 	ClientError Reason = "client_error" // a 4xx other than 403, 418 and 429 (a search the instance did not accept), or a search without a query
+
+	// Redirect.
+	ExternalBang Reason = "external_bang" // a !!bang search: SearXNG sends the client to the bang's site
+	FeelingLucky Reason = "feeling_lucky" // a "!! words" search: SearXNG sends the client to the first result
 )
 
 // Kind returns the kind of verdict that carries r (0 for an unknown
@@ -85,6 +95,8 @@ func (r Reason) Kind() Kind {
 		return Refused
 	case ServerError, BadBody, TooLarge, Timeout, Transport, DNS, ConnRefused, TLS, Reset, ClientError:
 		return Failed
+	case ExternalBang, FeelingLucky:
+		return Redirect
 	}
 	return 0
 }
@@ -95,6 +107,7 @@ func Reasons() []Reason {
 		OffTopic, EnginesDown,
 		RateLimited, Blocklisted, LimiterRedirect, FormatDisabled, Forbidden, BotChallenge, Unavailable,
 		ServerError, BadBody, TooLarge, Timeout, Transport, DNS, ConnRefused, TLS, Reset, ClientError,
+		ExternalBang, FeelingLucky,
 	}
 }
 
@@ -132,6 +145,10 @@ type Answer struct {
 	Body    []byte    // already decoded (gzip undone by the caller)
 	Format  string    // "json" or "html": what was asked upstream ("" means html)
 	Query   string    // the q that was asked
+	// Instance is the base URL of the instance asked ("https://host/"):
+	// a redirect to its own front page is its limiter's, one off it may
+	// be the query's answer.
+	Instance string
 	Now     time.Time // for a Retry-After given as an HTTP date
 	MaxBody int       // 0 = no cap; a body longer than this is TooLarge
 }
@@ -142,6 +159,9 @@ type Verdict struct {
 	Reason     Reason        // "" for OK
 	RetryAfter time.Duration // 0 = the server gave none
 	Results    *Results      // set for OK, and for Soft when anything was read
+	// Location is where a Redirect verdict sends the client: an absolute
+	// http or https URL off the instance.
+	Location string
 	// Formats lists the non-HTML formats an HTML results page offers
 	// (its "Download results" box), sorted; nil when the answer was not
 	// an HTML results page or offers none.
@@ -178,7 +198,7 @@ func classifyStatus(a Answer) Verdict {
 	s := a.Status
 	switch {
 	case s >= 300 && s < 400:
-		return Verdict{Kind: Refused, Reason: LimiterRedirect}
+		return classifyRedirect(a)
 	case s == 429:
 		if bytes.Contains(a.Body, []byte("BLOCKLIST")) {
 			return Verdict{Kind: Refused, Reason: Blocklisted}

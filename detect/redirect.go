@@ -1,0 +1,62 @@
+package detect
+
+import (
+	"net/url"
+	"strings"
+)
+
+// SearXNG answers two kinds of search with a redirect that is the query's
+// own answer, whoever asks and in every format: an external bang
+// ("!!g foo" sends the client to https://www.google.com/search?q=foo)
+// and, for its HTML page, feeling lucky ("!! foo" sends the client to the
+// first result). Every other redirect on a search is the instance's own:
+// its limiter sends a client it suspects to its front page.
+//
+// A redirect is taken for the query's answer only when both hold: the
+// query has bang syntax (a word starting with "!!"), and the Location is
+// an absolute http or https URL off the instance. Anything else, a
+// redirect to the instance itself or off it for a query without a bang,
+// is the instance's: a limiter redirect, never followed and never passed
+// on, so a hostile instance cannot make searxgate an open redirect.
+
+// classifyRedirect judges a 3xx answer to a search.
+func classifyRedirect(a Answer) Verdict {
+	refused := Verdict{Kind: Refused, Reason: LimiterRedirect}
+	reason, ok := BangOf(a.Query)
+	if !ok {
+		return refused
+	}
+	loc := string(peek(a.Header, "Location"))
+	u, err := url.Parse(strings.TrimSpace(loc))
+	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return refused
+	}
+	if inst, err := url.Parse(a.Instance); err == nil && inst.Host != "" && strings.EqualFold(inst.Host, u.Host) {
+		return refused // back to the instance itself: its limiter
+	}
+	return Verdict{Kind: Redirect, Reason: reason, Location: u.String()}
+}
+
+// BangOf reports whether query has SearXNG's redirecting bang syntax and
+// which: FeelingLucky for a lone "!!" word, ExternalBang for a word that
+// starts with "!!" and names a bang ("!!g", "!!w").
+func BangOf(query string) (Reason, bool) {
+	for _, w := range strings.Fields(query) {
+		if !strings.HasPrefix(w, "!!") {
+			continue
+		}
+		if w == "!!" {
+			return FeelingLucky, true
+		}
+		return ExternalBang, true
+	}
+	return "", false
+}
+
+// peek reads a header when there is one.
+func peek(h Header, key string) []byte {
+	if h == nil {
+		return nil
+	}
+	return h.Peek(key)
+}
