@@ -140,17 +140,17 @@ func (h Headers) Peek(key string) []byte {
 
 // Answer is what came back from one upstream search.
 type Answer struct {
-	Status  int
-	Header  Header    // may be nil
-	Body    []byte    // already decoded (gzip undone by the caller)
-	Format  string    // "json" or "html": what was asked upstream ("" means html)
-	Query   string    // the q that was asked
+	Status int
+	Header Header // may be nil
+	Body   []byte // already decoded (gzip undone by the caller)
+	Format string // "json" or "html": what was asked upstream ("" means html)
+	Query  string // the q that was asked
 	// Instance is the base URL of the instance asked ("https://host/"):
 	// a redirect to its own front page is its limiter's, one off it may
 	// be the query's answer.
 	Instance string
-	Now     time.Time // for a Retry-After given as an HTTP date
-	MaxBody int       // 0 = no cap; a body longer than this is TooLarge
+	Now      time.Time // for a Retry-After given as an HTTP date
+	MaxBody  int       // 0 = no cap; a body longer than this is TooLarge
 }
 
 // Verdict is the judgement on one Answer.

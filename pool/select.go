@@ -258,7 +258,7 @@ type Free struct {
 	Own  bool
 	Busy bool // full or its trial is out: it frees when a lease comes back
 	// Latency is what a search there is expected to take: its latency
-	// average, or its prior until it is measured.
+	// average; 0 until it is measured (a prior is only a guess).
 	Latency time.Duration
 }
 
@@ -278,7 +278,10 @@ func (p *Pool) FreeAt(skip func(url string) bool) []Free {
 		if s.disabled || (skip != nil && skip(p.list[i].url)) {
 			continue
 		}
-		f := Free{URL: p.list[i].url, At: now, Own: s.own, Latency: time.Duration(p.list[i].latency() * float64(time.Millisecond))}
+		f := Free{URL: p.list[i].url, At: now, Own: s.own}
+		if in := p.list[i]; in.measured {
+			f.Latency = time.Duration(in.latencyMS * float64(time.Millisecond))
+		}
 		switch {
 		case s.circuit == Open && nowM < s.until:
 			f.At = p.epoch.Add(time.Duration(s.until)) // keeps the monotonic reading, unlike wall

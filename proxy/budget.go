@@ -201,6 +201,50 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 	return true
 }
 
+// budgetMargin widens every window a little: a search counted when it
+// was sent reaches the instance a moment later, and the limiter counts
+// when it arrives. With it no instance sees more than a window's Max in
+// any span of Per.
+const budgetMargin = 500 * time.Millisecond
+
+// Restamp moves one search counted at taken to now, when it is sent
+// later than it was planned (its instance's terms were read first), so
+// that the windows count what the instance sees.
+func (p *Politeness) Restamp(instance string, taken, now time.Time) {
+	if p == nil || !now.After(taken) {
+		return
+	}
+	from, to := p.nanos(taken), p.nanos(now)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.rings.ring(instance, false)
+	if r == nil {
+		return
+	}
+	size := p.class(r).size
+	for k := 1; k <= len(r.times); k++ {
+		if r.at(k, size) != from {
+			continue
+		}
+		// Move it, and keep the ring newest last: shift the newer ones
+		// back by one and put it where it now belongs.
+		for ; k > 1 && r.at(k-1, size) < to; k-- {
+			r.set(k, size, r.at(k-1, size))
+		}
+		r.set(k, size, to)
+		return
+	}
+}
+
+// set replaces the k-th most recent time (k = 1 is the newest).
+func (r *timeRing) set(k, size int, t int64) {
+	if len(r.times) < size {
+		r.times[len(r.times)-k] = t
+		return
+	}
+	r.times[(r.next-k+size)%size] = t
+}
+
 func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
 	if r != nil && r.hold != 0 && now < r.hold {
 		return false
@@ -213,7 +257,7 @@ func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
 			continue
 		}
 		// The w.Max-th most recent search.
-		if now-r.at(w.Max, ws.size) < int64(w.Per) {
+		if now-r.at(w.Max, ws.size) < int64(w.Per+budgetMargin) {
 			return false
 		}
 	}
@@ -237,7 +281,7 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 		}
 		for _, w := range ws.windows {
 			if len(r.times) >= w.Max {
-				free = max(free, r.at(w.Max, ws.size)+int64(w.Per))
+				free = max(free, r.at(w.Max, ws.size)+int64(w.Per+budgetMargin))
 			}
 		}
 	}

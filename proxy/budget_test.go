@@ -20,8 +20,11 @@ func TestPolitenessWindows(t *testing.T) {
 	if !p.Allowed("https://b.example/", t0) {
 		t.Fatal("another instance shares the budget")
 	}
-	// 20 s after the first search, one more is allowed.
-	if !p.Take(inst, t0.Add(20*time.Second)) {
+	// 20 s (and the margin) after the first search, one more is allowed.
+	if p.Take(inst, t0.Add(20*time.Second)) {
+		t.Fatal("a search inside the window's margin was allowed")
+	}
+	if !p.Take(inst, t0.Add(20*time.Second+budgetMargin)) {
 		t.Fatal("the 20 s window did not move on")
 	}
 	if !p.Take(inst, t0.Add(41*time.Second)) {
@@ -34,7 +37,7 @@ func TestPolitenessWindows(t *testing.T) {
 	if got := p.Used(inst, t0.Add(5*time.Minute), 10*time.Minute); got != 5 {
 		t.Fatalf("Used = %d, want 5", got)
 	}
-	if !p.Take(inst, t0.Add(10*time.Minute)) {
+	if !p.Take(inst, t0.Add(10*time.Minute+budgetMargin)) {
 		t.Fatal("the 10 min window did not move on")
 	}
 	p.Forget(inst)
@@ -151,8 +154,8 @@ func TestPolitenessOwnClass(t *testing.T) {
 	if p.Allowed("pub", t0.Add(2*time.Second)) {
 		t.Fatal("a public instance over its window is allowed")
 	}
-	if got, want := p.FreeAt("pub", t0.Add(2*time.Second)), t0.Add(20*time.Second); !got.Equal(want) {
-		t.Fatalf("FreeAt = %v, want %v (the oldest search of the window + 20 s)", got.Sub(t0), want.Sub(t0))
+	if got, want := p.FreeAt("pub", t0.Add(2*time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+		t.Fatalf("FreeAt = %v, want %v (the oldest search of the window + 20 s and the margin)", got.Sub(t0), want.Sub(t0))
 	}
 	if got := p.FreeAt("own", t0); !got.Equal(t0) {
 		t.Fatalf("own FreeAt = %v, want now", got.Sub(t0))

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -74,9 +76,12 @@ type Response struct {
 	// Fanout is "asked/answered" for a search sent to several instances
 	// at once and merged ("" otherwise); Instance then lists every
 	// instance that answered, comma-separated.
-	Fanout  string
-	Soft    string // non-empty when the best answer was a soft one (e.g. "empty")
-	Elapsed time.Duration
+	Fanout string
+	Soft   string // non-empty when the best answer was a soft one (e.g. "empty"), or a redirect's reason
+	// Redirect is where the query's answer sends the client (an external
+	// bang, feeling lucky: SearXNG's 302 Location); JSON is nil then.
+	Redirect string
+	Elapsed  time.Duration
 
 	once    sync.Once
 	expires time.Time // an answer another replica found: when it expires
@@ -236,6 +241,9 @@ type Proxy struct {
 	qmu      sync.Mutex // guards queue; taken before the pool's lock, never while holding it
 	queue    slotQueue
 	recs     *registry // one record per instance: terms, budget rings, host client, recent outcomes
+	// classify judges one answer: detect.Classify, replaced by tests that
+	// need a parser that panics.
+	classify func(detect.Answer) detect.Verdict
 	metrics  *Metrics
 	log      *slog.Logger
 	cfgSem   chan struct{} // bounds concurrent /config reads
@@ -274,6 +282,7 @@ func New(cfg Config) (*Proxy, error) {
 		bg:       bg,
 		bgCancel: cancel,
 		idle:     make(chan func()),
+		classify: detect.Classify,
 	}
 	// The windows count from the proxy's clock (fake in tests).
 	base := cfg.Clock.Now()
@@ -290,6 +299,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	p.up = newUpstream(up)
 	p.up.hosts = registryHosts{p.recs}
+	// A lease the pool takes back by itself frees a slot nobody else
+	// announces: the waiters hear of it at once instead of polling.
+	cfg.Pool.SetOnFree(p.dispatch)
 	return p, nil
 }
 
@@ -438,7 +450,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		l := fl.res
 		r := &Response{JSON: l.JSON, Instance: l.Instance, Attempts: l.Attempts, Cached: l.Cached,
-			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Coalesced: true, Elapsed: p.now().Sub(start),
+			Stale: l.Stale, Soft: l.Soft, Fanout: l.Fanout, Redirect: l.Redirect, Coalesced: true, Elapsed: p.now().Sub(start),
 			results: fl.results} // read only: shared, never decoded again
 		p.metrics.search("coalesced", r.Elapsed)
 		return r, nil
@@ -591,7 +603,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 			if !l.Own() {
 				p.fair.take(client, now)
 			}
-			return leased{lease: l, inst: inst, rec: rec, release: cancel}, true
+			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 		}
 		p.giveBack(l, cancel)
 		lost[n] = inst
@@ -622,25 +634,27 @@ func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time
 	return p.timer(d)
 }
 
-// attempt runs one upstream search, records its outcome in the pool and
-// sends it to its search (the channel has room for every attempt).
-func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult) {
+// attempt runs one upstream search, has its outcome recorded with its
+// owner (at once, or once a second opinion came: see owner.go) and sends
+// it to its search (the channel has room for every attempt).
+func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult, op *opinions) {
 	lease, inst, rec := l.lease, l.inst, l.rec
-	defer p.dispatch() // its slot is free again: a waiting search may take it
-	defer l.release()
 	now := p.now()
 	caps := p.terms(rec, now, deadline)
 	if p.barred(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
 		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
-		p.pool.Record(lease, o, 0)
+		p.record(l, o, 0)
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
 	format := caps.format()
+	// The budget counts the search when it is sent, not when it was
+	// planned: its terms may have taken a while to read.
+	p.polite.Restamp(inst, l.takenAt, p.now())
 	now = p.now() // the search's own time starts after its terms were read
-	v, elapsed, err := p.ask(inst, &req, format, deadline)
+	v, elapsed, err := p.safeAsk(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
@@ -648,29 +662,15 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
 		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
-			v, elapsed, err = p.ask(inst, &req, format, deadline)
+			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
 		}
 	}
-	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
-	switch {
-	case v.Kind == detect.OK && v.Results != nil:
+	o := ownerOf(v, err, format)
+	if v.Kind == detect.OK && v.Results != nil {
 		o.Hits = len(v.Results.Results)
-	case v.Reason == detect.FormatDisabled && format == FormatJSON:
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
-	case v.Reason == detect.ClientError:
-		// The instance would not take this search (its URL limit, a
-		// parameter it does not know): the search's doing, not the
-		// instance's, or any client could open circuits with odd queries.
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
-	case err != nil && errors.Is(err, ErrBusy):
-		// Our own connection cap, not the instance's doing.
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}
-	case v.Kind == detect.Failed && v.Reason == detect.Timeout && elapsed < min(p.cfg.HedgeFloor, p.cfg.Deadline/2):
-		// Cut short by its search's deadline before the instance had a fair
-		// chance (a hedge started late): not the instance's failure. Every
-		// other outcome, late or not, is the instance's own and recorded:
-		// nothing tears a hedge loser down, it runs to its answer.
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: "cancelled"}
+		if !v.Results.NothingFound() {
+			op.answered(elapsed)
+		}
 	}
 	switch {
 	case v.Kind == detect.OK && format == FormatJSON && caps.JSON != Yes:
@@ -684,9 +684,46 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		}
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
 	}
-	p.pool.Record(lease, o, elapsed)
-	p.metrics.upstream(rec.metrics, inst, o, elapsed)
+	op.settle(l, o, elapsed)
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
+}
+
+// ownerOf is the outcome of one upstream answer with the owners that one
+// answer can tell by itself (the table in owner.go); the ambiguous ones
+// are left to the search's opinions.
+func ownerOf(v detect.Verdict, err error, format string) pool.Outcome {
+	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
+	switch {
+	case v.Kind == detect.Redirect:
+		// A bang: SearXNG sends whoever asks to the bang's site.
+		o = pool.Outcome{Kind: pool.OK, Owner: pool.OwnerQuery, Reason: string(v.Reason)}
+	case v.Reason == detect.FormatDisabled && format == FormatJSON:
+		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
+	case v.Reason == detect.ClientError:
+		// The instance would not take this search (its URL limit, a
+		// parameter it does not know): the search's doing, not the
+		// instance's, or any client could open circuits with odd queries.
+		o.Owner = pool.OwnerClient
+	case err != nil && errors.Is(err, ErrBusy):
+		// Our own connection cap, not the instance's doing.
+		o = pool.Outcome{Kind: pool.Failed, Owner: pool.OwnerGateway, Reason: "busy"}
+	}
+	return o
+}
+
+// safeAsk is ask that turns a panic while reading the answer into the
+// instance's unreadable answer: one hostile page must not stop the
+// gateway. The stack is logged once, here.
+func (p *Proxy) safeAsk(inst string, req *Request, format string, deadline time.Time) (v detect.Verdict, elapsed time.Duration, err error) {
+	start := p.now()
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("reading an instance's answer panicked: taken as an unreadable answer",
+				"instance", inst, "panic", r, "stack", string(debug.Stack()))
+			v, elapsed, err = detect.Verdict{Kind: detect.Failed, Reason: detect.BadBody}, p.now().Sub(start), nil
+		}
+	}()
+	return p.ask(inst, req, format, deadline)
 }
 
 // ask sends one search to inst in format and judges the answer.
@@ -700,8 +737,8 @@ func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time
 	if err != nil {
 		return detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}, elapsed, err
 	}
-	return detect.Classify(detect.Answer{
-		Status: rep.Status, Header: rep.Header, Body: rep.Body,
+	return p.classify(detect.Answer{
+		Status: rep.Status, Header: rep.Header, Body: rep.Body, Instance: inst,
 		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.cfg.MaxBody,
 	}), elapsed, nil
 }
@@ -748,14 +785,16 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 }
 
 // answer turns a winning attempt into the client's response and caches it
-// (an honest "nothing found" for EmptyTTL only: an index may catch up).
-func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts int, soft string) (*Response, error) {
+// (an honest "nothing found" for EmptyTTL only: an index may catch up). A
+// soft answer is cached only when ttl says for how long (the query's own
+// poverty); ttl 0 is the default.
+func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts int, soft string, ttl time.Duration) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(nil)
 	now := p.now()
-	if soft == "" {
-		ttl := p.cfg.CacheTTL
+	if soft == "" || ttl > 0 {
+		ttl := min(cmp.Or(ttl, p.cfg.CacheTTL), p.cfg.CacheTTL)
 		if res.NothingFound() {
 			ttl = min(ttl, p.cfg.EmptyTTL)
 		}

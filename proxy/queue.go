@@ -48,20 +48,32 @@ type leased struct {
 	inst    string
 	rec     *record // the instance's record as it was at checkout
 	release context.CancelFunc
+	takenAt time.Time // when its budget was taken
 }
 
 // minRetryAfter is the shortest Retry-After a refusal says: HTTP counts in
 // whole seconds, and "0" would invite a client to come back at once.
 const minRetryAfter = time.Second
 
-// pollEvery bounds how long a waiter sleeps without a dispatch: leases the
-// pool takes back by itself (their context ended) say nothing when they do.
-const pollEvery = 250 * time.Millisecond
+// slot is when the first instance a search may use is expected to take
+// it, and what the search should expect once there.
+type slot struct {
+	at time.Time // when it frees (at or after now)
+	// done is when a search sent then is expected to be answered: at
+	// plus the instance's usual latency. Past the deadline, the slot is
+	// no use to the search.
+	done time.Time
+	// wake is the earliest time a window or a cooldown frees something
+	// (zero when only busy instances are waited for: a lease coming back
+	// wakes the waiters then, through dispatch).
+	wake time.Time
+}
 
-// earliest returns when the first instance s may use is expected to take
-// a search (at or after now), and whether there is any such instance.
-func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (time.Time, bool) {
-	var at time.Time
+// earliest returns the slot s may use first, and whether there is any
+// instance s may use at all. Among the instances, the one expected to
+// answer first counts.
+func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (slot, bool) {
+	var best slot
 	found := false
 	_, share := p.fair.allowed(client, now) // when the client may take a public instance again
 	for _, f := range frees {
@@ -75,14 +87,23 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 		if !f.Own && share.After(t) {
 			t = share
 		}
-		if !found || t.Before(at) {
-			at, found = t, true
+		t = maxTime(t, now)
+		done := t.Add(f.Latency)
+		if !found || done.Before(best.done) {
+			best.at, best.done, found = t, done, true
+		}
+		if timed := t.After(now) || !f.Busy; timed && (best.wake.IsZero() || t.Before(best.wake)) {
+			best.wake = t
 		}
 	}
-	if found && at.Before(now) {
-		at = now
+	return best, found
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return at, found
+	return b
 }
 
 // candidates lists when each instance searxgate may search at all (its
@@ -101,13 +122,15 @@ func retryAfter(at, now time.Time) time.Duration {
 func (s *search) waitSlot() (leased, bool) {
 	p := s.p
 	now := p.now()
-	at, any := p.earliest(p.candidates(), s.req.Client, s.tried, now)
+	sl, any := p.earliest(p.candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
 		s.why = "no_instance"
 		return leased{}, false
-	case at.After(s.deadline):
-		s.why, s.retryAfter = "no_slot", retryAfter(at, now)
+	case sl.done.After(s.deadline):
+		// Its answer could not come in time even if it waited: refused
+		// now, not after waiting.
+		s.why, s.retryAfter = "no_slot", retryAfter(sl.at, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
@@ -115,7 +138,7 @@ func (s *search) waitSlot() (leased, bool) {
 	p.qmu.Lock()
 	if len(p.queue.waiters) >= p.queue.max {
 		p.qmu.Unlock()
-		s.why, s.retryAfter = "queue_full", retryAfter(at, now)
+		s.why, s.retryAfter = "queue_full", retryAfter(sl.at, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
@@ -127,22 +150,28 @@ func (s *search) waitSlot() (leased, bool) {
 	timeout, stopTimeout := p.timer(s.deadline.Sub(now))
 	defer stopTimeout()
 	for {
-		wake, stopWake := p.timer(min(max(at.Sub(p.now()), time.Millisecond), pollEvery))
+		// Asleep until something changes: a lease coming back (dispatch
+		// sends the grant), or the window or cooldown it waits for ending.
+		var wake <-chan time.Time
+		stopWake := func() {}
+		if !sl.wake.IsZero() {
+			wake, stopWake = p.timer(max(sl.wake.Sub(p.now()), time.Millisecond))
+		}
 		select {
 		case g := <-w.got:
 			stopWake()
 			return s.granted(w, g)
 		case <-wake:
 			p.dispatch()
-			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
+			sl, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
 		case <-timeout:
 			stopWake()
 			if g, ok := p.leave(w); ok {
 				return s.granted(w, g)
 			}
 			now := p.now()
-			at, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
-			s.why, s.retryAfter = "deadline", retryAfter(at, now)
+			sl, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
+			s.why, s.retryAfter = "deadline", retryAfter(sl.at, now)
 			p.metrics.queueRefused.Add(1)
 			return leased{}, false
 		case <-s.ctx.Done():
@@ -154,6 +183,15 @@ func (s *search) waitSlot() (leased, bool) {
 			return leased{}, false
 		}
 	}
+}
+
+// inTime reports whether a search sent now on l can be answered by
+// deadline, as far as its instance's latency average says (with a
+// margin of a tenth).
+func (p *Proxy) inTime(l leased, now, deadline time.Time) (need time.Duration, ok bool) {
+	st := p.pool.Stats(l.inst)
+	need = time.Duration(st.LatencyMS * 1.1 * float64(time.Millisecond))
+	return need, !st.Measured || !now.Add(need).After(deadline)
 }
 
 // granted ends w's wait with g.
@@ -201,14 +239,22 @@ func (p *Proxy) dispatch() {
 	kept := p.queue.waiters[:0]
 	for _, w := range p.queue.waiters {
 		if l, ok := p.checkout(w.s.ctx, w.s.req.Client, w.s.tried, now); ok {
-			w.got <- grant{l: l, ok: true}
+			need, ok := p.inTime(l, now, w.s.deadline)
+			if ok {
+				w.got <- grant{l: l, ok: true}
+				continue
+			}
+			// A slot it cannot use: its answer would come after its
+			// deadline. Refused now, not sent to be cut and blamed.
+			p.giveBack(l.lease, l.release)
+			w.got <- grant{retryAfter: retryAfter(now.Add(need), now)}
 			continue
 		}
 		if frees == nil {
 			frees = p.candidates()
 		}
-		if at, any := p.earliest(frees, w.s.req.Client, w.s.tried, now); !any || at.After(w.s.deadline) {
-			w.got <- grant{retryAfter: retryAfter(at, now)}
+		if sl, any := p.earliest(frees, w.s.req.Client, w.s.tried, now); !any || sl.done.After(w.s.deadline) {
+			w.got <- grant{retryAfter: retryAfter(sl.at, now)}
 			continue
 		}
 		kept = append(kept, w)

@@ -130,8 +130,8 @@ func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
 	e.proxy.dispatch()
 	<-done
 	var na *NoAnswerError
-	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second {
-		t.Fatalf("%v; want no_slot, retry after 20s (the window's oldest search + 20s)", err)
+	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second+budgetMargin {
+		t.Fatalf("%v; want no_slot, retry after 20.5s (the window's oldest search + 20s and the margin)", err)
 	}
 	if e.searches(0) != 0 {
 		t.Fatalf("the instance got %d searches, want none", e.searches(0))

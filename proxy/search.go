@@ -20,14 +20,20 @@ type search struct {
 	key      *searchKey
 	deadline time.Time
 
-	results  chan attemptResult
-	tried    map[string]bool
-	log      []Attempt
-	starts   []time.Time    // when each attempt of log started
-	best     *attemptResult // the best soft answer so far, served when nothing better comes
-	empty    *attemptResult // an honest "nothing found", served unless another instance finds something
-	inflight int
-	started  int
+	results chan attemptResult
+	tried   map[string]bool
+	log     []Attempt
+	starts  []time.Time    // when each attempt of log started
+	best    *attemptResult // the best soft answer so far, served when nothing better comes
+	empty   *attemptResult // an honest "nothing found", served unless another instance finds something
+	// doubt is the first poor answer (engines down, off-topic): it cannot
+	// tell whose fault it is. A second answered the same way makes the
+	// query at fault (queryFault).
+	doubt      *attemptResult
+	queryFault bool
+	op         *opinions // decides the owner of the outcomes that cannot tell
+	inflight   int
+	started    int
 
 	// A fan-out search asks up to fanout instances at once and merges
 	// their good answers (answers, in the order they came).
@@ -67,8 +73,9 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, d
 		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
 		stopHedge: func() {},
 		fanout:    max(req.Fanout, 1),
+		op:        &opinions{p: p},
 	}
-	defer func() { s.stopHedge() }()
+	defer func() { s.stopHedge(); s.op.close() }()
 	return s.run()
 }
 
@@ -152,6 +159,9 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		return s.onFanResult(r)
 	}
 	switch r.verdict.Kind {
+	case detect.Redirect:
+		// A bang: the query's answer is the redirect, whoever is asked.
+		return s.redirect(r), nil, true
 	case detect.OK:
 		if !r.verdict.Results.NothingFound() {
 			res, err = s.answer(r)
@@ -168,9 +178,18 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		}
 	case detect.Soft:
 		s.keepBest(r)
+		s.weigh(r)
 	}
 	if s.inflight > 0 {
 		return nil, nil, false
+	}
+	if s.queryFault {
+		// A second instance answered as poorly: the query is at fault
+		// (engines that fail on it everywhere, SearXNG syntax), not the
+		// instances. Its answer is served, and cached briefly.
+		a := s.queryAnswer()
+		res, err = s.p.answer(s.req, s.key, *a, s.started, string(a.verdict.Reason), queryFaultTTL)
+		return res, err, true
 	}
 	if s.empty == nil && s.started < p.cfg.MaxAttempts && s.launch(launchRetry) {
 		return nil, nil, false
@@ -206,6 +225,14 @@ func (s *search) launch(kind launchKind) bool {
 	if !ok {
 		return false
 	}
+	if s.started > 0 {
+		// A retry, hedge or second opinion that could not be answered
+		// before the deadline is not sent: the deadline would cut it.
+		if _, in := p.inTime(l, now, s.deadline); !in {
+			p.giveBack(l.lease, l.release)
+			return false
+		}
+	}
 	if s.started == 0 || kind == launchFan {
 		p.extra.First(now)
 	}
@@ -217,8 +244,8 @@ func (s *search) launch(kind launchKind) bool {
 	s.tried[l.inst] = true
 	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
 	s.starts = append(s.starts, now)
-	req, deadline, results := s.req, s.deadline, s.results
-	if !p.spawn(func() { p.attempt(l, req, deadline, results) }) {
+	req, deadline, results, op := s.req, s.deadline, s.results, s.op
+	if !p.spawn(func() { p.attempt(l, req, deadline, results, op) }) {
 		// Shutting down: the attempt is never sent.
 		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
 		l.release()
@@ -229,11 +256,79 @@ func (s *search) launch(kind launchKind) bool {
 		}
 		return false
 	}
-	if s.fanout == 1 {
+	if s.fanout == 1 && s.inflight == 1 {
+		// Only the one attempt in flight is raced: a hedge does not arm
+		// another, late, that the deadline would cut.
 		s.stopHedge()
 		s.hedge, s.stopHedge = p.hedgeTimer(l.rec, now, s.deadline)
 	}
 	return true
+}
+
+// queryFaultTTL is how long an answer whose poverty is the query's own
+// (two instances alike) is cached: repeats cost nothing upstream, and an
+// engine that recovers is asked again soon.
+const queryFaultTTL = time.Minute
+
+// queryAnswer is the answer served when the query is at fault: the best
+// poor page, else the off-topic one both instances gave (SearXNG's own
+// reading of the query).
+func (s *search) queryAnswer() *attemptResult {
+	if s.best != nil {
+		return s.best
+	}
+	return s.doubt
+}
+
+// weigh takes one poor answer: the first is a doubt; a second one the
+// same makes the query at fault, a different one says both were their
+// instances' own.
+func (s *search) weigh(r attemptResult) {
+	switch {
+	case s.doubt == nil:
+		rr := r
+		s.doubt = &rr
+	case s.queryFault:
+	case sameWay(s.doubt.verdict, r.verdict):
+		s.queryFault = true
+	default:
+		s.op.poorAnswersDiffer()
+	}
+}
+
+// sameWay reports whether two poor answers are poor the same way, as one
+// query makes them on any instance: both with engines down, or both
+// reading the query alike (the same echo, a result in common).
+func sameWay(a, b detect.Verdict) bool {
+	if a.Reason != b.Reason {
+		return false
+	}
+	if a.Reason == detect.EnginesDown {
+		return true
+	}
+	if a.Results == nil || b.Results == nil || !strings.EqualFold(a.Results.Query, b.Results.Query) {
+		return false
+	}
+	if len(a.Results.Results) == 0 && len(b.Results.Results) == 0 {
+		return true
+	}
+	urls := make(map[string]bool, len(a.Results.Results))
+	for _, x := range a.Results.Results {
+		urls[x.URL] = true
+	}
+	for _, y := range b.Results.Results {
+		if urls[y.URL] {
+			return true
+		}
+	}
+	return false
+}
+
+// redirect answers a bang search with the redirect SearXNG gave. It is not
+// cached: it costs the instance nothing to say again, and a cached
+// redirect would outlive a bang the instance changed.
+func (s *search) redirect(r attemptResult) *Response {
+	return &Response{Redirect: r.verdict.Location, Instance: r.instance, Attempts: s.started, Soft: string(r.verdict.Reason)}
 }
 
 // keepBest keeps r as the search's last resort when it is a poor page
@@ -257,6 +352,8 @@ func (s *search) attemptCap() int { return s.p.cfg.MaxAttempts + s.fanout - 1 }
 // the attempt cap allows; the search ends when nothing is in flight.
 func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 	switch {
+	case r.verdict.Kind == detect.Redirect:
+		return s.redirect(r), nil, true // one instance answers a bang
 	case r.verdict.Kind == detect.OK:
 		s.answers = append(s.answers, r)
 	case r.verdict.Kind == detect.Soft:
@@ -318,7 +415,7 @@ func (s *search) merged() (*Response, error) {
 	m := detect.Merge(results...)
 	s.p.metrics.fanout.Add(1)
 	merged := attemptResult{instance: strings.Join(insts, ", "), verdict: detect.Verdict{Kind: detect.OK, Results: m}}
-	res, err := s.p.answer(s.req, s.key, merged, s.started, "")
+	res, err := s.p.answer(s.req, s.key, merged, s.started, "", 0)
 	if res != nil {
 		res.Fanout = strconv.Itoa(s.asked) + "/" + strconv.Itoa(len(s.answers))
 	}
@@ -331,5 +428,5 @@ func (s *search) answer(r attemptResult) (*Response, error) {
 	if r.verdict.Kind == detect.Soft {
 		soft = string(r.verdict.Reason)
 	}
-	return s.p.answer(s.req, s.key, r, s.started, soft)
+	return s.p.answer(s.req, s.key, r, s.started, soft, 0)
 }

@@ -1,0 +1,170 @@
+package proxy
+
+import (
+	"sync"
+	"time"
+
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+)
+
+// Whose outcome is it? Every upstream search comes to an outcome, and
+// every outcome has an owner: the instance, the query, the client or
+// searxgate itself (pool.Owner). Only the instance's own outcomes move its
+// circuit, failure average and cooldown, reach the replicas (a circuit
+// opens only on those) and count as its refusals and failures in
+// /metrics and /status; the others count there as "excused". The owner is
+// decided here, in ownerOf and in opinions, before the pool learns
+// anything: the pool cannot undo an outcome it recorded.
+//
+//	outcome                                      owner
+//	ok answer, honest "nothing found"            instance (it answered)
+//	refusal: 429, limiter redirect, 403,         instance
+//	  challenge, blocklist, 503
+//	5xx, unreadable, too large, reset, tls,      instance (FailStrikes in a
+//	  refused connection, a parser panic           row open the circuit)
+//	external bang, feeling lucky (a redirect     query
+//	  off the instance, passed to the client)
+//	4xx the instance would not take              client (an odd query)
+//	format=json refused (403)                    searxgate's choice of format:
+//	                                               cancelled, HTML asked next
+//	link-token bar, searxgate's own connection   searxgate (cancelled, busy)
+//	  cap, shutdown, a lease given back
+//	engines down or off-topic answer             held: the second opinion
+//	timeout, dns                                 held: the second opinion
+//	autocompletion                               its own budget; never the pool
+//
+// A held outcome cannot tell by itself whose it is: engines that fail on
+// one query fail on every instance, a query can be slow everywhere, and
+// when no name resolves the network is down. It waits (pool.Hold frees
+// its slot meanwhile) until another instance of the same search has
+// spoken: when one answers with results, each held outcome is the
+// instance's (a timeout only when it ran well past the answer's time:
+// one cut short by the deadline had no fair chance); when the search ends
+// without such an answer, the query or the network is at fault (unless
+// two poor answers differed: two other queries' results are each
+// instance's own), and the held outcomes are the query's (engines down, off-topic, slow) or
+// searxgate's (dns: the machine is offline). A held outcome whose search
+// already ended is decided at once by what that search saw.
+
+// opinions collects what the attempts of one search came to, to decide
+// the owner of the outcomes that cannot tell by themselves. The search
+// and its attempts share it; attempts may outlive the search.
+type opinions struct {
+	p  *Proxy
+	mu sync.Mutex // guards everything below
+	// answeredIn is how long the fastest answer with results took; 0
+	// while none came.
+	answeredIn time.Duration
+	closed     bool // the search ended
+	// poorOwn: two poor answers of this search differed (two other
+	// queries' results): each was its instance's own doing.
+	poorOwn bool
+	held    []heldOutcome
+}
+
+// heldOutcome is one attempt's outcome waiting for a second opinion.
+type heldOutcome struct {
+	l       leased
+	o       pool.Outcome
+	elapsed time.Duration
+}
+
+// ambiguous reports whether an instance's outcome o cannot tell by itself
+// whose doing it is.
+func ambiguous(o pool.Outcome) bool {
+	switch detect.Reason(o.Reason) {
+	case detect.EnginesDown, detect.OffTopic:
+		return o.Kind == pool.Soft
+	case detect.Timeout, detect.DNS:
+		return o.Kind == pool.Failed
+	}
+	return false
+}
+
+// settle records an attempt's outcome now, or holds it for a second
+// opinion, and gives the lease back.
+func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
+	if o.Owner != pool.OwnerInstance || !ambiguous(o) {
+		op.p.record(l, o, elapsed)
+		return
+	}
+	op.mu.Lock()
+	if op.answeredIn == 0 && !op.closed {
+		op.held = append(op.held, heldOutcome{l: l, o: o, elapsed: elapsed})
+		op.mu.Unlock()
+		op.p.pool.Hold(l.lease)
+		return
+	}
+	o.Owner = op.judge(o, elapsed)
+	op.mu.Unlock()
+	op.p.record(l, o, elapsed)
+}
+
+// judge decides the owner of an ambiguous outcome from what the search
+// saw; op.mu is held.
+func (op *opinions) judge(o pool.Outcome, elapsed time.Duration) pool.Owner {
+	if op.poorOwn && o.Kind == pool.Soft {
+		return pool.OwnerInstance
+	}
+	if op.answeredIn == 0 {
+		if o.Reason == string(detect.DNS) {
+			return pool.OwnerGateway // no instance was reached: the network
+		}
+		return pool.OwnerQuery
+	}
+	if o.Reason == string(detect.Timeout) && elapsed < max(2*op.answeredIn, op.p.cfg.HedgeFloor) {
+		// Another instance answered, but this one was cut by the
+		// search's deadline before it had as long: searxgate's doing.
+		return pool.OwnerGateway
+	}
+	return pool.OwnerInstance
+}
+
+// answered says an instance answered the search with results after
+// elapsed: the outcomes held so far were their instances' own.
+func (op *opinions) answered(elapsed time.Duration) {
+	op.mu.Lock()
+	if op.answeredIn == 0 || elapsed < op.answeredIn {
+		op.answeredIn = max(elapsed, time.Nanosecond)
+	}
+	op.decide()
+}
+
+// poorAnswersDiffer says two poor answers of the search differed: they
+// were their instances' own doing, not the query's.
+func (op *opinions) poorAnswersDiffer() {
+	op.mu.Lock()
+	op.poorOwn = true
+	op.decide()
+}
+
+// close ends the search: the outcomes still held are decided by what it
+// saw, and later ones at once.
+func (op *opinions) close() {
+	op.mu.Lock()
+	op.closed = true
+	op.decide()
+}
+
+// decide records every held outcome; op.mu is held and released.
+func (op *opinions) decide() {
+	held := op.held
+	op.held = nil
+	for i := range held {
+		held[i].o.Owner = op.judge(held[i].o, held[i].elapsed)
+	}
+	op.mu.Unlock()
+	for _, h := range held {
+		op.p.record(h.l, h.o, h.elapsed)
+	}
+}
+
+// record gives the pool an attempt's outcome, counts it and ends the
+// lease.
+func (p *Proxy) record(l leased, o pool.Outcome, elapsed time.Duration) {
+	p.pool.Record(l.lease, o, elapsed)
+	p.metrics.upstream(l.rec.metrics, l.inst, o, elapsed)
+	l.release()
+	p.dispatch()
+}
