@@ -44,7 +44,7 @@ func (h *Histogram) Snapshot() (cumulative []uint64, sum float64) {
 }
 
 // searchOutcomes are the ways a client search ends, as metrics count them.
-var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "failed"}
+var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "failed", "limited"}
 
 // SearchOutcomes returns the ways a client search ends (a copy).
 func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }
@@ -61,24 +61,47 @@ type InstanceMetrics struct {
 	byKind   [NumKinds]uint64
 	byReason map[string]uint64
 	recent   [recentN]float32 // latencies in ms; ring
-	kinds    [recentN]uint8   // pool.Kind of each recent attempt
+	kinds    [recentN]uint8   // kind of each recent attempt (kindIndex)
 	next, n  int
 }
 
 // InstanceView is a copy of one instance's metrics.
 type InstanceView struct {
-	ByKind   map[string]uint64 // ok, soft, refused, failed, cancelled
+	ByKind   map[string]uint64 // ok, soft, refused, failed, cancelled, excused
 	ByReason map[string]uint64 // rate_limited, timeout, ...
 	Recent   []float32         // oldest first, ms
 	Kinds    []string          // outcome of each recent attempt, oldest first
 }
 
-// NumKinds is the number of pool.Kind values Totals counts.
-const NumKinds = int(pool.Cancelled) + 1
+// NumKinds is the number of outcome kinds Totals counts: every pool.Kind,
+// and Excused.
+const NumKinds = int(pool.Cancelled) + 2
+
+// Excused is the index, in Totals.ByKind, of the outcomes that were not
+// their instance's own (pool.Owner): the query's, the client's or
+// searxgate's. They are not the instance's refusals or failures.
+const Excused = NumKinds - 1
+
+// KindName names an index of Totals.ByKind: a pool.Kind's name, or
+// "excused".
+func KindName(i int) string {
+	if i == Excused {
+		return "excused"
+	}
+	return pool.Kind(i).String()
+}
+
+// kindIndex is o's index in Totals.ByKind.
+func kindIndex(o pool.Outcome) int {
+	if o.Owner != pool.OwnerInstance && o.Kind != pool.Cancelled {
+		return Excused
+	}
+	return int(o.Kind)
+}
 
 // Totals are one instance's upstream searches since the process started.
 type Totals struct {
-	ByKind   [NumKinds]uint64 // indexed by pool.Kind
+	ByKind   [NumKinds]uint64 // indexed by pool.Kind, and Excused
 	ByReason map[string]uint64
 }
 
@@ -164,8 +187,12 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		tv, _ = m.totals.LoadOrStore(inst, new(instanceTotals))
 	}
 	totals := tv.(*instanceTotals)
-	if int(o.Kind) < NumKinds {
-		totals.byKind[o.Kind].Add(1)
+	k := kindIndex(o)
+	if k < NumKinds {
+		totals.byKind[k].Add(1)
+	}
+	if k == Excused {
+		o.Reason = "" // not a reason of the instance's
 	}
 	if o.Reason != "" {
 		t := totals
@@ -180,14 +207,14 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		return
 	}
 	im.mu.Lock()
-	if int(o.Kind) < NumKinds {
-		im.byKind[o.Kind]++
+	if k < NumKinds {
+		im.byKind[k]++
 	}
 	if o.Reason != "" {
 		im.byReason[o.Reason]++
 	}
 	im.recent[im.next] = float32(d.Seconds() * 1000)
-	im.kinds[im.next] = uint8(o.Kind)
+	im.kinds[im.next] = uint8(k)
 	im.next = (im.next + 1) % recentN
 	im.n = min(im.n+1, recentN)
 	im.mu.Unlock()
@@ -221,7 +248,7 @@ func (im *InstanceMetrics) view() InstanceView {
 	iv := InstanceView{ByKind: make(map[string]uint64, NumKinds), ByReason: make(map[string]uint64, len(im.byReason))}
 	for k, c := range im.byKind {
 		if c > 0 {
-			iv.ByKind[pool.Kind(k).String()] = c
+			iv.ByKind[KindName(k)] = c
 		}
 	}
 	for k, c := range im.byReason {
@@ -230,7 +257,7 @@ func (im *InstanceMetrics) view() InstanceView {
 	for k := im.n; k > 0; k-- {
 		i := (im.next - k + recentN) % recentN
 		iv.Recent = append(iv.Recent, im.recent[i])
-		iv.Kinds = append(iv.Kinds, pool.Kind(im.kinds[i]).String())
+		iv.Kinds = append(iv.Kinds, KindName(int(im.kinds[i])))
 	}
 	return iv
 }

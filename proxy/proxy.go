@@ -496,7 +496,10 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
 	}
 	elapsed := p.now().Sub(start)
+	var limited *LimitedError
 	switch {
+	case errors.As(err, &limited):
+		p.metrics.search("limited", elapsed) // the client's own limit: no search failed
 	case err != nil:
 		p.metrics.search("failed", elapsed)
 	case res.Stale:

@@ -131,7 +131,30 @@ func (s *search) noAnswer() error {
 	if s.why == "cancelled" && s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
+	if offline(s.log) {
+		s.why = "network"
+	}
+	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "no_instance" {
+		// Every attempt failed: the client may come back when the first
+		// instance it could use frees, as far as the pool knows now.
+		now := s.p.now()
+		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+			s.retryAfter = retryAfter(sl.at, now)
+		}
+	}
 	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
+}
+
+// offline reports whether every attempt of a search failed because no
+// instance's name resolved: the network of this machine, not the
+// instances.
+func offline(tried []Attempt) bool {
+	for _, a := range tried {
+		if a.Reason != string(detect.DNS) {
+			return false
+		}
+	}
+	return len(tried) > 0
 }
 
 // fallback is the answer served when no better one came: an honest
@@ -324,11 +347,23 @@ func sameWay(a, b detect.Verdict) bool {
 	return false
 }
 
-// redirect answers a bang search with the redirect SearXNG gave. It is not
-// cached: it costs the instance nothing to say again, and a cached
-// redirect would outlive a bang the instance changed.
+// redirect answers a bang search with the redirect SearXNG gave: as the
+// redirect (Response.Redirect) for the clients that can follow one, and
+// as an answer of one result, the redirect's target, for those that read
+// results (JSON for feeling lucky, CSV, RSS, MCP). It is not cached: it
+// costs the instance nothing to say again, and a cached redirect would
+// outlive a bang the instance changed.
 func (s *search) redirect(r attemptResult) *Response {
-	return &Response{Redirect: r.verdict.Location, Instance: r.instance, Attempts: s.started, Soft: string(r.verdict.Reason)}
+	what := "SearXNG sends this search to the bang's site"
+	if r.verdict.Reason == detect.FeelingLucky {
+		what = "SearXNG sends this search to its first result"
+	}
+	res := &detect.Results{Query: s.req.Query, Results: []detect.Result{{
+		URL: r.verdict.Location, Title: r.verdict.Location, Content: what,
+		Positions: []int{1}, Score: 1, Category: "general",
+	}}}
+	return &Response{JSON: res.AppendJSON(nil), Redirect: r.verdict.Location, Instance: r.instance,
+		Attempts: s.started, Soft: string(r.verdict.Reason), results: res}
 }
 
 // keepBest keeps r as the search's last resort when it is a poor page

@@ -357,7 +357,7 @@ func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
 		lab := l.label(inst)
 		for k, n := range t.ByKind {
 			if n > 0 {
-				byKind[key{lab, pool.Kind(k).String()}] += n
+				byKind[key{lab, proxy.KindName(k)}] += n
 			}
 		}
 		for r, n := range t.ByReason {
@@ -380,7 +380,7 @@ func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
 		})
 		return ks
 	}
-	e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled).")
+	e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled; excused: the query's, the client's or searxgate's doing, not the instance's).")
 	for _, k := range sortKeys(byKind) {
 		e.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
 	}

@@ -6,9 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"html"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -72,6 +75,13 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	h := &ctx.Response.Header
 	h.Set(HeaderInstance, res.Instance)
 	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	if res.Redirect != "" && (req.Format == proxy.FormatHTML || res.Soft == string(detect.ExternalBang)) {
+		// A bang: SearXNG redirects before it looks at the format, and so
+		// does searxgate. Feeling lucky redirects the HTML page only; the
+		// other formats get its one result.
+		redirect(ctx, res.Redirect)
+		return
+	}
 	if res.Fanout != "" {
 		h.Set(HeaderFanout, res.Fanout)
 	}
@@ -111,6 +121,22 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	default:
 		s.writeHTML(ctx, req, results, res)
 	}
+}
+
+// redirect answers 302 to loc, with the short page Werkzeug writes for
+// clients that do not follow redirects. loc is an absolute http(s) URL
+// (detect checked it).
+func redirect(ctx *fasthttp.RequestCtx, loc string) {
+	ctx.Response.Header.Set("Location", loc)
+	ctx.SetContentType("text/html; charset=utf-8")
+	ctx.SetStatusCode(fasthttp.StatusFound)
+	e := html.EscapeString(loc)
+	ctx.SetBodyString(`<!doctype html>
+<html lang=en>
+<title>Redirecting...</title>
+<h1>Redirecting...</h1>
+<p>You should be redirected automatically to the target URL: <a href="` + e + `">` + e + `</a>. If not, click the link.
+`)
 }
 
 // classicKeys are the keys of SearXNG's JSON answer, each as it starts
@@ -207,24 +233,31 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 	if errors.As(err, &le) {
 		secs := retryAfterSeconds(le.RetryAfter)
 		ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
-		msg := "too many searches from this client: retry in " + strconv.FormatInt(secs, 10) + " s"
+		msg := "too many searches from this client (its own limit, --client-rate): retry in " + strconv.FormatInt(secs, 10) + " s"
+		s.refusals.log(s.log, "client_limited", fasthttp.StatusTooManyRequests, secs)
 		s.refuse(ctx, req, fasthttp.StatusTooManyRequests, msg, map[string]any{"error": msg}, secs)
 		return
 	}
 	body := map[string]any{"error": "no instance answered"}
 	var secs int64
+	why := "error"
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
-		body["error"] = "no instance answered: " + explainWhy(na.Why)
+		why = na.Why
+		if na.RetryAfter > 0 {
+			secs = retryAfterSeconds(na.RetryAfter)
+			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
+		}
+		msg := "no instance answered: " + explainWhy(na.Why)
+		if secs > 0 {
+			msg += "; retry in " + strconv.FormatInt(secs, 10) + " s"
+		}
+		body["error"] = msg
 		tried := na.Tried
 		if tried == nil {
 			tried = []proxy.Attempt{}
 		}
 		body["tried"] = tried
-		if na.RetryAfter > 0 {
-			secs = retryAfterSeconds(na.RetryAfter)
-			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
-		}
 	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		body["error"] = "search cancelled"
 		body["tried"] = []proxy.Attempt{}
@@ -232,7 +265,32 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 		s.log.Error("search failed", "err", err)
 		body["tried"] = []proxy.Attempt{}
 	}
+	s.refusals.log(s.log, why, fasthttp.StatusServiceUnavailable, secs)
 	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs)
+}
+
+// refusalLog logs the searches searxgate refuses (429, 503), at most one
+// line a second: the first of each second, with how many more were
+// refused since the last line. Never the query text.
+type refusalLog struct {
+	now  func() time.Time
+	mu   sync.Mutex // guards last and more
+	last time.Time
+	more int
+}
+
+func (r *refusalLog) log(l *slog.Logger, why string, status int, retrySecs int64) {
+	now := r.now()
+	r.mu.Lock()
+	if !r.last.IsZero() && now.Sub(r.last) < time.Second {
+		r.more++
+		r.mu.Unlock()
+		return
+	}
+	more := r.more
+	r.last, r.more = now, 0
+	r.mu.Unlock()
+	l.Warn("search refused", "status", status, "why", why, "retry_after_s", retrySecs, "more_refused_since_last_line", more)
 }
 
 // refuse answers status in the format asked: jsonBody as JSON, the error
@@ -255,9 +313,11 @@ func explainWhy(why string) string {
 	case "no_instance":
 		return "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers"
 	case "no_slot":
-		return "no instance can take this search before its deadline (their budgets, cooldowns or searches in flight): retry after the time given"
+		return "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline"
 	case "attempts":
-		return "every attempt failed"
+		return "every instance asked refused or failed (see tried)"
+	case "network":
+		return "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed"
 	case "budget":
 		return "the retry budget is spent"
 	case "shutdown":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -100,6 +101,8 @@ type Server struct {
 	started time.Time
 	routes  map[string]endpoint // fixed at New
 	labels  instanceLabels      // which instances /metrics names, for the life of the process
+	// refusals logs the searches refused, at most a line a second.
+	refusals refusalLog
 }
 
 // New returns the server; it fails when an embedded template does not
@@ -137,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Clock.Now()}
+	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Clock.Now(), refusals: refusalLog{now: cfg.Clock.Now}}
 	srv.routes = srv.table()
 	return srv, nil
 }
@@ -171,6 +174,7 @@ var securityHeaderLines = [...][2][]byte{
 }
 
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
+	defer s.recoverPanic(ctx)
 	securityHeaders(&ctx.Response.Header)
 	path := string(ctx.Path())
 	if r, ok := s.routes[path]; ok {
@@ -184,6 +188,21 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.notFound(ctx)
+}
+
+// recoverPanic turns a handler's panic into a 500 for its request alone
+// (fasthttp recovers none: one bad request would stop the gateway), and
+// logs the stack once. Every route is under it: the search page, the
+// image proxy, /mcp and its page reader.
+func (s *Server) recoverPanic(ctx *fasthttp.RequestCtx) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	s.log.Error("a request's handler panicked: answered 500", "path", string(ctx.Path()), "panic", r, "stack", string(debug.Stack()))
+	ctx.Response.Reset()
+	securityHeaders(&ctx.Response.Header)
+	plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 }
 
 // endpoint is one path's handler and the methods it answers (HEAD counts

@@ -181,14 +181,14 @@ func TestRefusals(t *testing.T) {
 		ctype  string
 		body   []string
 	}{
-		{"limited json", limited(2500 * time.Millisecond), "json", 429, "3", "application/json", []string{`{"error":"too many searches from this client: retry in 3 s"}`}},
+		{"limited json", limited(2500 * time.Millisecond), "json", 429, "3", "application/json", []string{`{"error":"too many searches from this client (its own limit, --client-rate): retry in 3 s"}`}},
 		{"limited html", limited(40 * time.Second), "html", 429, "40", "text/html", []string{"Too many searches", "you may search again in 40 s", "HTTP 429"}},
-		{"limited csv", limited(time.Second), "csv", 429, "1", "text/plain", []string{"too many searches from this client: retry in 1 s"}},
+		{"limited csv", limited(time.Second), "csv", 429, "1", "text/plain", []string{"too many searches from this client (its own limit, --client-rate): retry in 1 s"}},
 		{"limited rss", limited(61 * time.Second), "rss", 429, "61", "text/plain", []string{"retry in 61 s"}},
 		{"limited below a second", limited(time.Millisecond), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
 		{"limited with no time", limited(0), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
 		{"queue json", queued(1200 * time.Millisecond), "json", 503, "2", "application/json",
-			[]string{`"error":"no instance answered: too many searches are waiting for an instance"`, `"tried":[]`}},
+			[]string{`"error":"no instance answered: too many searches are waiting for an instance; retry in 2 s"`, `"tried":[]`}},
 		{"queue html", queued(9 * time.Second), "html", 503, "9", "text/html", []string{"No instance answered", "expected to be free in 9 s"}},
 		{"queue csv", queued(9 * time.Second), "csv", 503, "9", "text/plain", []string{"no instance answered"}},
 		{"deadline no hint", &proxy.NoAnswerError{Why: "deadline"}, "json", 503, "", "application/json", []string{`"tried":[]`}},

@@ -338,7 +338,7 @@ func sparklineOf(ms []float32, kinds []string, w, h int) sparkline {
 			b.WriteByte(' ')
 		}
 		fmt.Fprintf(&b, "%.1f,%.1f", px, py)
-		if i < len(kinds) && kinds[i] != "ok" && kinds[i] != "cancelled" {
+		if i < len(kinds) && kinds[i] != "ok" && kinds[i] != "cancelled" && kinds[i] != "excused" {
 			sp.Markers = append(sp.Markers, sparkMarker{X: fmt.Sprintf("%.1f", px), Y: fmt.Sprintf("%.1f", py), Class: kindClass(kinds[i])})
 		}
 	}
@@ -352,7 +352,7 @@ func sparklineOf(ms []float32, kinds []string, w, h int) sparkline {
 
 func kindClass(k string) string {
 	switch k {
-	case "ok", "soft", "refused", "failed", "cancelled":
+	case "ok", "soft", "refused", "failed", "cancelled", "excused":
 		return k
 	}
 	return "failed"
@@ -370,7 +370,7 @@ func outcomeBar(byKind map[string]uint64, w int) ([]barSegment, string) {
 	var segs []barSegment
 	var title []string
 	x := 0.0
-	for _, k := range []string{"ok", "soft", "refused", "failed", "cancelled"} {
+	for _, k := range []string{"ok", "soft", "refused", "failed", "cancelled", "excused"} {
 		n := byKind[k]
 		if n == 0 {
 			continue
