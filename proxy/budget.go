@@ -25,8 +25,8 @@ type Window struct {
 // because a sliding window is what SearXNG's limiter counts: a bucket
 // would allow bursts the limiter refuses.
 type Politeness struct {
-	base    time.Time    // times are kept as offsets from it: monotonic when the clock is time.Now
-	classes [2]windowSet // public, own
+	base    time.Time             // times are kept as offsets from it: monotonic when the clock is time.Now
+	classes [numClasses]windowSet // by budgetClass
 
 	mu    sync.Mutex // guards the fields of every ring, and rings when it is a mapRings
 	rings ringStore
@@ -74,13 +74,66 @@ func newWindowSet(windows []Window) windowSet {
 	return ws
 }
 
+// budgetClass is the budget an instance is under.
+type budgetClass uint8
+
+const (
+	classPublic budgetClass = iota
+	classOwn
+	// classOwnLimited: an own instance whose /config says its limiter is
+	// on: the limiter counts searxgate like any client, so searxgate
+	// paces it below the limiter's windows (LimiterBudget), unless the
+	// operator's own budget is tighter.
+	classOwnLimited
+	numClasses
+)
+
+// classOf is the class of an instance that is own or not, and whose
+// limiter is on or not.
+func classOf(own, limiter bool) budgetClass {
+	switch {
+	case own && limiter:
+		return classOwnLimited
+	case own:
+		return classOwn
+	}
+	return classPublic
+}
+
+// LimiterBudget is what an own instance with SearXNG's limiter on gets:
+// below its HTML windows (15 in 20 s, 150 in 10 min) with a margin.
+// Adding searxgate's address to botdetection.ip_lists.pass_ip in the
+// instance's limiter.toml lifts the limiter for it; /config cannot tell
+// searxgate so, so it paces while /config says the limiter is on (turn
+// the limiter off, or give --own-budget-*, to say otherwise).
+var LimiterBudget = []Window{{Max: 12, Per: 20 * time.Second}, {Max: 120, Per: 10 * time.Minute}}
+
+// tighter returns, window by window, the smaller Max of a and b for the
+// same span, and every window either has.
+func tighter(a, b []Window) []Window {
+	out := append([]Window(nil), a...)
+	for _, w := range b {
+		found := false
+		for i := range out {
+			if out[i].Per == w.Per {
+				out[i].Max = min(out[i].Max, w.Max)
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // timeRing holds an instance's most recent search times. It grows as the
 // instance is used, up to its class's ring size, so an instance searched
 // rarely costs little.
 type timeRing struct {
-	own   bool    // the instance's class: its times count against the own budget
-	hold  int64   // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
-	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
+	class budgetClass // the budget its times count against
+	hold  int64       // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
+	times []int64     // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
 }
 
@@ -100,13 +153,20 @@ const MaxWindow = 10_000
 // windows, and none for own ones; windows with a non-positive Max or Per
 // are ignored (no limit), and Max is capped at MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
-	return &Politeness{base: time.Now(), classes: [2]windowSet{newWindowSet(windows)}, rings: mapRings{}}
+	p := &Politeness{base: time.Now(), classes: [numClasses]windowSet{classPublic: newWindowSet(windows)}, rings: mapRings{}}
+	return p.WithOwn()
 }
 
 // WithOwn sets the budget of the operator's own instances (none by
-// default) and returns p. Call it before p is used.
+// default) and returns p; an own instance with SearXNG's limiter on gets
+// the tighter of it and LimiterBudget. Call it before p is used.
 func (p *Politeness) WithOwn(windows ...Window) *Politeness {
-	p.classes[1] = newWindowSet(windows)
+	p.classes[classOwn] = newWindowSet(windows)
+	if len(p.classes[classOwn].windows) == 0 {
+		p.classes[classOwnLimited] = newWindowSet(LimiterBudget)
+	} else {
+		p.classes[classOwnLimited] = newWindowSet(tighter(LimiterBudget, p.classes[classOwn].windows))
+	}
 	return p
 }
 
@@ -119,10 +179,10 @@ func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base))
 
 // class is the budget r's instance is under: public until it is known.
 func (p *Politeness) class(r *timeRing) *windowSet {
-	if r != nil && r.own {
-		return &p.classes[1]
+	if r == nil {
+		return &p.classes[classPublic]
 	}
-	return &p.classes[0]
+	return &p.classes[r.class]
 }
 
 // Allowed reports whether one more search to instance at now stays within
@@ -147,38 +207,62 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.rings.ring(instance, false)
-	return p.takeLocked(instance, r != nil && r.own, r, p.nanos(now))
+	c := classPublic
+	if r != nil {
+		c = r.class
+	}
+	return p.takeLocked(instance, c, r, p.nanos(now))
 }
 
 // TakeAs is Take for an instance known to be the operator's own or not:
 // a change of class starts its history afresh under the new budget.
 func (p *Politeness) TakeAs(instance string, own bool, now time.Time) bool {
+	return p.takeClass(instance, classOf(own, false), now)
+}
+
+// takeClass is Take for an instance known to be under class c: a change
+// of class starts its history afresh under the new budget, except
+// between an own instance's two classes (its limiter turned on or off:
+// the searches it had still count).
+func (p *Politeness) takeClass(instance string, c budgetClass, now time.Time) bool {
 	if p == nil {
 		return true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.rings.ring(instance, false)
-	if r != nil && r.own != own {
-		*r = timeRing{own: own} // a new class: its history starts afresh
+	if r != nil && r.class != c {
+		if (r.class == classPublic) != (c == classPublic) {
+			*r = timeRing{} // a new tier: its history starts afresh
+		} else {
+			r.reshape(p.classes[r.class].size, p.classes[c].size)
+		}
+		r.class = c
 	}
-	return p.takeLocked(instance, own, r, p.nanos(now))
+	return p.takeLocked(instance, c, r, p.nanos(now))
 }
 
-func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64) bool {
-	ws := &p.classes[0]
-	if own {
-		ws = &p.classes[1]
+// reshape keeps the newest of r's times, in order, for a ring of size to.
+func (r *timeRing) reshape(from, to int) {
+	n := min(len(r.times), to)
+	out := make([]int64, 0, to)
+	for k := n; k >= 1; k-- {
+		out = append(out, r.at(k, from))
 	}
+	r.times, r.next = out, len(out)%max(to, 1)
+}
+
+func (p *Politeness) takeLocked(instance string, c budgetClass, r *timeRing, t int64) bool {
+	ws := &p.classes[c]
 	if r != nil && r.hold != 0 && t < r.hold {
 		return false
 	}
 	if ws.size == 0 {
-		if own && (r == nil || !r.own) {
+		if c != classPublic && (r == nil || r.class != c) {
 			// Remember the class, so Allowed and Take read the own
 			// budget (none) and not the public one.
 			if r = p.rings.ring(instance, true); r != nil {
-				r.own = true
+				r.class = c
 			}
 		}
 		return true
@@ -190,7 +274,7 @@ func (p *Politeness) takeLocked(instance string, own bool, r *timeRing, t int64)
 		if r = p.rings.ring(instance, true); r == nil {
 			return true // an instance no longer kept: nothing to count against
 		}
-		r.own = own
+		r.class = c
 	}
 	if len(r.times) < ws.size {
 		r.times = append(r.times, t)
@@ -328,7 +412,7 @@ func (p *Politeness) Own(instance string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.rings.ring(instance, false)
-	return r != nil && r.own
+	return r != nil && r.class != classPublic
 }
 
 // Used reports how many searches instance made within the last per, for the

@@ -204,3 +204,59 @@ func TestHold(t *testing.T) {
 		t.Fatal("taken while held with no window")
 	}
 }
+
+// TestPolitenessOwnLimited: an own instance whose limiter is on is paced
+// below SearXNG's windows (12 in 20 s), or by the operator's own budget
+// where it is tighter.
+func TestPolitenessOwnLimited(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	p := NewPoliteness(Window{Max: 10, Per: 20 * time.Second}).WithOwn()
+	for i := range 5 {
+		if !p.takeClass("own", classOwn, t0.Add(time.Duration(i)*time.Millisecond)) {
+			t.Fatalf("own search %d refused with no own budget", i)
+		}
+	}
+	for i := range 12 {
+		if !p.takeClass("own", classOwnLimited, t0.Add(time.Duration(i)*time.Millisecond)) {
+			t.Fatalf("search %d refused under the limiter's pace (12 in 20 s)", i+1)
+		}
+	}
+	if p.takeClass("own", classOwnLimited, t0.Add(time.Second)) {
+		t.Fatal("a 13th search within 20 s reached an own instance whose limiter is on")
+	}
+	if got, want := p.FreeAt("own", t0.Add(time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+		t.Fatalf("FreeAt %v, want %v", got.Sub(t0), want.Sub(t0))
+	}
+
+	tight := NewPoliteness().WithOwn(Window{Max: 5, Per: 20 * time.Second})
+	for i := range 5 {
+		if !tight.takeClass("own", classOwnLimited, t0) {
+			t.Fatalf("search %d refused inside the operator's budget", i+1)
+		}
+	}
+	if tight.takeClass("own", classOwnLimited, t0) {
+		t.Fatal("the operator's tighter budget was not kept")
+	}
+	if got := tighter(LimiterBudget, []Window{{Max: 5, Per: 20 * time.Second}, {Max: 50, Per: time.Hour}}); len(got) != 3 || got[0].Max != 5 || got[1].Max != 120 || got[2].Max != 50 {
+		t.Fatalf("tighter = %v", got)
+	}
+}
+
+// TestRestamp: a search counted when it was planned moves to when it was
+// sent, and the ring stays in order.
+func TestRestamp(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	p := NewPoliteness(Window{Max: 3, Per: 20 * time.Second})
+	for i := range 3 {
+		p.Take("a", t0.Add(time.Duration(i)*time.Second))
+	}
+	// The first one was sent 5 s after it was planned.
+	p.Restamp("a", t0, t0.Add(5*time.Second))
+	if got, want := p.FreeAt("a", t0.Add(6*time.Second)), t0.Add(21*time.Second+budgetMargin); !got.Equal(want) {
+		t.Fatalf("FreeAt %v, want %v (the oldest is now the one planned at 1 s)", got.Sub(t0), want.Sub(t0))
+	}
+	p.Take("a", t0.Add(22*time.Second))
+	if got, want := p.FreeAt("a", t0.Add(22*time.Second)), t0.Add(22*time.Second+budgetMargin); !got.Equal(want) {
+		t.Fatalf("FreeAt %v, want %v (the 3rd most recent is the one sent at 2 s)", got.Sub(t0), want.Sub(t0))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
 )
 
 // maybeReadConfig starts a background read of inst's /config when one is
@@ -97,6 +98,9 @@ func (p *Proxy) ReadTermsNow(ctx context.Context, instances []string) {
 	case <-done:
 	case <-ctx.Done():
 	}
+	for _, inst := range instances { // terms kept from an earlier run say it too
+		p.adviseLimiter(p.recs.ensure(inst))
+	}
 }
 
 // terms returns what searxgate knows of inst's terms for a search that
@@ -164,6 +168,15 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	})
 	if terms.LinkToken {
 		p.log.Info("instance has the link-token check on: no searches go to it", "instance", inst)
+	}
+	p.adviseLimiter(r)
+}
+
+// adviseLimiter logs, once per instance, that an own instance's limiter
+// counts searxgate and how to lift it.
+func (p *Proxy) adviseLimiter(r *record) {
+	if p.limited(r.url) && p.pool.Stats(r.url).Tier == pool.Own && r.limiterSaid.CompareAndSwap(false, true) {
+		p.log.Warn("your own instance: "+LimiterAdvice, "instance", r.url)
 	}
 }
 

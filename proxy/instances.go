@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,6 +24,8 @@ type record struct {
 	ring, acRing timeRing // guarded by Proxy.polite.mu and Proxy.acPolite.mu
 
 	metrics *InstanceMetrics // its own mutex
+
+	limiterSaid atomic.Bool // the advice on its limiter was logged
 }
 
 // registry holds the records.

@@ -43,9 +43,13 @@ import (
 // one cut short by the deadline had no fair chance); when the search ends
 // without such an answer, the query or the network is at fault (unless
 // two poor answers differed: two other queries' results are each
-// instance's own), and the held outcomes are the query's (engines down, off-topic, slow) or
-// searxgate's (dns: the machine is offline). A held outcome whose search
-// already ended is decided at once by what that search saw.
+// instance's own), and the held outcomes are the query's (engines down,
+// off-topic, slow on two instances) or searxgate's (dns: the machine is
+// offline). A timeout cut before its instance had twice its usual latency
+// (at least HedgeFloor) is searxgate's; one that had it, on the only
+// instance asked, is the instance's own (FailStrikes in a row open its
+// circuit). A held outcome whose search already ended is decided at once
+// by what that search saw.
 
 // opinions collects what the attempts of one search came to, to decide
 // the owner of the outcomes that cannot tell by themselves. The search
@@ -60,6 +64,7 @@ type opinions struct {
 	// poorOwn: two poor answers of this search differed (two other
 	// queries' results): each was its instance's own doing.
 	poorOwn bool
+	asked   int // instances the search sent to
 	held    []heldOutcome
 }
 
@@ -68,6 +73,7 @@ type heldOutcome struct {
 	l       leased
 	o       pool.Outcome
 	elapsed time.Duration
+	fair    time.Duration // what its instance was due: twice its usual latency, at least HedgeFloor
 }
 
 // ambiguous reports whether an instance's outcome o cannot tell by itself
@@ -82,6 +88,13 @@ func ambiguous(o pool.Outcome) bool {
 	return false
 }
 
+// sent counts one more instance the search sent to.
+func (op *opinions) sent() {
+	op.mu.Lock()
+	op.asked++
+	op.mu.Unlock()
+}
+
 // settle records an attempt's outcome now, or holds it for a second
 // opinion, and gives the lease back.
 func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
@@ -89,35 +102,51 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 		op.p.record(l, o, elapsed)
 		return
 	}
+	h := heldOutcome{l: l, o: o, elapsed: elapsed, fair: op.p.cfg.HedgeFloor}
+	if st := op.p.pool.Stats(l.inst); st.Measured {
+		h.fair = max(h.fair, 2*time.Duration(st.LatencyMS*float64(time.Millisecond)))
+	}
 	op.mu.Lock()
 	if op.answeredIn == 0 && !op.closed {
-		op.held = append(op.held, heldOutcome{l: l, o: o, elapsed: elapsed})
+		op.held = append(op.held, h)
 		op.mu.Unlock()
 		op.p.pool.Hold(l.lease)
 		return
 	}
-	o.Owner = op.judge(o, elapsed)
+	h.o.Owner = op.judge(h)
 	op.mu.Unlock()
-	op.p.record(l, o, elapsed)
+	op.p.record(l, h.o, elapsed)
 }
 
 // judge decides the owner of an ambiguous outcome from what the search
 // saw; op.mu is held.
-func (op *opinions) judge(o pool.Outcome, elapsed time.Duration) pool.Owner {
-	if op.poorOwn && o.Kind == pool.Soft {
-		return pool.OwnerInstance
-	}
-	if op.answeredIn == 0 {
-		if o.Reason == string(detect.DNS) {
-			return pool.OwnerGateway // no instance was reached: the network
+func (op *opinions) judge(h heldOutcome) pool.Owner {
+	o := h.o
+	if o.Kind == pool.Soft {
+		if op.poorOwn || op.answeredIn > 0 {
+			return pool.OwnerInstance // others answered this query better
 		}
 		return pool.OwnerQuery
 	}
-	if o.Reason == string(detect.Timeout) && elapsed < max(2*op.answeredIn, op.p.cfg.HedgeFloor) {
-		// Another instance answered, but this one was cut by the
-		// search's deadline before it had as long: searxgate's doing.
-		return pool.OwnerGateway
+	if o.Reason == string(detect.DNS) {
+		if op.answeredIn > 0 {
+			return pool.OwnerInstance // other names resolve: its own
+		}
+		return pool.OwnerGateway // no instance was reached: the network
 	}
+	// A timeout.
+	switch {
+	case h.elapsed < h.fair || (op.answeredIn > 0 && h.elapsed < 2*op.answeredIn):
+		// Cut by the search's deadline before it had a fair chance (it
+		// was sent late: queued, a hedge): searxgate's doing.
+		return pool.OwnerGateway
+	case op.answeredIn > 0:
+		return pool.OwnerInstance // others answered in time
+	case op.asked > 1:
+		return pool.OwnerQuery // slow on every instance asked: the query
+	}
+	// The only instance asked, and it had its chance: its own slowness
+	// (FailStrikes of these in a row open its circuit).
 	return pool.OwnerInstance
 }
 
@@ -152,7 +181,7 @@ func (op *opinions) decide() {
 	held := op.held
 	op.held = nil
 	for i := range held {
-		held[i].o.Owner = op.judge(held[i].o, held[i].elapsed)
+		held[i].o.Owner = op.judge(held[i])
 	}
 	op.mu.Unlock()
 	for _, h := range held {

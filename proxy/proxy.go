@@ -131,8 +131,15 @@ type Config struct {
 
 	Budget []Window // per public instance (default 10 per 20 s and 100 per 10 min)
 	// OwnBudget is the budget of the operator's own instances (pool tier
-	// Own): none by default, since they are the operator's to load.
+	// Own): none by default, since they are the operator's to load. One
+	// whose /config says SearXNG's limiter is on is paced below the
+	// limiter's windows (LimiterBudget, or OwnBudget where tighter),
+	// unless OwnPassIP says searxgate is on its pass list.
 	OwnBudget []Window
+	// OwnPassIP says the operator's own instances pass searxgate's address
+	// (botdetection.ip_lists.pass_ip in their limiter.toml): no pacing
+	// below their limiter.
+	OwnPassIP bool
 	// AutocompleteBudget is autocompletion's budget per public instance,
 	// apart from the searches' (default 2 per 20 s and 20 per 10 min:
 	// with the searches' default, 12 and 120, under SearXNG's 15 and 150).

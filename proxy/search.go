@@ -75,6 +75,9 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, d
 		fanout:    max(req.Fanout, 1),
 		op:        &opinions{p: p},
 	}
+	if _, bang := detect.BangOf(req.Query); bang {
+		s.fanout = 1 // one instance answers a bang: its answer is a redirect
+	}
 	defer func() { s.stopHedge(); s.op.close() }()
 	return s.run()
 }
@@ -265,6 +268,7 @@ func (s *search) launch(kind launchKind) bool {
 	s.started++
 	s.inflight++
 	s.tried[l.inst] = true
+	s.op.sent()
 	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
 	s.starts = append(s.starts, now)
 	req, deadline, results, op := s.req, s.deadline, s.results, s.op

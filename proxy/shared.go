@@ -125,10 +125,17 @@ const sharedWait = 3 // quarters
 // holds the instance locally until the time it said, so that the slot
 // queue and Retry-After see it.
 func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.Time) bool {
-	if !p.polite.TakeAs(inst, own, now) {
+	if !p.polite.takeClass(inst, classOf(own, own && p.limited(inst)), now) {
 		return false
 	}
 	return own || p.sharedTake(ctx, inst, now)
+}
+
+// limited reports whether searxgate paces the own instance inst below
+// SearXNG's limiter: its /config says the limiter is on, and the operator
+// did not say searxgate passes it (Config.OwnPassIP).
+func (p *Proxy) limited(inst string) bool {
+	return !p.cfg.OwnPassIP && p.recs.caps(inst).Limiter
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of

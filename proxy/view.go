@@ -24,7 +24,16 @@ type Instance struct {
 	UsableNow bool
 	WhyNot    string
 	Metrics   InstanceView // its upstream counters
+	// Advice is what the operator could do for it, for the status page
+	// ("" when nothing).
+	Advice string
 }
+
+// LimiterAdvice is said, once at start and on the status page, of an own
+// instance whose SearXNG limiter counts searxgate.
+const LimiterAdvice = "its SearXNG limiter is on, so searxgate paces it below the limiter " +
+	"(12 searches in 20 s, 120 in 10 min): add searxgate's address to botdetection.ip_lists.pass_ip " +
+	"in the instance's limiter.toml, then start searxgate with --own-pass-ip to lift it"
 
 // WindowUse is one politeness window and how much of it is used.
 type WindowUse struct {
@@ -69,5 +78,8 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 		v.WhyNot = "budget"
 	}
 	v.UsableNow = v.WhyNot == ""
+	if st.Tier == pool.Own && p.limited(st.URL) {
+		v.Advice = LimiterAdvice
+	}
 	return v
 }

@@ -113,11 +113,16 @@ type Config struct {
 	// Log receives the fleet's own messages (listener errors); nil
 	// discards them.
 	Log *slog.Logger
+	// SlowQuery is how much longer every instance takes for a query that
+	// starts with SlowQueryPrefix (SearXNG waits for its slowest
+	// engine); default 2.5 s, scaled by LatencyScale.
+	SlowQuery time.Duration
 }
 
 // Defaults of InstanceConfig.
 const (
 	defaultRetryAfter     = 60 * time.Second
+	defaultSlowQuery      = 2500 * time.Millisecond
 	defaultRateBurst      = 5
 	defaultRateWindow     = time.Minute
 	defaultFlapPeriod     = 30 * time.Second

@@ -37,6 +37,54 @@ func slug(q string) string {
 // empty-engines-down instances keep their own answers.
 const NoResultsPrefix = "noresults"
 
+// Queries whose answer depends on the query, not on the instance: every
+// instance that answers searches at all answers them alike, as real
+// SearXNG instances running the same engines do.
+const (
+	// EngineErrorPrefix starts the queries that make the engines fail
+	// (a timeout, a crash, a CAPTCHA on that query): 200, no results,
+	// every engine in unresponsive_engines
+	// (shared/fixtures/searxng/a-search-json-engine-error-query.txt).
+	EngineErrorPrefix = "engineerror"
+	// SlowQueryPrefix starts the queries every instance answers
+	// Config.SlowQuery late.
+	SlowQueryPrefix = "slowquery"
+)
+
+// bangSites are the external bangs the fleet knows: "!!g foo" sends the
+// client to Google's search for foo, as SearXNG's bangs do.
+var bangSites = map[string]string{
+	"g":   "https://www.google.com/search?q=",
+	"w":   "https://en.wikipedia.org/wiki/Special:Search?search=",
+	"ddg": "https://duckduckgo.com/?q=",
+}
+
+// bang reads SearXNG's redirecting bangs in q: the site an external bang
+// sends to (with the rest of the query), or lucky for a lone "!!"
+// (feeling lucky); rest is the query without the bang.
+func bang(q string) (site string, lucky bool, rest string) {
+	words := strings.Fields(q)
+	for i, w := range words {
+		if !strings.HasPrefix(w, "!!") {
+			continue
+		}
+		rest = strings.Join(append(append([]string(nil), words[:i]...), words[i+1:]...), " ")
+		if w == "!!" {
+			return "", true, rest
+		}
+		if u, ok := bangSites[strings.ToLower(w[2:])]; ok {
+			return u + url.QueryEscape(rest), false, rest
+		}
+		return "", false, q // a bang SearXNG does not know: searched as it is
+	}
+	return "", false, q
+}
+
+// hasPrefixFold reports whether q starts with prefix, ignoring case.
+func hasPrefixFold(q, prefix string) bool {
+	return len(q) >= len(prefix) && strings.EqualFold(q[:len(prefix)], prefix)
+}
+
 // findsNothing reports whether the instance answers the search with an
 // honest empty answer because of its query (NoResultsPrefix).
 func (in *Instance) findsNothing(s search) bool {
@@ -55,9 +103,12 @@ func (in *Instance) page(s search) *page {
 	if cfg.Behaviour == OffTopic {
 		q = in.offq
 	}
+	if _, lucky, rest := bang(q); lucky {
+		q = rest // feeling lucky asked for anything but the HTML page: its results
+	}
 	p := &page{Query: q, PageNo: s.pageno}
 	engines := in.site.EngineList
-	if cfg.Behaviour == EmptyEnginesDown {
+	if cfg.Behaviour == EmptyEnginesDown || hasPrefixFold(q, EngineErrorPrefix) {
 		for i, e := range engines {
 			p.Unresponsive = append(p.Unresponsive, [2]string{e, engineErrors[i%len(engineErrors)]})
 		}

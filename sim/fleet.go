@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -32,6 +33,7 @@ type Fleet struct {
 	dir       []byte               // Directory(); read-only after Start
 	priors    map[string]Prior     // read-only after Start
 	done      chan struct{}        // closed by Close: handlers and hijacked connections end
+	slowQuery time.Duration        // what a SlowQueryPrefix query adds; read-only after Start
 
 	mu      sync.Mutex // guards closing and every wg.Add after Start
 	closing bool
@@ -69,6 +71,10 @@ func Start(cfg Config) (*Fleet, error) {
 		byAddr: make(map[string]*Instance, len(cfg.Instances)),
 		done:   make(chan struct{}),
 		bombs:  map[int][]byte{},
+	}
+	f.slowQuery = cmp.Or(cfg.SlowQuery, defaultSlowQuery)
+	if cfg.LatencyScale > 0 {
+		f.slowQuery = time.Duration(float64(f.slowQuery) * cfg.LatencyScale)
 	}
 	ids := map[string]bool{}
 	for i, ic := range cfg.Instances {

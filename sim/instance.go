@@ -460,6 +460,18 @@ func (in *Instance) search(ctx *fasthttp.RequestCtx, now time.Time, addr string,
 			return
 		}
 	}
+	if site, lucky, _ := bang(s.q); site != "" && cfg.Behaviour.answers() {
+		// An external bang: SearXNG redirects before it looks at the
+		// format.
+		in.redirect(ctx, 302, site)
+		return
+	} else if lucky && s.format == "html" && cfg.Behaviour.answers() {
+		// Feeling lucky: the HTML page redirects to the first result.
+		if p := in.page(s); len(p.Results) > 0 {
+			in.redirect(ctx, 302, p.Results[0].URL)
+			return
+		}
+	}
 	if s.format != "html" && (s.format != "json" || !cfg.JSON) {
 		in.refused()
 		in.send(ctx, 403, "text/html; charset=utf-8", []byte(forbiddenBody))
@@ -514,7 +526,11 @@ func (in *Instance) search(ctx *fasthttp.RequestCtx, now time.Time, addr string,
 		return
 	}
 
-	if !in.f.sleep(in.latency()) {
+	lat := in.latency()
+	if hasPrefixFold(s.q, SlowQueryPrefix) {
+		lat += in.f.slowQuery
+	}
+	if !in.f.sleep(lat) {
 		in.send(ctx, 503, "text/plain; charset=utf-8", []byte("shutting down"))
 		return
 	}

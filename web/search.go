@@ -8,6 +8,7 @@ import (
 	"errors"
 	"html"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,17 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
+	if req.Format == proxy.FormatHTML {
+		if why, _ := detect.BangOf(req.Query); why == detect.FeelingLucky {
+			// Feeling lucky on the HTML page: SearXNG sends the browser to
+			// the first result, and so does searxgate when the instance
+			// it asked answered with results (JSON).
+			if loc := firstLink(results); loc != "" {
+				redirect(ctx, loc)
+				return
+			}
+		}
+	}
 	switch req.Format {
 	case proxy.FormatCSV:
 		writeCSV(ctx, req, results)
@@ -137,6 +149,19 @@ func redirect(ctx *fasthttp.RequestCtx, loc string) {
 <h1>Redirecting...</h1>
 <p>You should be redirected automatically to the target URL: <a href="` + e + `">` + e + `</a>. If not, click the link.
 `)
+}
+
+// firstLink is the first result's URL when it is an absolute http(s) URL
+// a browser may be sent to, else "".
+func firstLink(r *detect.Results) string {
+	if r == nil || len(r.Results) == 0 {
+		return ""
+	}
+	u, err := url.Parse(r.Results[0].URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return ""
+	}
+	return u.String()
 }
 
 // classicKeys are the keys of SearXNG's JSON answer, each as it starts

@@ -1,12 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"html"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -509,5 +511,50 @@ func TestNoAnswerSaysWhy(t *testing.T) {
 		if got := explainWhy(why); got == why || !strings.Contains(got, " ") {
 			t.Errorf("%s reads %q", why, got)
 		}
+	}
+}
+
+// TestHandlerPanicIsA500: a panic in a handler answers 500 for that
+// request alone, logs its stack once, and the server goes on serving.
+func TestHandlerPanicIsA500(t *testing.T) {
+	var logs bytes.Buffer
+	search := &fakeSearch{answer: func(req proxy.Request) (*proxy.Response, error) {
+		if req.Query == "boom" {
+			panic("a bug in a search")
+		}
+		return jsonAnswer(simpleAnswer, "https://a.example/")(req)
+	}}
+	_, c := serve(t, Config{Search: search, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if r := c.get("/search?q=boom&format=json"); r.status != 500 || strings.Contains(r.body, "a bug") {
+		t.Fatalf("a panicking search: %d %q; want a plain 500", r.status, r.body)
+	}
+	if r := c.get("/search?q=hello&format=json"); r.status != 200 {
+		t.Fatalf("the next search: %d %s", r.status, r.body)
+	}
+	if n := strings.Count(logs.String(), "level=ERROR"); n != 1 || !strings.Contains(logs.String(), "runtime/debug.Stack") || !strings.Contains(logs.String(), "a bug in a search") {
+		t.Fatalf("the panic logged %d stacks, want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestBangRedirects: a bang's answer is a 302 to its site in every format;
+// feeling lucky redirects the HTML page to the first result only.
+func TestBangRedirects(t *testing.T) {
+	bang := &fakeSearch{answer: func(req proxy.Request) (*proxy.Response, error) {
+		return &proxy.Response{JSON: []byte(simpleAnswer), Redirect: "https://www.google.com/search?q=foo", Soft: "external_bang", Instance: "https://a.example/", Attempts: 1}, nil
+	}}
+	_, c := serve(t, Config{Search: bang})
+	for _, f := range []string{"json", "html", "csv", "rss"} {
+		r := c.get("/search?q=%21%21g+foo&format=" + f)
+		if r.status != 302 || r.header["Location"] != "https://www.google.com/search?q=foo" {
+			t.Errorf("format %s: %d %q", f, r.status, r.header["Location"])
+		}
+	}
+	lucky := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://a.example/")}
+	_, c = serve(t, Config{Search: lucky})
+	if r := c.get("/search?q=%21%21+hello"); r.status != 302 || r.header["Location"] != "https://example.org/hello" {
+		t.Errorf("feeling lucky, HTML: %d %q, want 302 to the first result", r.status, r.header["Location"])
+	}
+	if r := c.get("/search?q=%21%21+hello&format=json"); r.status != 200 {
+		t.Errorf("feeling lucky, JSON: %d, want the results", r.status)
 	}
 }

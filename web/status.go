@@ -53,6 +53,7 @@ type InstanceStatus struct {
 	LinkToken      bool              `json:"link_token"`
 	Usable         bool              `json:"usable_now"`
 	WhyNot         string            `json:"why_not,omitempty"` // disabled, circuit_open, trial_out, in_flight, link_token, budget
+	Advice         string            `json:"advice,omitempty"`  // what the operator could do for it
 	BudgetUsed20s  int               `json:"budget_used_20s"`
 	BudgetUsed10m  int               `json:"budget_used_10m"`
 	OutcomesByKind map[string]uint64 `json:"outcomes_by_kind"`
@@ -85,7 +86,7 @@ func (s *Server) instances(now time.Time) []InstanceStatus {
 	if p := s.cfg.Proxy; p != nil {
 		for _, in := range p.Instances(now) {
 			is := InstanceStatus{Stats: in.Stats, Format: in.Format, Version: in.Caps.Version, Limiter: in.Caps.Limiter,
-				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow, WhyNot: in.WhyNot,
+				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow, WhyNot: in.WhyNot, Advice: in.Advice,
 				OutcomesByKind: orEmpty(in.Metrics.ByKind), ByReason: orEmpty(in.Metrics.ByReason),
 				RecentMS: []float32{}, RecentKinds: []string{}}
 			for _, w := range in.Budget {
@@ -203,6 +204,7 @@ type statusRow struct {
 	Budget20s      string
 	Budget10m      string
 	Version        string
+	Advice         string // what the operator could do for it
 	Spark          sparkline
 	Bar            []barSegment
 	BarTitle       string
@@ -244,7 +246,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	r := statusRow{URL: safeURL(st.URL), Host: clean(hostOf(st.URL), maxURLText), Circuit: st.Circuit.String(), Health: st.Health,
 		Latency: formatMS(st.LatencyMS), Measured: st.Measured, FailureRate: strconv.FormatFloat(100*st.FailureRate, 'f', 0, 64) + "%",
 		Searches: st.Successes + st.Failures + st.Refusals + st.Softs, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
-		Disabled: st.Disabled, Usable: is.Usable, Version: clean(is.Version, 40),
+		Disabled: st.Disabled, Usable: is.Usable, Version: clean(is.Version, 40), Advice: is.Advice,
 		Budget20s: strconv.Itoa(is.BudgetUsed20s) + " / 20 s", Budget10m: strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
 	switch {
 	case st.Health >= 70:

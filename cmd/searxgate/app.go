@@ -225,6 +225,7 @@ func (a *App) buildProxy() error {
 		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
+		OwnPassIP:      cfg.OwnPassIP,
 		Shared:         a.proxyShared(),
 	})
 	if err != nil {

@@ -35,8 +35,11 @@ type Config struct {
 	MaxInFlight  int
 	// OwnBudget20s and OwnBudget10m bound the searches one of the
 	// operator's own instances gets (0: no limit, the default).
-	OwnBudget20s   int
-	OwnBudget10m   int
+	OwnBudget20s int
+	OwnBudget10m int
+	// OwnPassIP: the operator's own instances pass searxgate's address
+	// (botdetection.ip_lists.pass_ip), so their limiter never counts it.
+	OwnPassIP      bool
 	OwnMaxInFlight int
 	Queue          int // searches that may wait for a free slot
 	Fanout         int // instances asked at once and merged, by default
@@ -178,6 +181,7 @@ func (c *Config) options() []option {
 		{"own-budget-20s", "searches one of your own instances (--instance) may get in any 20 s (0: no limit)", &c.OwnBudget20s},
 		{"own-budget-10m", "searches one of your own instances (--instance) may get in any 10 min (0: no limit)", &c.OwnBudget10m},
 		{"own-max-in-flight", "searches in flight to one of your own instances at once", &c.OwnMaxInFlight},
+		{"own-pass-ip", "your own instances list searxgate's address in botdetection.ip_lists.pass_ip (limiter.toml): do not pace them below SearXNG's limiter", &c.OwnPassIP},
 		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", &c.Queue},
 		{"fanout", "instances a search asks at once, merging their answers (1: one answers; a request may say fanout=N)", &c.Fanout},
 		{"max-fanout", "the most instances one search may ask at once (fanout=N is capped to it)", &c.MaxFanout},

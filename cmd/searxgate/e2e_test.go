@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +77,7 @@ func (g *gateway) do(t *testing.T, method, path string, body io.Reader, header m
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := loopbackClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +88,19 @@ func (g *gateway) do(t *testing.T, method, path string, body io.Reader, header m
 	}
 	return answer{resp.StatusCode, resp.Header, b}
 }
+
+// loopbackClient follows redirects only on loopback: a bang's redirect to
+// a public site is read, never followed (nothing a test does leaves the
+// machine).
+var loopbackClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	if ip, err := netip.ParseAddr(req.URL.Hostname()); err != nil || !ip.IsLoopback() {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}}
 
 // onTopic reports whether a SearXNG JSON answer has results that mention
 // every word of q.

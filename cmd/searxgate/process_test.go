@@ -176,7 +176,7 @@ func (p *proc) signal(t *testing.T, sig os.Signal) {
 	}
 }
 
-var procClient = &http.Client{Timeout: 20 * time.Second}
+var procClient = &http.Client{Timeout: 20 * time.Second, CheckRedirect: loopbackClient.CheckRedirect}
 
 // search asks the process one JSON search; err is a transport error.
 func (p *proc) search(q string) (answer, error) {
