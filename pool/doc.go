@@ -26,19 +26,32 @@
 // instances come first, in the order they were added (MinInterval does
 // not reorder them), and the public ones after them by score.
 //
+// # Whose outcome
+//
+// Every Outcome has an Owner: the instance (the zero value), the query,
+// the client or searxgate itself. Only the instance's own outcomes teach
+// the pool anything: the others give the lease back (a half-open trial
+// with it) and are counted as excused, moving no circuit, streak, average
+// or cooldown. The pool does not decide owners: the proxy does, before it
+// records (proxy/owner.go), since the pool cannot undo an outcome. Hold
+// frees a lease's in-flight slot while its outcome waits for a second
+// instance's answer.
+//
 // # Circuit breaker
 //
-// A Refused or Failed outcome opens the instance's circuit for the
-// server's retry-after when it gave one, else for Cooldown doubled per
-// opening since the last OK answer; MaxCooldown caps both. SoftStrikes
-// soft answers in a row open it the same way. When the cooldown ends the
-// instance is half-open: Checkout hands out a single trial lease; an
-// answer (OK or Soft) closes the circuit, a refusal or failure opens it
-// again for twice as long; a cancelled trial gives the trial back. An
-// open instance is never checked out. Leases taken before a circuit opened
-// are stale: their outcomes still feed the averages and counters, but no
-// longer move the circuit or the streaks, so one burst of refusals counts
-// once.
+// A Refused outcome opens the instance's circuit for the server's
+// retry-after when it gave one, else for Cooldown doubled per opening
+// since the last OK answer; MaxCooldown caps both. Failed outcomes open it
+// the same way when FailStrikes (3) come in a row: one timeout or reset
+// is as often the network's or the query's as the instance's, three in a
+// row on different searches are the instance's. SoftStrikes soft answers
+// in a row open it too. When the cooldown ends the instance is half-open:
+// Checkout hands out a single trial lease; an answer (OK or Soft) closes
+// the circuit, a refusal or any failure opens it again for twice as long;
+// a cancelled or excused trial gives the trial back. An open instance is
+// never checked out. Leases taken before a circuit opened are stale: their
+// outcomes still feed the averages and counters, but no longer move the
+// circuit or the streaks, so one burst of refusals counts once.
 //
 // # Health
 //
@@ -75,7 +88,7 @@
 //   - Sweep forgets ranking state, not counters; Reset forgets both.
 //   - A lease is only given back by Record or by the end of its context:
 //     one checked out with a context that never ends and never recorded
-//     stays in flight for good.
+//     stays in flight for good (a held one holds no slot, but its trial).
 //   - The operator's removals are remembered (and exported) so that Seed
 //     does not bring them back; Add lifts one.
 package pool

@@ -8,12 +8,18 @@
 // never counted). The pool hands out the best instance within its
 // politeness budget (by default 10 searches in 20 s and 100 in 10 min per
 // public instance, below SearXNG's limiter; none for the operator's own
-// instances unless OwnBudget says so), its terms (no searches to an
+// instances unless OwnBudget says so, or their /config says SearXNG's
+// limiter is on: then below the limiter's windows, LimiterBudget), its terms (no searches to an
 // instance with the link-token check on) and the client's fair share of
 // the public budget (fair.go). The answer is judged by detect.Classify,
-// the outcome recorded in the pool, and on a refusal, failure or soft
-// answer the next instance is tried, all within one deadline and an
-// attempt cap. A hedge starts the next instance early when the current
+// the outcome recorded in the pool with its owner (owner.go: only the
+// instance's own failures move its circuit; an answer that cannot tell by
+// itself, such as engines down or a timeout, waits for a second
+// instance's), and on a refusal, failure or soft answer the next instance
+// is tried, all within one deadline and an attempt cap. Two poor answers
+// alike are the query's own: served with their engines' errors and cached
+// for a minute. A bang's redirect off the instance is the query's answer,
+// served as a redirect, never cached, never fanned out. A hedge starts the next instance early when the current
 // one is slower than its average says. Retries and hedges together stay
 // within ExtraRatio of first attempts. One search is a value (search.go)
 // that owns its attempts, hedges and deadline.
@@ -60,7 +66,7 @@
 // Caveats: fasthttp cannot cancel a request in flight, so a hedge that
 // lost runs until its answer or its search's deadline (its outcome is
 // recorded then; a timeout cut short before the instance had a fair chance
-// counts as cancelled). The politeness budget and the fair share are per
+// is searxgate's own, excused). The politeness budget and the fair share are per
 // process unless Config.Shared says otherwise (shared.go: replicas that
 // share a budget, answers, searches in flight and half-open trials, with
 // package redis); the fair share and the in-flight caps stay per process.
@@ -68,9 +74,11 @@
 // queue's lock: an implementation must answer within milliseconds. The
 // fair share counts buckets of a tenth of a window, so a client's share
 // frees up to a tenth of a window late, never early. A waiting search is
-// woken when an attempt or an autocompletion ends, or when the
-// window or cooldown it waits for runs out; a lease the pool takes back by
-// itself (its context ended) is noticed within pollEvery.
+// woken when an attempt or an autocompletion ends, when the pool takes a
+// lease back by itself (its context ended), or when the window or
+// cooldown it waits for runs out. A budget counts a search when it is
+// sent (its terms may be read first), and every window has a margin of
+// half a second.
 // An answer an attempt brings back at the very moment its instance's
 // answers are dropped may still be cached (it was not there to drop).
 package proxy
