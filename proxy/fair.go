@@ -11,11 +11,15 @@ import (
 // short windows, and capacity / (active clients + 1) in the longest. The
 // +1 keeps part of the long window free for a client that has not
 // searched yet, so a newcomer is never left waiting minutes behind one
-// busy client; the short windows free within seconds, so there a client
-// alone may use all of them. (A client alone gets half of the public
-// pool's 10-minute capacity: on any real pool far more than a person or
-// an agent uses.) The operator's own instances are not shared out: a
-// client over its share is still served by them.
+// busy client. A client alone may take, of a short window, all but a
+// reserve (fairReserve, a third): the reserve is for whoever comes next,
+// and is released to the lone client only late in its window
+// (fairRelease, the last quarter), when nobody else came. So a greedy
+// client that spends what it can in a burst leaves a third of every
+// instance's window to the next client. (A client alone gets half of the
+// public pool's 10-minute capacity: on any real pool far more than a
+// person or an agent uses.) The operator's own instances are not shared
+// out: a client over its share is still served by them.
 //
 // Usage is counted per client in buckets (a tenth of a window each), so a
 // client costs a few hundred bytes whatever its rate; the count of
@@ -33,6 +37,14 @@ type fairShare struct {
 	active   int   // clients that searched within the longest window, as of activeAt
 	activeAt int64 // when active was counted; it is counted again after a second
 }
+
+// fairReserve is the part of a short window a client alone may not take
+// until late in its window (fairRelease of the window after its oldest
+// search there).
+const (
+	fairReserve = 3 // a third
+	fairRelease = 3 // of 4: the reserve is released in the window's last quarter
+)
 
 // maxFairClients bounds the clients whose usage is kept.
 const maxFairClients = 10_000
@@ -59,22 +71,22 @@ func newFairShare(windows []Window, capacity func() int) *fairShare {
 	return &fairShare{base: time.Now(), windows: ws, longest: longest, capacity: capacity, clients: make(map[string]*clientUse)}
 }
 
-// used returns the client's searches within window i at t, and the time
-// its oldest counted bucket leaves the window.
-func (f *fairShare) used(u *clientUse, i int, t int64) (n int, frees int64) {
+// used returns the client's searches within window i at t, the time its
+// oldest counted bucket leaves the window, and when that bucket began.
+func (f *fairShare) used(u *clientUse, i int, t int64) (n int, frees, first int64) {
 	w := f.windows[i]
 	width := int64(w.Per) / fairBuckets
 	oldest := t - int64(w.Per)
-	frees = -1
+	frees, first = -1, -1
 	for b := range fairBuckets {
 		if s := u.starts[i][b]; u.counts[i][b] > 0 && s+width > oldest {
 			n += int(u.counts[i][b])
 			if end := s + width + int64(w.Per); frees < 0 || end < frees {
-				frees = end
+				frees, first = end, s
 			}
 		}
 	}
-	return n, frees
+	return n, frees, first
 }
 
 // activeLocked counts the clients that searched within the longest
@@ -116,16 +128,29 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 	ok, free := true, t
 	for i, w := range f.windows {
 		n := max(active, 1)
+		alone := n == 1 && w.Per != longest
 		if w.Per == longest {
 			n++
-		} else if n == 1 {
-			continue // alone, its share is the whole window: the politeness budget already says when it frees
 		}
 		share := max(pub*w.Max/n, 1)
-		if n, frees := f.used(u, i, t); n >= share {
-			ok = false
-			free = max(free, frees)
+		if alone {
+			share = max(pub*w.Max-pub*w.Max/fairReserve, 1)
 		}
+		used, frees, first := f.used(u, i, t)
+		if used < share {
+			continue
+		}
+		if alone {
+			// Alone, the reserve is released late in the window: the
+			// politeness budget says when the whole window frees.
+			release := first + int64(w.Per)*fairRelease/4
+			if t >= release {
+				continue
+			}
+			frees = min(frees, release)
+		}
+		ok = false
+		free = max(free, frees)
 	}
 	return ok, now.Add(time.Duration(free - t))
 }

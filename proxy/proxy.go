@@ -148,10 +148,13 @@ type Config struct {
 	// cap, a politeness window, a half-open trial); past it a search is
 	// refused at once. Default 256.
 	MaxQueue int
-	// Admit, when set, is asked once for each client search that would
-	// reach an instance (never for cache hits or coalesced searches), with
-	// Request.Client; when it says no, the search fails with a
-	// *LimitedError carrying its retryAfter.
+	// Admit, when set, is asked for each upstream search of a public
+	// instance a client search makes: its first attempt and each instance
+	// of a fan-out (never for cache hits, coalesced searches, retries,
+	// hedges or the operator's own instances), with Request.Client; when
+	// it says no to a first attempt and no own instance is free, the
+	// search fails with a *LimitedError carrying its retryAfter, and a
+	// fan-out asks fewer.
 	Admit func(client string, now time.Time) (ok bool, retryAfter time.Duration)
 
 	CacheTTL     time.Duration // default 1 h
@@ -170,6 +173,10 @@ type Config struct {
 	// answers); MaxFanout caps what a request may ask (default 3).
 	Fanout    int
 	MaxFanout int
+	// FanoutGrace is how long a fan-out search waits for more answers
+	// after its first (default 300 ms): a slow instance does not hold the
+	// answer; its attempt finishes on its own.
+	FanoutGrace time.Duration
 
 	// AllowLinkToken lets searches go to instances whose link-token check is
 	// on. Off by default: such an instance treats searxgate as a bot after
@@ -217,6 +224,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxFanout <= 0 {
 		c.MaxFanout = 3
+	}
+	if c.FanoutGrace <= 0 {
+		c.FanoutGrace = 300 * time.Millisecond
 	}
 	c.Fanout = min(max(c.Fanout, 1), c.MaxFanout)
 	if c.MaxQueue <= 0 {
@@ -574,11 +584,11 @@ func (p *Proxy) barred(c Caps) bool { return c.LinkToken && !p.cfg.AllowLinkToke
 // The lease outlives the search when its attempt is a hedge loser still
 // running: it is given back by Record, or by the pool when the returned
 // release (called after Record) or the lease's own deadline ends its context.
-func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bool, now time.Time) (leased, bool) {
+func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bool, now time.Time, ownOnly bool) (leased, bool) {
 	// A client over its share of the public budget is served by the
 	// operator's own instances only, until its share frees.
 	checkoutFn := p.pool.Checkout
-	if ok, _ := p.fair.allowed(client, now); !ok {
+	if ok, _ := p.fair.allowed(client, now); ownOnly || !ok {
 		checkoutFn = p.pool.CheckoutOwn
 	}
 	var lost [4]string // instances that lost their budget to a concurrent search just now

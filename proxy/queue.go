@@ -225,9 +225,12 @@ func (p *Proxy) leave(w *waiter) (grant, bool) {
 	}
 }
 
-// dispatch gives free slots to the waiting searches, oldest first, and
-// refuses at once those whose earliest slot now lies past their deadline.
-// It is called whenever a slot may have freed.
+// dispatch gives free slots to the waiting searches and refuses at once
+// those whose earliest slot now lies past their deadline. It is called
+// whenever a slot may have freed. Clients take turns: a first pass serves
+// the oldest waiter of each client, a second the others in order of
+// arrival, so one client's many waiters do not take every slot that
+// frees while another client's one waits behind them.
 func (p *Proxy) dispatch() {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
@@ -236,30 +239,57 @@ func (p *Proxy) dispatch() {
 	}
 	now := p.now()
 	var frees []pool.Free // read once, only when a waiter could not be served
-	kept := p.queue.waiters[:0]
-	for _, w := range p.queue.waiters {
-		if l, ok := p.checkout(w.s.ctx, w.s.req.Client, w.s.tried, now); ok {
-			need, ok := p.inTime(l, now, w.s.deadline)
-			if ok {
-				w.got <- grant{l: l, ok: true}
+	var turn map[string]bool
+	if len(p.queue.waiters) > 1 {
+		turn = make(map[string]bool, len(p.queue.waiters))
+	}
+	done := make([]bool, len(p.queue.waiters))
+	for pass := range 2 {
+		for i, w := range p.queue.waiters {
+			if done[i] || (pass == 0 && turn != nil && turn[w.s.req.Client]) {
 				continue
 			}
-			// A slot it cannot use: its answer would come after its
-			// deadline. Refused now, not sent to be cut and blamed.
-			p.giveBack(l.lease, l.release)
-			w.got <- grant{retryAfter: retryAfter(now.Add(need), now)}
-			continue
+			if turn != nil {
+				turn[w.s.req.Client] = true
+			}
+			done[i] = p.serve(w, now, &frees)
 		}
-		if frees == nil {
-			frees = p.candidates()
+		if turn == nil {
+			break
 		}
-		if sl, any := p.earliest(frees, w.s.req.Client, w.s.tried, now); !any || sl.done.After(w.s.deadline) {
-			w.got <- grant{retryAfter: retryAfter(sl.at, now)}
-			continue
+	}
+	kept := p.queue.waiters[:0]
+	for i, w := range p.queue.waiters {
+		if !done[i] {
+			kept = append(kept, w)
 		}
-		kept = append(kept, w)
 	}
 	clear(p.queue.waiters[len(kept):])
 	p.queue.waiters = kept
 	p.metrics.queueDepth.Store(int64(len(kept)))
+}
+
+// serve gives w a slot, or refuses it when none can come in time; it
+// reports whether w's wait ended. qmu is held.
+func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free) bool {
+	if l, ok := p.checkout(w.s.ctx, w.s.req.Client, w.s.tried, now, false); ok {
+		need, ok := p.inTime(l, now, w.s.deadline)
+		if ok {
+			w.got <- grant{l: l, ok: true}
+			return true
+		}
+		// A slot it cannot use: its answer would come after its
+		// deadline. Refused now, not sent to be cut and blamed.
+		p.giveBack(l.lease, l.release)
+		w.got <- grant{retryAfter: retryAfter(now.Add(need), now)}
+		return true
+	}
+	if *frees == nil {
+		*frees = p.candidates()
+	}
+	if sl, any := p.earliest(*frees, w.s.req.Client, w.s.tried, now); !any || sl.done.After(w.s.deadline) {
+		w.got <- grant{retryAfter: retryAfter(sl.at, now)}
+		return true
+	}
+	return false
 }

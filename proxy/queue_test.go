@@ -65,7 +65,7 @@ func oneSlotHeld(t *testing.T, cfg Config) (*testEnv, leased) {
 	e := newEnv(t, cfg, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
 	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
-	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now())
+	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now(), false)
 	if !ok {
 		t.Fatal("no slot for the first search")
 	}
@@ -199,10 +199,10 @@ func TestOwnInstancesServeAClientOverItsShare(t *testing.T) {
 	}
 }
 
-// TestAClientAloneMayFillTheShortWindow: the fair share keeps part of the
-// longest window for newcomers, but a client alone may use every public
-// instance's short window.
-func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
+// TestAClientAloneLeavesAReserve: the fair share keeps part of the
+// longest window for newcomers, and a third of each short window: a
+// client alone gets it only late in the window.
+func TestAClientAloneLeavesAReserve(t *testing.T) {
 	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 2, Per: 20 * time.Second}, {Max: 10, Per: 10 * time.Minute}}},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
@@ -220,11 +220,21 @@ func TestAClientAloneMayFillTheShortWindow(t *testing.T) {
 		t.Fatalf("served %d of 12 spread over 4 minutes, want 10 (half the 10-minute capacity of 20)", served)
 	}
 	e.clock.Advance(10 * time.Minute)
-	for i := range 4 {
-		// Now all at once: the short window (2 × 2) is the client's alone.
+	for i := range 3 {
+		// Now all at once: of the short window (2 × 2), all but the
+		// reserve (a third, rounded down: 1).
 		if _, err := e.proxy.Search(context.Background(), Request{Query: "burst " + string(rune('a'+i)), PageNo: 1, Format: FormatJSON, Client: "solo"}); err != nil {
 			t.Fatalf("burst search %d: %v", i, err)
 		}
+	}
+	_, err := e.proxy.Search(context.Background(), Request{Query: "burst reserve", PageNo: 1, Format: FormatJSON, Client: "solo"})
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.RetryAfter <= 0 || na.RetryAfter > 15*time.Second {
+		t.Fatalf("the 4th search of a burst: %v; want refused until the reserve's release, within 15 s", err)
+	}
+	// Another client takes the reserve at once.
+	if _, err := e.proxy.Search(context.Background(), Request{Query: "newcomer", PageNo: 1, Format: FormatJSON, Client: "other"}); err != nil {
+		t.Fatalf("a newcomer found no reserve: %v", err)
 	}
 }
 

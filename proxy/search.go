@@ -46,6 +46,10 @@ type search struct {
 
 	why        string        // why the search stopped without an answer
 	retryAfter time.Duration // when a slot is expected to free, for a refusal
+	limited    time.Duration // the client's own limit refused the first attempt: when it may search again
+
+	grace     <-chan time.Time // a fan-out search's answer goes out when it fires
+	stopGrace func()
 }
 
 // attempt kinds for launch.
@@ -61,24 +65,19 @@ const (
 
 // fetch runs the attempts of one search.
 func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, deadline time.Time) (*Response, error) {
-	if p.cfg.Admit != nil {
-		if ok, wait := p.cfg.Admit(req.Client, start); !ok {
-			p.metrics.limited.Add(1)
-			return nil, &LimitedError{RetryAfter: max(wait, minRetryAfter)}
-		}
-	}
 	s := &search{
 		p: p, ctx: ctx, req: req, key: key, deadline: deadline,
 		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),
 		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
 		stopHedge: func() {},
+		stopGrace: func() {},
 		fanout:    max(req.Fanout, 1),
 		op:        &opinions{p: p},
 	}
 	if _, bang := detect.BangOf(req.Query); bang {
 		s.fanout = 1 // one instance answers a bang: its answer is a redirect
 	}
-	defer func() { s.stopHedge(); s.op.close() }()
+	defer func() { s.stopHedge(); s.stopGrace(); s.op.close() }()
 	return s.run()
 }
 
@@ -102,6 +101,11 @@ func (s *search) run() (*Response, error) {
 			if res, err, done := s.onResult(r); done {
 				return res, err
 			}
+		case <-s.grace:
+			// The first answer's grace is over: what came is merged, the
+			// slower ones finish on their own.
+			s.drainAnswers()
+			return s.merged()
 		case <-s.hedge:
 			s.hedge = nil
 			if s.started < p.cfg.MaxAttempts && s.inflight < 3 {
@@ -134,10 +138,14 @@ func (s *search) noAnswer() error {
 	if s.why == "cancelled" && s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
+	if s.limited > 0 && len(s.log) == 0 {
+		s.p.metrics.limited.Add(1)
+		return &LimitedError{RetryAfter: s.limited}
+	}
 	if offline(s.log) {
 		s.why = "network"
 	}
-	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "no_instance" {
+	if s.retryAfter == 0 && s.why != "shutdown" {
 		// Every attempt failed: the client may come back when the first
 		// instance it could use frees, as far as the pool knows now.
 		now := s.p.now()
@@ -243,7 +251,7 @@ func (s *search) launch(kind launchKind) bool {
 		}
 		return false
 	}
-	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now)
+	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, false)
 	if !ok && (kind == launchFirst || kind == launchRetry) {
 		l, ok = s.waitSlot()
 		now = p.now()
@@ -258,6 +266,16 @@ func (s *search) launch(kind launchKind) bool {
 			p.giveBack(l.lease, l.release)
 			return false
 		}
+	}
+	if kind == launchFan && s.slowForFan(l) {
+		// Consistently slower than the grace allows: its answer would
+		// come after the merge. Another instance, or fewer.
+		p.giveBack(l.lease, l.release)
+		s.tried[l.inst] = true
+		return s.started < s.attemptCap() && s.launch(launchFan)
+	}
+	if l, ok = s.admit(l, kind, now); !ok {
+		return false
 	}
 	if s.started == 0 || kind == launchFan {
 		p.extra.First(now)
@@ -290,6 +308,48 @@ func (s *search) launch(kind launchKind) bool {
 		s.hedge, s.stopHedge = p.hedgeTimer(l.rec, now, s.deadline)
 	}
 	return true
+}
+
+// admit charges the client's own limit (Config.Admit) for a search of a
+// public instance: the first attempt, and each instance of a fan-out
+// (retries and hedges are searxgate's doing, within ExtraRatio). The
+// operator's own instances are not charged. A first attempt refused there
+// goes to an own instance free now, if there is one; else the search ends
+// with the client's LimitedError.
+func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) {
+	p := s.p
+	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan) {
+		return l, true
+	}
+	ok, wait := p.cfg.Admit(s.req.Client, now)
+	if ok {
+		return l, true
+	}
+	p.giveBack(l.lease, l.release)
+	if s.started > 0 {
+		return leased{}, false // a fan-out asks fewer: it is paid for
+	}
+	if own, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, true); ok {
+		return own, true
+	}
+	s.limited = max(wait, minRetryAfter)
+	return leased{}, false
+}
+
+// slowForFan reports whether l's instance is too slow for this fan-out
+// search: its usual latency is more than twice the first instance's plus
+// the grace, so its answer would miss the merge.
+func (s *search) slowForFan(l leased) bool {
+	if len(s.log) == 0 {
+		return false
+	}
+	first := s.p.pool.Stats(s.log[0].Instance)
+	st := s.p.pool.Stats(l.inst)
+	if !first.Measured || !st.Measured {
+		return false
+	}
+	limit := 2*first.LatencyMS + float64(s.p.cfg.FanoutGrace/time.Millisecond)
+	return st.LatencyMS > limit
 }
 
 // queryFaultTTL is how long an answer whose poverty is the query's own
@@ -395,6 +455,11 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		return s.redirect(r), nil, true // one instance answers a bang
 	case r.verdict.Kind == detect.OK:
 		s.answers = append(s.answers, r)
+		if len(s.answers) == 1 && s.inflight > 0 {
+			// The answer goes out a short grace after the first: a slow
+			// instance does not hold it.
+			s.grace, s.stopGrace = s.p.timer(min(s.p.cfg.FanoutGrace, s.deadline.Sub(s.p.now())))
+		}
 	case r.verdict.Kind == detect.Soft:
 		// A poor page (engines down) is kept as a last resort only.
 		s.keepBest(r)

@@ -106,7 +106,7 @@ func TestSharedTrialOneReplicaAtATime(t *testing.T) {
 	f.trials[e.urls[0]] = false
 	f.mu.Unlock()
 	// The claim ended: this replica may take the trial itself.
-	l, ok := e.proxy.checkout(context.Background(), "", map[string]bool{e.urls[1]: true}, e.clock.Now())
+	l, ok := e.proxy.checkout(context.Background(), "", map[string]bool{e.urls[1]: true}, e.clock.Now(), false)
 	if !ok || l.inst != e.urls[0] || !l.lease.Trial() {
 		t.Fatalf("after the claim ended: %v %s; want the first instance's trial", ok, l.inst)
 	}

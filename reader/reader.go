@@ -81,7 +81,7 @@ type Resolver = directory.IPResolver
 // Config is what a Reader needs; zero values take defaults.
 type Config struct {
 	// AllowPrivate lets the reader fetch loopback and private addresses
-	// (--allow-private).
+	// (--reader-allow-private: its own switch, not --allow-private's).
 	AllowPrivate bool
 	Resolver     Resolver // nil is the system's
 	UserAgent    string   // default "searxgate"
@@ -166,7 +166,7 @@ func New(cfg Config) *Reader {
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
 			if errors.Is(err, directory.ErrNotPublic) {
-				return nil, fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, err)
+				return nil, fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, err)
 			}
 			return c, err
 		},
@@ -314,7 +314,7 @@ func (r *Reader) checkURL(raw string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, directory.ErrPrivateAddress):
-		return fmt.Errorf("%w: %s (searxgate reads public pages only; its operator can allow private addresses with --allow-private)", ErrPrivate, hostOf(raw))
+		return fmt.Errorf("%w: %s (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, hostOf(raw))
 	default:
 		return fmt.Errorf("%w: %v", ErrBadURL, err)
 	}

@@ -209,7 +209,7 @@ func TestReadErrors(t *testing.T) {
 		{"not a url", ErrBadURL, ""},
 		{"http:///nohost", ErrBadURL, "no host"},
 		{"http://user:pw@public.test/", ErrBadURL, "credentials"},
-		{"http://127.0.0.1:" + port + "/article", ErrPrivate, "--allow-private"},
+		{"http://127.0.0.1:" + port + "/article", ErrPrivate, "--reader-allow-private"},
 		{"http://localhost:" + port + "/article", ErrPrivate, ""},
 		{"http://internal.test:" + port + "/article", ErrPrivate, "10.1.2.3"},
 		{base + "/to-loopback", ErrPrivate, "127.0.0.1"},

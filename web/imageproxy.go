@@ -33,7 +33,7 @@ type ImageConfig struct {
 	// from before a restart loses its images).
 	Key []byte
 	// AllowPrivate lets fetches reach loopback and private addresses
-	// (--allow-private, for home networks).
+	// (--image-proxy-allow-private: its own switch, not --allow-private's).
 	AllowPrivate bool
 	// Resolver resolves image hosts; nil = the system's.
 	Resolver directory.IPResolver
@@ -140,11 +140,15 @@ func (ip *imageProxy) mac(u string, dst []byte) []byte {
 }
 
 // link is the page's address for an upstream image: /image_proxy with the
-// URL and its signature, or "" when u is not an http(s) URL or images are
-// off.
+// URL and its signature, or "" when u is not an http(s) URL, the URL
+// itself says it is not public (a thumbnail a hostile instance pointed at
+// the gateway's own network: dropped), or images are off.
 func (ip *imageProxy) link(u string) string {
 	u = safeURL(u)
 	if u == "" || ip.cfg.Off {
+		return ""
+	}
+	if pu, err := url.Parse(u); err != nil || ip.checkURL(pu) != nil {
 		return ""
 	}
 	return "/image_proxy?" + url.Values{"url": {u}, "h": {ip.sign(u)}}.Encode()

@@ -345,6 +345,11 @@ func TestImageLinks(t *testing.T) {
 		"javascript:alert(1)":     "",
 		"data:image/png;base64,A": "",
 		"":                        "",
+		// A thumbnail the URL itself says is not public is dropped.
+		"http://127.0.0.1:8080/a.png": "",
+		"http://[::1]/a.png":          "",
+		"http://10.1.2.3/a.png":       "",
+		"http://localhost/a.png":      "",
 	} {
 		l := ip.link(in)
 		if want == "" {
@@ -357,6 +362,11 @@ func TestImageLinks(t *testing.T) {
 		if err != nil || !strings.HasPrefix(l, "/image_proxy?") || q.Get("url") != want || !ip.valid(want, q.Get("h")) {
 			t.Errorf("link(%q) = %q", in, l)
 		}
+	}
+	// Its own switch lets them through (--image-proxy-allow-private).
+	private, _ := newImageProxy(ImageConfig{Key: []byte("k"), AllowPrivate: true}, "1")
+	if private.link("http://127.0.0.1:8080/a.png") == "" {
+		t.Error("with AllowPrivate, a loopback thumbnail is dropped")
 	}
 	other, _ := newImageProxy(ImageConfig{}, "1")
 	if other.valid("https://i.example/a.png", ip.sign("https://i.example/a.png")) {

@@ -221,6 +221,7 @@ func (a *App) buildProxy() error {
 		MaxQueue:       cfg.Queue,
 		Fanout:         cfg.Fanout,
 		MaxFanout:      cfg.MaxFanout,
+		FanoutGrace:    cfg.FanoutGrace,
 		Admit:          a.limiter.Admit(),
 		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
 		Store:          a.cache,
@@ -289,7 +290,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 		Clock:   a.clock,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
-		Images: web.ImageConfig{AllowPrivate: cfg.AllowPrivate, Key: imageKey(imageSecret), Resolver: cfg.resolver}})
+		Images: web.ImageConfig{AllowPrivate: cfg.ImageAllowPrivate, Key: imageKey(imageSecret), Resolver: cfg.resolver}})
 	return err
 }
 

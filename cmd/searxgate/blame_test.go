@@ -38,7 +38,7 @@ func healthyFleet(t *testing.T, n int, cfg sim.Config, flags ...string) (*sim.Fl
 	if err := os.WriteFile(dir, f.Directory(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return f, startGateway(t, dir, "", append([]string{"--client-rate", "0"}, flags...)...)
+	return f, startGateway(t, dir, "", append([]string{"--client-rate", "0"}, flags...)...) // a later --client-rate wins
 }
 
 // searches is how many searches the fleet's instances saw in all.
@@ -176,7 +176,7 @@ func TestTooSlowEverywhereQueries(t *testing.T) {
 	for i := range 3 {
 		a := g.get(t, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("%s hopeless %d", sim.SlowQueryPrefix, i)), nil)
 		if a.status != 503 || a.header.Get("Retry-After") == "" {
-			t.Fatalf("a query slower than the deadline everywhere: %d, Retry-After %q", a.status, a.header.Get("Retry-After"))
+			t.Fatalf("a query slower than the deadline everywhere: %d, Retry-After %q: %s", a.status, a.header.Get("Retry-After"), a.body)
 		}
 	}
 	waitQuiet(t, g)

@@ -27,12 +27,17 @@ type Config struct {
 	Directory    string
 	Instances    []string
 	AllowPrivate bool
-	Contact      string
-	Deadline     time.Duration
-	CacheTTL     time.Duration
-	Budget20s    int
-	Budget10m    int
-	MaxInFlight  int
+	// ReaderAllowPrivate and ImageAllowPrivate are the page reader's and
+	// the image proxy's own switches: --allow-private lets instances be
+	// private, nothing more.
+	ReaderAllowPrivate bool
+	ImageAllowPrivate  bool
+	Contact            string
+	Deadline           time.Duration
+	CacheTTL           time.Duration
+	Budget20s          int
+	Budget10m          int
+	MaxInFlight        int
 	// OwnBudget20s and OwnBudget10m bound the searches one of the
 	// operator's own instances gets (0: no limit, the default).
 	OwnBudget20s int
@@ -41,9 +46,10 @@ type Config struct {
 	// (botdetection.ip_lists.pass_ip), so their limiter never counts it.
 	OwnPassIP      bool
 	OwnMaxInFlight int
-	Queue          int // searches that may wait for a free slot
-	Fanout         int // instances asked at once and merged, by default
-	MaxFanout      int // the most a request's fanout may ask
+	Queue          int           // searches that may wait for a free slot
+	Fanout         int           // instances asked at once and merged, by default
+	MaxFanout      int           // the most a request's fanout may ask
+	FanoutGrace    time.Duration // how long a fan-out waits for more answers after its first
 	MaxAttempts    int
 	Strategy       string
 	Refresh        time.Duration
@@ -118,6 +124,7 @@ func defaultConfig() Config {
 		Queue:          256,
 		Fanout:         1,
 		MaxFanout:      3,
+		FanoutGrace:    300 * time.Millisecond,
 		MaxAttempts:    4,
 		Strategy:       "auto",
 		Refresh:        6 * time.Hour,
@@ -171,7 +178,9 @@ func (c *Config) options() []option {
 		{"data", "folder for searxgate.db (what the pool learned, the operator's changes, the cache)", &c.Data},
 		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", &c.Directory},
 		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", &c.Instances},
-		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", &c.AllowPrivate},
+		{"allow-private", "allow instances on loopback and private addresses (home networks, tests); the page reader and the image proxy have their own switches", &c.AllowPrivate},
+		{"reader-allow-private", "let MCP's page reader (web_url_read) fetch loopback and private addresses", &c.ReaderAllowPrivate},
+		{"image-proxy-allow-private", "let the image proxy fetch thumbnails on loopback and private addresses", &c.ImageAllowPrivate},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
 		{"deadline", "time one search may take, all attempts included", &c.Deadline},
 		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", &c.CacheTTL},
@@ -185,6 +194,7 @@ func (c *Config) options() []option {
 		{"queue", "searches that may wait for a free instance at once; past it a search is refused at once (503)", &c.Queue},
 		{"fanout", "instances a search asks at once, merging their answers (1: one answers; a request may say fanout=N)", &c.Fanout},
 		{"max-fanout", "the most instances one search may ask at once (fanout=N is capped to it)", &c.MaxFanout},
+		{"fanout-grace", "how long a fan-out search waits for more answers after its first: a slower instance's answer is left out", &c.FanoutGrace},
 		{"max-attempts", "upstream searches one client search may make", &c.MaxAttempts},
 		{"strategy", "instance choice: ewma (fastest and cleanest first), primary_backup (your own instances first), auto (primary_backup when --instance is given)", &c.Strategy},
 		{"refresh", "how often the directory is read again", &c.Refresh},
@@ -197,7 +207,7 @@ func (c *Config) options() []option {
 		{"allow-link-token", "also search instances whose link-token bot check is on (they will soon block searxgate)", &c.LinkToken},
 		{"shutdown-grace", "on SIGTERM, how long in-flight searches may finish", &c.Shutdown},
 		{"flush", "how often learned state is written to the store", &c.Flush},
-		{"client-rate", "searches that reach an instance one client (an IPv4 address, an IPv6 /64) may make per minute (0: no limit); past it, 429", &c.ClientRate},
+		{"client-rate", "searches that reach a public instance one client (an IPv4 address, an IPv6 /64) may make per minute, each instance of a fan-out counted (0: no limit); past it, 429", &c.ClientRate},
 		{"client-burst", "searches one client address may make at once before --client-rate applies", &c.ClientBurst},
 		{"max-conns", "client connections served at once", &c.MaxConns},
 		{"trust-proxy", "a reverse proxy in front of searxgate (IP or CIDR, repeatable; env: comma-separated): its X-Forwarded-For (every line, from the right) names the client for --client-rate", &c.TrustProxy},
@@ -356,6 +366,9 @@ func (c *Config) validateBudgets(bad func(flagName, format string, args ...any))
 func (c *Config) validateSearch(bad func(flagName, format string, args ...any)) {
 	if c.MaxFanout < 1 || c.MaxFanout > 10 {
 		bad("max-fanout", "%d is outside 1 to 10", c.MaxFanout)
+	}
+	if c.FanoutGrace <= 0 || c.FanoutGrace > time.Minute {
+		bad("fanout-grace", "%s is outside 1ms to 1m", c.FanoutGrace)
 	}
 	if c.Fanout < 1 || c.Fanout > c.MaxFanout {
 		bad("fanout", "%d is outside 1 to --max-fanout (%d)", c.Fanout, c.MaxFanout)

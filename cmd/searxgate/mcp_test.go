@@ -86,7 +86,7 @@ func pageSite(t *testing.T) *httptest.Server {
 
 func TestMCPSearchAndRead(t *testing.T) {
 	_, dir := startFleet(t, 31, []sim.InstanceConfig{{ID: "mcp-good", Behaviour: sim.Fast, Latency: -1, JSON: true}})
-	g := startGateway(t, dir, "", "--contact", "ops@example.org")
+	g := startGateway(t, dir, "", "--contact", "ops@example.org", "--reader-allow-private")
 	s := connectMCP(t, g, nil)
 
 	if init := s.InitializeResult(); init.ServerInfo.Name != "searxgate" || init.Capabilities.Tools == nil {
@@ -174,14 +174,15 @@ func TestMCPSearchAndRead(t *testing.T) {
 
 func TestMCPReadRefusesPrivate(t *testing.T) {
 	_, dir := startFleet(t, 32, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
-	// Without --allow-private, the reader refuses loopback and private
+	// --allow-private lets instances be private, nothing more: without
+	// --reader-allow-private, the reader refuses loopback and private
 	// addresses, and redirects to them.
-	g := startGatewayWith(t, &failResolver{}, dir, "", "--allow-private=false")
+	g := startGatewayWith(t, &failResolver{}, dir, "", "--allow-private")
 	s := connectMCP(t, g, nil)
 	site := pageSite(t)
 	for _, u := range []string{site.URL + "/article", "http://10.0.0.1/", "http://localhost:1/"} {
 		r := callTool(t, s, mcp.ToolRead, map[string]any{"url": u})
-		if !r.IsError || !strings.Contains(resultText(r), "--allow-private") {
+		if !r.IsError || !strings.Contains(resultText(r), "--reader-allow-private") {
 			t.Errorf("%s: error %v: %s", u, r.IsError, resultText(r))
 		}
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/searxgate/searxgate/sim"
+)
+
+// TestGreedyClientLeavesOthersTheirShare: behind a trusted proxy, a client
+// that sends as many searches as it can at once cannot take the share of
+// the client that comes a moment later (3 public instances, 10 searches
+// each in 20 s, the default client limit).
+func TestGreedyClientLeavesOthersTheirShare(t *testing.T) {
+	f, g := healthyFleet(t, 3, sim.Config{}, "--trust-proxy", "127.0.0.1", "--client-rate", "120", "--client-burst", "60")
+	as := func(client string, qs []string) []answer {
+		out := make([]answer, len(qs))
+		var wg sync.WaitGroup
+		for i, q := range qs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = g.get(t, "/search?format=json&q="+url.QueryEscape(q), map[string]string{"X-Forwarded-For": client})
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+	queries := func(prefix string, n int) []string {
+		var qs []string
+		for i := range n {
+			qs = append(qs, fmt.Sprintf("%s %d", prefix, i))
+		}
+		return qs
+	}
+	okCount := func(as []answer) (n int) {
+		for _, a := range as {
+			if a.status == 200 {
+				n++
+			}
+		}
+		return n
+	}
+	greedy := as("203.0.113.7", queries("greedy", 45))
+	b := as("198.51.100.9", queries("newcomer", 5))
+	if got := okCount(b); got < 4 {
+		t.Errorf("the second client got %d of 5 after a greedy one (who got %d of 45), want at least 4", got, okCount(greedy))
+	}
+	for id, tr := range f.Truth() {
+		if tr.Searches > 10 {
+			t.Errorf("%s saw %d searches in under 20 s, budget 10", id, tr.Searches)
+		}
+	}
+	for i, a := range greedy {
+		if a.status != 200 && (a.status != 503 || a.header.Get("Retry-After") == "") {
+			t.Errorf("greedy search %d: %d (Retry-After %q): %s", i, a.status, a.header.Get("Retry-After"), strings.TrimSpace(string(a.body)))
+		}
+	}
+}
+
+// TestOwnInstancesOnlyAreNotSlowed: a client alone on a gateway with only
+// the operator's own instances is not held to the client limit, which
+// guards the public instances' budgets.
+func TestOwnInstancesOnlyAreNotSlowed(t *testing.T) {
+	_, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Fast, Latency: time.Millisecond, JSON: true}, "--client-rate", "120", "--client-burst", "60")
+	for i := range 80 {
+		q := fmt.Sprintf("sequential %d", i)
+		if a := g.get(t, "/search?format=json&q="+url.QueryEscape(q), nil); a.status != 200 {
+			t.Fatalf("search %d of 80 on own instances only: %d %s", i, a.status, a.body)
+		}
+	}
+}
+
+// TestFanoutIsPaidFor: each upstream search of a fan-out is charged to
+// the client's limit: 20 parallel fanout=3 searches under a limit of 10
+// make at most 10 upstream searches, the others answered by fewer
+// instances or refused with the client's own 429.
+func TestFanoutIsPaidFor(t *testing.T) {
+	f, g := healthyFleet(t, 6, sim.Config{}, "--client-rate", "1", "--client-burst", "10", "--max-fanout", "3")
+	var wg sync.WaitGroup
+	answers := make([]answer, 20)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = g.get(t, fmt.Sprintf("/search?format=json&fanout=3&q=paid+for+%d", i), nil)
+		}()
+	}
+	wg.Wait()
+	if n := searches(f); n > 10 {
+		t.Errorf("%d upstream searches for a client limited to 10", n)
+	}
+	for i, a := range answers {
+		if a.status != 200 && a.status != 429 {
+			t.Errorf("search %d: %d %s", i, a.status, a.body)
+		}
+	}
+}
+
+// TestSlowInstanceDoesNotHoldFanout: with two fast instances and one that
+// answers in 1.6 s, a fanout=3 answer goes out a short grace after the
+// first answer, merged from those that came; the slow one is not blamed.
+func TestSlowInstanceDoesNotHoldFanout(t *testing.T) {
+	cfg := sim.Config{Instances: []sim.InstanceConfig{{ID: "slow", Behaviour: sim.Fast, Latency: 1600 * time.Millisecond, JSON: true}}}
+	_, g := healthyFleet(t, 2, cfg)
+	for i := range 3 {
+		start := time.Now()
+		a := g.get(t, fmt.Sprintf("/search?format=json&fanout=3&q=wide+and+quick+%d", i), nil)
+		took := time.Since(start)
+		if a.status != 200 || took > time.Second {
+			t.Errorf("fan-out search %d: %d after %v (fanout %q), want the merge within the grace", i, a.status, took, a.header.Get("X-Searxgate-Fanout"))
+		}
+	}
+	waitQuiet(t, g)
+	allClosed(t, g, "after fan-outs with a slow instance")
+}
