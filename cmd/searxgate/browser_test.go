@@ -80,6 +80,7 @@ func TestBrowser(t *testing.T) {
 	page.call(t, "Runtime.enable", nil)
 	page.call(t, "Log.enable", nil)
 	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	axe := axeScript(t)
 
 	page.navigate(t, base)
 	if n := page.evalInt(t, `document.querySelectorAll('link[rel="search"][href="/opensearch.xml"]').length`); n != 1 {
@@ -159,6 +160,20 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("on a 375 px phone the status page is %d px wide", w)
 	}
 	page.screenshot(t, filepath.Join(out, "status-phone.png"))
+
+	// Every page, light and dark, through axe-core.
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	for _, scheme := range []string{"light", "dark"} {
+		page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}})
+		for _, p := range []struct{ name, path string }{
+			{"home", ""}, {"results", "search?q=browser+privacy"}, {"images", "search?q=browser+privacy&categories=images"},
+			{"status", "status"}, {"not-found", "nowhere"},
+		} {
+			page.navigate(t, base+p.path)
+			checkAxe(t, page, axe, p.name+" ("+scheme+")")
+		}
+	}
+	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "light"}}})
 
 	for _, e := range page.events() {
 		if strings.Contains(e, "Content Security Policy") || strings.Contains(e, "Refused to") {
@@ -554,4 +569,99 @@ func (c *cdp) screenshot(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// axeScript is axe-core's source, installed by npm from
+// testdata/axe/package.json (.ci/run runs npm ci there). Without it the
+// accessibility checks are skipped outside CI and fail under CI=true.
+func axeScript(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is not installed, and CI=true requires the accessibility checks (.ci/run runs npm ci in cmd/searxgate/testdata/axe): %v", err)
+		}
+		t.Log("axe-core is not installed (cd cmd/searxgate/testdata/axe && npm ci): skipping the accessibility checks")
+		return ""
+	}
+	return string(b)
+}
+
+// axeFinding is one rule axe-core found broken, with the nodes that break it.
+type axeFinding struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target  []any  `json:"target"`
+		Summary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// checkAxe runs axe-core's WCAG 2 A and AA rules on the page as it is and
+// fails on every serious or critical finding; what stands is logged.
+func checkAxe(t *testing.T, page *cdp, script, name string) {
+	t.Helper()
+	if script == "" {
+		return
+	}
+	if string(page.eval(t, `typeof axe`)) != `"object"` {
+		// Evaluated as the expression itself: an eval() inside the page
+		// would meet its CSP.
+		page.call(t, "Runtime.evaluate", map[string]any{"expression": script})
+	}
+	raw := page.evalAwait(t, `axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`)
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	var found []axeFinding
+	if err := json.Unmarshal([]byte(s), &found); err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	for _, f := range found {
+		var where []string
+		for i, n := range f.Nodes {
+			if i == 3 {
+				where = append(where, fmt.Sprintf("… %d more", len(f.Nodes)-3))
+				break
+			}
+			where = append(where, fmt.Sprint(n.Target)+": "+strings.ReplaceAll(n.Summary, "\n", " "))
+		}
+		msg := fmt.Sprintf("axe on %s: %s (%s, %d nodes): %s\n\t%s", name, f.ID, f.Impact, len(f.Nodes), f.Help, strings.Join(where, "\n\t"))
+		if f.Impact == "serious" || f.Impact == "critical" {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
+		}
+	}
+}
+
+// evalAwait evaluates an expression whose value is a promise, and returns
+// what it resolves to.
+func (c *cdp) evalAwait(t *testing.T, expr string) json.RawMessage {
+	t.Helper()
+	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception *struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.ExceptionDetails; d != nil {
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		t.Fatalf("%.80s: %s", expr, msg)
+	}
+	return r.Result.Value
 }
