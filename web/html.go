@@ -145,8 +145,42 @@ func clean(s string, max int) string {
 // tabCategories are the tabs of the results page, as SearXNG names them. Never modified.
 var tabCategories = []string{"general", "images", "news", "videos", "science", "it"}
 
+// offerableCategories are the tabs shown only when an instance of the
+// pool runs an engine of theirs (its /config says so). Never modified.
+var offerableCategories = []string{"map", "music", "files"}
+
 var categoryLabels = map[string]string{
 	"general": "General", "images": "Images", "news": "News", "videos": "Videos", "science": "Science", "it": "IT",
+	"map": "Map", "music": "Music", "files": "Files",
+}
+
+// tabsOffered is the results page's tabs: tabCategories, then those of
+// offerableCategories that offered (a category → whether an instance's
+// engine is in it) says an instance offers.
+func tabsOffered(offered func(category string) bool) []string {
+	out := slices.Clone(tabCategories)
+	for _, c := range offerableCategories {
+		if offered(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// offeredCategories is what the pool's instances said, in their /config,
+// that their engines search (see tabsOffered).
+func (s *Server) offeredCategories() func(string) bool {
+	seen := map[string]bool{}
+	if s.cfg.Pool != nil && s.cfg.Proxy != nil {
+		for _, st := range s.cfg.Pool.Snapshot() {
+			for _, e := range s.cfg.Proxy.Caps(st.URL).Engines {
+				for _, c := range e.Categories {
+					seen[c] = true
+				}
+			}
+		}
+	}
+	return func(c string) bool { return seen[c] }
 }
 
 type tab struct {
@@ -280,7 +314,7 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detec
 	if !pr.ImageProxy {
 		image = func(string) string { return "" }
 	}
-	p := buildSearchPage(req, r, res, image, &pr)
+	p := buildSearchPage(req, r, res, image, &pr, tabsOffered(s.offeredCategories()))
 	d := pageData{Query: p.Query, Search: p}
 	if pr.QueryInTitle {
 		d.Title = p.Query
@@ -290,17 +324,18 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detec
 
 // buildSearchPage turns an answer into what the page shows; image turns an
 // upstream image URL into the page's link to it ("" = no image); pr are
-// the preferences the request was made with (nil = none).
-func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs) *searchPage {
+// the preferences the request was made with (nil = none); tabs the
+// categories of its tabs.
+func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
 	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
 	if p.PageNo < 1 {
 		p.PageNo = 1
 	}
 	p.Category = "general"
-	if len(req.Categories) == 1 && categoryLabels[req.Categories[0]] != "" {
+	if len(req.Categories) == 1 && slices.Contains(tabs, req.Categories[0]) {
 		p.Category = req.Categories[0]
 	}
-	for _, c := range tabCategories {
+	for _, c := range tabs {
 		q := req
 		q.Categories = []string{c}
 		if c == "general" {

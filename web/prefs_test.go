@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // setCookies sends one request and returns the cookies its answer sets
@@ -307,5 +310,50 @@ func TestPrefsRoundTrip(t *testing.T) {
 	})
 	if back.value("categories") != "it,news" || back.Hotkeys != "vim" || back.ImageProxy || !back.InfiniteScroll {
 		t.Errorf("the settings URL does not carry the preferences: %+v", back)
+	}
+}
+
+// TestTypingCannotSpendTheSearchesBudget is one person typing a query
+// letter by letter with suggestions on, at worst (no debounce: a request
+// per letter): each is answered 200 (a list, empty once autocompletion's
+// own budget is spent: never a refusal the page would show), the
+// instance is asked no more than that budget allows, and the search that
+// follows is answered by the same instance, its budget untouched.
+func TestTypingCannotSpendTheSearchesBudget(t *testing.T) {
+	lf := startLive(t, []sim.InstanceConfig{{ID: "only", Behaviour: sim.Fast, JSON: true, Latency: -1, Autocomplete: "duckduckgo"}})
+	lf.proxy.ReadTermsNow(context.Background(), lf.fleet.URLs())
+	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+	before := lf.fleet.Instance("only").Truth()
+	typed := "browser privacy settings"
+	for i := 3; i <= len(typed); i++ {
+		r := c.get("/autocompleter?q="+url.QueryEscape(typed[:i]), "X-Requested-With", "XMLHttpRequest")
+		if r.status != 200 || !strings.HasPrefix(r.body, "[") {
+			t.Fatalf("suggestions for %q: %d %s", typed[:i], r.status, r.body)
+		}
+	}
+	after := lf.fleet.Instance("only").Truth()
+	asked := (after.Requests - after.Searches - after.ConfigReads) - (before.Requests - before.Searches - before.ConfigReads)
+	t.Logf("%d keystrokes asked the instance %d times", len(typed)-2, asked)
+	if asked < 1 || asked > 2 {
+		t.Errorf("%d keystrokes asked the instance's /autocompleter %d times, want 1 or 2 (autocompletion's budget: 2 per 20 s)", len(typed)-2, asked)
+	}
+	r := c.get("/search?q=" + url.QueryEscape(typed) + "&format=json")
+	if r.status != 200 || r.header[HeaderInstance] != lf.fleet.Instance("only").URL() {
+		t.Errorf("the search after typing: %d from %q: %s", r.status, r.header[HeaderInstance], r.body)
+	}
+}
+
+func TestMapMusicAndFilesTabsOnlyWhenOffered(t *testing.T) {
+	if got := strings.Join(tabsOffered(func(string) bool { return false }), ","); got != "general,images,news,videos,science,it" {
+		t.Errorf("tabs with nothing offered: %s", got)
+	}
+	offered := map[string]bool{"music": true, "files": true, "social media": true}
+	if got := strings.Join(tabsOffered(func(c string) bool { return offered[c] }), ","); got != "general,images,news,videos,science,it,music,files" {
+		t.Errorf("tabs with music and files offered: %s", got)
+	}
+	p := buildSearchPage(proxy.Request{Query: "q", Categories: []string{"music"}}, nil, nil, func(string) string { return "" }, nil,
+		tabsOffered(func(c string) bool { return offered[c] }))
+	if p.Category != "music" || !p.Tabs[6].Active || p.Tabs[6].Label != "Music" {
+		t.Errorf("a music search's page: category %q, tabs %+v", p.Category, p.Tabs)
 	}
 }

@@ -316,7 +316,7 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 			Attributes: []detect.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
 		UnresponsiveEngines: [][2]string{{"<x>", "</y>"}},
 	}
-	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"}, s.images.link, nil)
+	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"}, s.images.link, nil, tabCategories)
 	var b strings.Builder
 	if err := s.tmpl.ExecuteTemplate(&b, "results.html", pageData{Search: p, Query: p.Query}); err != nil {
 		t.Fatal(err)
