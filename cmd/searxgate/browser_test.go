@@ -123,10 +123,35 @@ func TestBrowser(t *testing.T) {
 		t.Error("the stylesheet did not load")
 	}
 	page.screenshot(t, filepath.Join(out, "results.png"))
+	results := page.evalString(t, `location.href`)
+
+	// The keyboard: the first Tab reaches the skip link, which comes into
+	// view with a visible focus ring; Enter on it moves to the results.
+	page.key(t, "Tab")
+	if got := page.evalString(t, `(() => { const a = document.activeElement, r = a.getBoundingClientRect(), st = getComputedStyle(a);
+		return a.className + " " + (r.top >= 0 && r.bottom <= innerHeight) + " " + st.outlineStyle })()`); got != "skip true solid" {
+		t.Errorf("the first Tab: %q, want the skip link in view with a solid outline", got)
+	}
+	page.key(t, "Enter")
+	page.waitFor(t, `location.hash === "#main"`)
+	page.key(t, "Tab")
+	if got := page.evalString(t, `document.activeElement.closest("main") ? document.activeElement.closest("main").id : document.activeElement.tagName`); got != "main" {
+		t.Errorf("Tab after the skip link lands on %q, not in the results", got)
+	}
+	if got := page.evalString(t, `getComputedStyle(document.activeElement).outlineStyle`); got == "none" {
+		t.Error("a focused result link shows no focus ring")
+	}
+
+	// A right-to-left language: the results say so (lang, dir); the page's
+	// own words stay English, left to right.
+	page.navigate(t, base+"search?q=browser+privacy&language=ar")
+	if got := page.evalString(t, `(() => { const m = document.querySelector("main.results"); return m.lang + " " + m.dir + " " + document.documentElement.lang + " " + document.documentElement.dir })()`); got != "ar rtl en ltr" {
+		t.Errorf("an Arabic search: results and page lang/dir %q, want \"ar rtl en ltr\"", got)
+	}
+	page.screenshot(t, filepath.Join(out, "results-rtl.png"))
 
 	// The same page on a 375 px phone (the narrowest in common use), light
 	// and dark.
-	results := page.evalString(t, `location.href`)
 	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": true})
 	for _, scheme := range []string{"light", "dark"} {
 		page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}})
