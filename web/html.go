@@ -79,7 +79,7 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 		return s.cfg.PublicURL
 	}
 	ctx.Response.Header.Set("Cache-Control", "private")
-	ctx.Response.Header.Add("Vary", "Host")
+	addVary(&ctx.Response.Header, "Host")
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
@@ -89,6 +89,20 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 		host = "localhost"
 	}
 	return scheme + "://" + host + "/"
+}
+
+// addVary adds name to the response's Vary, in its one line.
+func addVary(h *fasthttp.ResponseHeader, name string) {
+	cur := string(h.Peek("Vary"))
+	for _, v := range strings.Split(cur, ",") {
+		if strings.EqualFold(strings.TrimSpace(v), name) {
+			return
+		}
+	}
+	if cur != "" {
+		name = cur + ", " + name
+	}
+	h.Set("Vary", name)
 }
 
 // validHost accepts what a Host header may hold: a name or address and an
@@ -268,6 +282,8 @@ type pageData struct {
 
 func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pageData) {
 	d.Name = s.cfg.InstanceName
+	// Every page follows the preferences' cookies.
+	addVary(&ctx.Response.Header, "Cookie")
 	d.Prefs = readPrefs(ctx)
 	cur := d.Prefs.Language
 	if d.Search != nil {

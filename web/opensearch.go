@@ -30,7 +30,7 @@ func (s *Server) openSearch(ctx *fasthttp.RequestCtx) {
 	if len(pr.searchParams()) > 0 {
 		// Made for this browser's cookies: no shared cache may keep it.
 		ctx.Response.Header.Set("Cache-Control", "private")
-		ctx.Response.Header.Add("Vary", "Cookie")
+		addVary(&ctx.Response.Header, "Cookie")
 	}
 	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(openSearchTemplate(base, &pr)) + `"/>` + "\n")
 	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(base+"autocompleter?q={searchTerms}") + `"/>` + "\n")

@@ -357,3 +357,15 @@ func TestMapMusicAndFilesTabsOnlyWhenOffered(t *testing.T) {
 		t.Errorf("a music search's page: category %q, tabs %+v", p.Category, p.Tabs)
 	}
 }
+
+func TestPagesVaryByCookie(t *testing.T) {
+	_, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}})
+	for _, uri := range []string{"/", "/search?q=hello", "/preferences", "/about"} {
+		if v := c.get(uri).header["Vary"]; !strings.Contains(v, "Cookie") {
+			t.Errorf("%s: Vary %q, but the page follows the preference cookies", uri, v)
+		}
+	}
+	if v := c.get("/opensearch.xml", "Cookie", "language=de").header["Vary"]; v != "Host, Cookie" {
+		t.Errorf("/opensearch.xml with preferences: Vary %q, want \"Host, Cookie\"", v)
+	}
+}

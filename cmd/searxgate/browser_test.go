@@ -345,6 +345,18 @@ func checkPreferences(t *testing.T, page *cdp, base, out string, fleet *sim.Flee
 	}
 	page.screenshot(t, filepath.Join(out, "hotkeys.png"))
 
+	// Infinite scroll, saved through a settings URL: reaching the end
+	// of the page adds the next page's results.
+	page.call(t, "Page.navigate", map[string]any{"url": base + "preferences?infinite_scroll=1&save=1"})
+	page.waitFor(t, `location.pathname === "/" && document.readyState === "complete" && document.documentElement.dataset.infiniteScroll === "1"`)
+	page.navigate(t, base+"search?q=infinite+scroll")
+	first := page.evalInt(t, `document.querySelectorAll("article.result").length`)
+	page.eval(t, `window.scrollTo(0, document.documentElement.scrollHeight)`)
+	page.waitFor(t, fmt.Sprintf(`document.querySelectorAll("article.result").length > %d`, first))
+	if got := page.evalString(t, `document.querySelector("nav.pages span").textContent`); got != "Page 2" {
+		t.Errorf("after scrolling to the end the page links say %q, want Page 2", got)
+	}
+
 	// Back to the defaults, for the pages that follow.
 	page.navigate(t, base+"preferences")
 	page.eval(t, `document.querySelector('button[name="reset"]').click()`)
