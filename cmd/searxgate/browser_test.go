@@ -352,6 +352,15 @@ func checkPreferences(t *testing.T, page *cdp, base, out string, fleet *sim.Flee
 		t.Errorf("j j selects result %d, want 1", n)
 	}
 	page.screenshot(t, filepath.Join(out, "hotkeys.png"))
+	page.key(t, "h")
+	if txt := page.evalString(t, `(document.querySelector(".hotkeyhelp") || {innerText: ""}).innerText`); !strings.Contains(txt, "next / previous result") {
+		t.Errorf("h shows no help: %q", txt)
+	}
+
+	// With the script, Escape closes an image's detail.
+	page.navigate(t, base+"search?q=browser+privacy&categories=images#image-0")
+	page.key(t, "Escape")
+	page.waitFor(t, `location.hash === "#i0"`)
 
 	// Infinite scroll, saved through a settings URL: reaching the end
 	// of the page adds the next page's results.
