@@ -330,7 +330,10 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detec
 	if !pr.ImageProxy {
 		image = func(string) string { return "" }
 	}
-	p := buildSearchPage(req, r, res, image, &pr, tabsOffered(s.offeredCategories()))
+	// The tabs' links need the cookies' categories alone: the general tab
+	// must name its category only when a cookie would choose another.
+	ck := cookiePrefs(ctx)
+	p := buildSearchPage(req, r, res, image, &ck, tabsOffered(s.offeredCategories()))
 	d := pageData{Query: p.Query, Search: p}
 	if pr.QueryInTitle {
 		d.Title = p.Query
@@ -340,7 +343,7 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detec
 
 // buildSearchPage turns an answer into what the page shows; image turns an
 // upstream image URL into the page's link to it ("" = no image); pr are
-// the preferences the request was made with (nil = none); tabs the
+// the preferences of the request's cookies (nil = none); tabs the
 // categories of its tabs.
 func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
 	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}

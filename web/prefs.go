@@ -58,6 +58,17 @@ func readPrefs(ctx *fasthttp.RequestCtx) prefs {
 	})
 }
 
+// cookiePrefs reads the preferences of a request's cookies alone: what
+// fills in a search that does not say.
+func cookiePrefs(ctx *fasthttp.RequestCtx) prefs {
+	return prefsFrom(func(name string) (string, bool) {
+		if v := ctx.Request.Header.Cookie(name); v != nil {
+			return string(v), true
+		}
+		return "", false
+	})
+}
+
 // prefsFrom reads preferences from get, which says a value and whether
 // there is one.
 func prefsFrom(get func(name string) (string, bool)) prefs {

@@ -369,3 +369,13 @@ func TestPagesVaryByCookie(t *testing.T) {
 		t.Errorf("/opensearch.xml with preferences: Vary %q, want \"Host, Cookie\"", v)
 	}
 }
+
+func TestTheGeneralTabNamesItsCategoryOnlyWhenACookieChoosesAnother(t *testing.T) {
+	_, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}})
+	if r := c.get("/search?q=hello&categories=images"); !strings.Contains(r.body, `<a href="/search?q=hello">General</a>`) {
+		t.Error("without a cookie the general tab names a category (another cache key for the same search)")
+	}
+	if r := c.get("/search?q=hello&categories=images", "Cookie", "categories=news"); !strings.Contains(r.body, `<a href="/search?categories=general&amp;q=hello">General</a>`) {
+		t.Error("with a categories cookie the general tab does not name its category: the cookie would choose news again")
+	}
+}
