@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 
@@ -159,6 +160,16 @@ func openSearchTemplate(base string, p *prefs) string {
 	t := base + "search?q={searchTerms}"
 	if len(q) > 0 {
 		t += "&" + q.Encode()
+	}
+	return t
+}
+
+// suggestTemplate is the suggestions template of /opensearch.xml, in the
+// language of the browser's preferences.
+func suggestTemplate(base string, p *prefs) string {
+	t := base + "autocompleter?q={searchTerms}"
+	if p.Language != "" {
+		t += "&" + url.Values{"language": {p.Language}}.Encode()
 	}
 	return t
 }

@@ -183,6 +183,9 @@ func TestOpenSearchCarriesThePreferences(t *testing.T) {
 	if want := `template="https://search.example/search?q={searchTerms}&amp;language=de&amp;safesearch=2"`; !strings.Contains(r.body, want) {
 		t.Errorf("opensearch.xml lacks %s:\n%s", want, r.body)
 	}
+	if want := `template="https://search.example/autocompleter?q={searchTerms}&amp;language=de"`; !strings.Contains(r.body, want) {
+		t.Errorf("opensearch.xml lacks %s", want)
+	}
 	if r.header["Cache-Control"] != "private" {
 		t.Errorf("an OpenSearch description made from cookies is Cache-Control %q", r.header["Cache-Control"])
 	}
