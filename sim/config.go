@@ -44,6 +44,9 @@ type InstanceConfig struct {
 	// JSON enables the JSON format; false answers format=json with 403
 	// Forbidden, like a SearXNG whose settings leave JSON out.
 	JSON bool
+	// Autocomplete is the autocomplete backend /config names ("" = none,
+	// as SearXNG's default; /autocompleter answers either way).
+	Autocomplete string
 
 	// RetryAfter is how long a RateLimit* refusal or a 503 lasts (and what
 	// Retry-After announces). Default 60s.

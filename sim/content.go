@@ -146,6 +146,13 @@ func (in *Instance) page(s search) *page {
 		if k%5 == 4 {
 			r.Thumbnail = fmt.Sprintf("https://img.example.org/%s/%d.jpg", cfg.ID, k+1)
 		}
+		if s.images() {
+			r.Category = "images"
+			r.ImgSrc = fmt.Sprintf("%ssim/img/%d.png", in.url, k+1)
+			r.ThumbnailSrc = fmt.Sprintf("%ssim/img/%d.png?small", in.url, k+1)
+			r.Resolution = fmt.Sprintf("%d x %d", 640+40*(k%5), 480)
+			r.Source = host
+		}
 		switch cfg.Behaviour {
 		case Hostile:
 			hostile(&r, q, cfg.ID, k)

@@ -174,13 +174,14 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 	in.addr = net.JoinHostPort(cfg.Host, strconv.Itoa(in.port))
 	in.url = "http://" + in.addr + "/"
 	in.site = site{
-		Name:       ic.ID,
-		BaseURL:    in.url,
-		JSON:       ic.JSON,
-		Limiter:    ic.Behaviour.limiterOn(),
-		LinkToken:  ic.Behaviour == LinkToken,
-		Public:     ic.Behaviour == LinkToken,
-		EngineList: engines,
+		Name:         ic.ID,
+		BaseURL:      in.url,
+		JSON:         ic.JSON,
+		Limiter:      ic.Behaviour.limiterOn(),
+		LinkToken:    ic.Behaviour == LinkToken,
+		Public:       ic.Behaviour == LinkToken,
+		EngineList:   engines,
+		Autocomplete: ic.Autocomplete,
 	}
 	if in.site.Limiter {
 		in.site.TokenCSS = "/client" + in.token + ".css"

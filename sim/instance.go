@@ -47,6 +47,10 @@ type Truth struct {
 	// request.
 	LastUserAgent      string `json:"last_user_agent"`
 	LastAcceptLanguage string `json:"last_accept_language"`
+	// LastSearch is the SearXNG parameters of the last search (language,
+	// safesearch, categories, time_range) as they came, absent ones left
+	// out.
+	LastSearch map[string]string `json:"last_search,omitempty"`
 	// Formats counts searches by the format asked ("html" when none).
 	Formats map[string]uint64 `json:"formats"`
 	// NoResults counts searches answered in full with 200, no result
@@ -61,6 +65,13 @@ func (t Truth) clone() Truth {
 		f[k] = v
 	}
 	t.Formats = f
+	if t.LastSearch != nil {
+		l := make(map[string]string, len(t.LastSearch))
+		for k, v := range t.LastSearch {
+			l[k] = v
+		}
+		t.LastSearch = l
+	}
 	return t
 }
 
@@ -162,6 +173,20 @@ type search struct {
 	q      string
 	format string // lowercased; "html" when absent
 	pageno int
+	params map[string]string // language, safesearch, categories, time_range: those given
+}
+
+// searchParams are the parameters Truth.LastSearch keeps.
+var searchParams = []string{"language", "safesearch", "categories", "time_range"}
+
+// images reports whether the search asks for the images category.
+func (s search) images() bool {
+	for _, c := range strings.Split(s.params["categories"], ",") {
+		if strings.TrimSpace(c) == "images" {
+			return true
+		}
+	}
+	return false
 }
 
 func parseSearch(ctx *fasthttp.RequestCtx) search {
@@ -169,6 +194,12 @@ func parseSearch(ctx *fasthttp.RequestCtx) search {
 		q:      strings.TrimSpace(string(ctx.FormValue("q"))),
 		format: strings.ToLower(string(ctx.FormValue("format"))),
 		pageno: 1,
+		params: map[string]string{},
+	}
+	for _, name := range searchParams {
+		if v := ctx.FormValue(name); v != nil {
+			s.params[name] = string(v)
+		}
 	}
 	if s.format == "" {
 		s.format = "html"
@@ -227,6 +258,10 @@ func (in *Instance) handle(ctx *fasthttp.RequestCtx) {
 	if isSearch {
 		in.truth.Searches++
 		in.truth.Formats[formatKey(s.format)]++
+		in.truth.LastSearch = nil
+		if len(s.params) > 0 {
+			in.truth.LastSearch = s.params
+		}
 		if searchBad {
 			in.truth.BotViolations++
 		}
@@ -256,6 +291,10 @@ func (in *Instance) handle(ctx *fasthttp.RequestCtx) {
 		in.send(ctx, 200, "application/opensearchdescription+xml; charset=utf-8", []byte(writeOpenSearch(&in.site)))
 	case path == "/autocompleter":
 		in.autocomplete(ctx)
+	case strings.HasPrefix(path, "/sim/img/"):
+		// The images of image results: small PNGs, so that a client's
+		// image proxy has something real to fetch.
+		in.send(ctx, 200, "image/png", simImage(path))
 	case strings.HasPrefix(path, "/client") && strings.HasSuffix(path, ".css"):
 		if in.site.TokenCSS != "" && path == in.site.TokenCSS {
 			in.mu.Lock()

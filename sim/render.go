@@ -43,18 +43,22 @@ type result struct {
 	Category      string
 	PublishedDate string // "" = absent
 	Thumbnail     string // "" = absent
+	// An image result's (the images category): its image, a smaller
+	// copy, its size and the site it is from; "" = absent.
+	ImgSrc, ThumbnailSrc, Resolution, Source string
 }
 
 // site is what the pages of one instance need to know about it.
 type site struct {
-	Name       string // instance_name, the <title>
-	BaseURL    string // "http://127.0.0.1:PORT/"
-	JSON       bool   // JSON format enabled: the page offers the download
-	TokenCSS   string // limiter's link token stylesheet path, "" = none
-	LinkToken  bool
-	Limiter    bool
-	Public     bool
-	EngineList []string
+	Name         string // instance_name, the <title>
+	BaseURL      string // "http://127.0.0.1:PORT/"
+	JSON         bool   // JSON format enabled: the page offers the download
+	TokenCSS     string // limiter's link token stylesheet path, "" = none
+	LinkToken    bool
+	Limiter      bool
+	Public       bool
+	EngineList   []string
+	Autocomplete string // the backend /config names
 }
 
 // writeJSON appends the classic SearXNG JSON answer (keys in SearXNG's
@@ -83,6 +87,16 @@ func writeJSON(b []byte, p *page) []byte {
 			b = append(b, `, "thumbnail": `...)
 			b = appendJSONString(b, r.Thumbnail, false)
 		}
+		if r.ImgSrc != "" {
+			b = append(b, `, "img_src": `...)
+			b = appendJSONString(b, r.ImgSrc, false)
+			b = append(b, `, "thumbnail_src": `...)
+			b = appendJSONString(b, r.ThumbnailSrc, false)
+			b = append(b, `, "resolution": `...)
+			b = appendJSONString(b, r.Resolution, false)
+			b = append(b, `, "source": `...)
+			b = appendJSONString(b, r.Source, false)
+		}
 		b = append(b, `, "engine": `...)
 		b = appendJSONString(b, r.Engine, false)
 		b = append(b, `, "parsed_url": [`...)
@@ -92,7 +106,13 @@ func writeJSON(b []byte, p *page) []byte {
 			}
 			b = appendJSONString(b, part, p.RawBytes)
 		}
-		b = append(b, `], "template": "default.html", "engines": [`...)
+		b = append(b, `], "template": `...)
+		if r.ImgSrc != "" {
+			b = append(b, `"images.html"`...)
+		} else {
+			b = append(b, `"default.html"`...)
+		}
+		b = append(b, `, "engines": [`...)
 		for j, e := range r.Engines {
 			if j > 0 {
 				b = append(b, ", "...)
@@ -523,6 +543,15 @@ func writeArticle(sb *strings.Builder, p *page, r *result) {
 	if p.Raw {
 		href, title, content = r.URL, r.Title, r.Content
 	}
+	if r.ImgSrc != "" {
+		// SearXNG's images.html, as its simple theme writes it (trimmed).
+		sb.WriteString(`<article class="result result-images category-images"><a href="` + href + `" rel="noreferrer"><img class="image_thumbnail" src="` + esc(r.ThumbnailSrc) + `" title="` + esc(r.Title) + `" alt="` + esc(r.Title) + `" loading="lazy"></a>` +
+			`<span class="title">` + esc(r.Title) + `</span><span class="source">` + esc(r.Source) + `</span><div class="detail"><p class="result-content">` + content + `</p>` +
+			`<p class="result-resolution">` + esc(r.Resolution) + `</p><p class="result-engine"><span>` + esc(r.Engine) + `</span></p>` +
+			`<a class="result-images-source" href="` + esc(r.ImgSrc) + `" rel="noreferrer">View source</a></div></article>
+`)
+		return
+	}
 	parts := parsedURL(r.URL)
 	origin := parts[0] + "://" + parts[1]
 	crumbs := strings.ReplaceAll(strings.Trim(parts[2], "/"), "/", " › ")
@@ -636,7 +665,9 @@ func write404(s *site) string {
 // sorted, compact), with the instance's limiter settings.
 func writeConfig(s *site) []byte {
 	b := make([]byte, 0, 2048)
-	b = append(b, `{"autocomplete":"","brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":["general"],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
+	b = append(b, `{"autocomplete":`...)
+	b = appendJSONString(b, s.Autocomplete, false)
+	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":["general"],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
 	for i, e := range s.EngineList {
 		if i > 0 {
 			b = append(b, ',')

@@ -9,9 +9,12 @@
 // HTML page; one the operator left out of Config.Formats is Werkzeug's 403
 // page; RSS is text/xml; an empty answer has every key, with empty lists,
 // and the "Sorry! No results were found" page; a 404 is a page for every
-// client that takes HTML. To people it is a search page (results,
-// answers, infobox, suggestions, corrections, category tabs, time range,
-// safe search, pagination; light and dark; no script) and /status, which
+// client that takes HTML. To people it is a search page (results with
+// their count and a web archive "cached" link, answers, infobox,
+// suggestions, corrections, category tabs, language, time range, safe
+// search, pagination, image results as a grid with a :target detail
+// view; light and dark; no script needed), /preferences, /about and
+// /status, which
 // shows every instance the pool knows, best first, with a latency
 // sparkline and an outcome bar drawn server-side, the slot queue and the
 // per-client refusals among its totals, and Config.Problem as a banner. To
@@ -33,9 +36,25 @@
 // quietest tenth evicted when full) is wired by cmd as proxy.Config.Admit
 // and around the handler for /autocompleter (Wrap).
 //
-// Every response carries a Content-Security-Policy that allows no script
-// at all, only searxgate's own stylesheet and images (img-src 'self'
-// data:), plus nosniff, no-referrer and frame denial.
+// Preferences (prefs.go) are SearXNG's, by name, one cookie each and no
+// state on the server; a request's parameter beats its cookie, and the
+// search parameters among them (language, safesearch, categories,
+// time_range) fill in a search that does not give them, so they go
+// upstream as the client's own would. /opensearch.xml's template carries
+// them (then Cache-Control: private). A settings URL
+// (/preferences?...&save=1) saves them in a browser that forgets cookies.
+//
+// Every response carries a Content-Security-Policy that allows only
+// searxgate's own stylesheet, script and images (script-src 'self',
+// connect-src 'self', img-src 'self' data:; no inline code, no eval),
+// plus nosniff, no-referrer and frame denial. The script
+// (/static/searxgate.js) is loaded only when a preference needs it:
+// suggestions as you type (calling /autocompleter after a pause, from
+// three characters, each answer cached, quiet after a refusal), vim-style
+// hotkeys and infinite scroll. Every page works without it.
+//
+// Every page is checked by the browser test with axe-core (WCAG 2 A and
+// AA: nothing serious or critical, light and dark, 1280 and 375 px).
 //
 // Result thumbnails and infobox images come through /image_proxy, as
 // SearXNG's image_proxy: the page links /image_proxy?url=...&h=..., h

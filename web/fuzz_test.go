@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -43,6 +45,11 @@ func FuzzEndpoints(f *testing.F) {
 		{"/image_proxy", "url=&h=", ""},
 		{"/robots.txt", "", ""},
 		{"/opensearch.xml", "", ""},
+		{"/opensearch.xml", "language=ar&safesearch=2&categories=news,it", ""},
+		{"/preferences", "save=1&language=%3Cx%3E&theme=dark&hotkeys=vim", ""},
+		{"/preferences", "", "categories=general&categories=images&autocomplete=x&method=post&reset="},
+		{"/about", "", ""},
+		{"/search", "q=x&theme=dark&center_alignment=1&results_on_new_tab=yes&image_proxy=0", ""},
 	} {
 		f.Add(seed.path, seed.query, seed.body)
 	}
@@ -62,7 +69,7 @@ func FuzzEndpoints(f *testing.F) {
 		f.Fatal(err)
 	}
 	h := s.Handler()
-	paths := []string{"/search", "/", "/autocompleter", "/api/instances", "/opensearch.xml", "/config", "/image_proxy", "/robots.txt"}
+	paths := []string{"/search", "/", "/autocompleter", "/api/instances", "/opensearch.xml", "/config", "/image_proxy", "/robots.txt", "/preferences", "/about"}
 	f.Fuzz(func(t *testing.T, path, query, body string) {
 		if !strings.HasPrefix(path, "/") {
 			path = paths[len(path)%len(paths)]
@@ -80,7 +87,7 @@ func FuzzEndpoints(f *testing.F) {
 			h(&ctx)
 			st := ctx.Response.StatusCode()
 			switch st {
-			case 200, 201, 400, 401, 403, 404, 405, 502, 503:
+			case 200, 201, 303, 400, 401, 403, 404, 405, 502, 503:
 			default:
 				t.Fatalf("%s %s?%q: status %d", method, path, query, st)
 			}
@@ -180,4 +187,45 @@ type noLookup struct{}
 
 func (noLookup) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	return nil, &net.DNSError{Err: "no lookups in the fuzz target", Name: host, IsNotFound: true}
+}
+
+// FuzzPrefs reads arbitrary preference values, as cookies or parameters
+// give them: nothing panics, every preference holds one of the values it
+// takes, and what a cookie writes reads back as the same preferences.
+func FuzzPrefs(f *testing.F) {
+	f.Add("categories", "general,images,,NEWS", "language", "pt-BR")
+	f.Add("safesearch", "9", "time_range", "None")
+	f.Add("theme", "<script>", "method", "post")
+	f.Add("hotkeys", "default", "autocomplete", "0")
+	f.Add("image_proxy", "off", "query_in_title", "\xff")
+	f.Fuzz(func(t *testing.T, n1, v1, n2, v2 string) {
+		p := prefsFrom(func(name string) (string, bool) {
+			switch name {
+			case n1:
+				return v1, true
+			case n2:
+				return v2, true
+			}
+			return "", false
+		})
+		if p.Theme != "auto" && p.Theme != "light" && p.Theme != "dark" || p.Method != "GET" && p.Method != "POST" ||
+			p.Hotkeys != "" && p.Hotkeys != "vim" || !strings.Contains(",,0,1,2,", ","+p.SafeSearch+",") ||
+			!strings.Contains(",,day,week,month,year,", ","+p.TimeRange+",") {
+			t.Fatalf("a preference out of its values: %+v", p)
+		}
+		for _, c := range p.Categories {
+			if !slices.Contains(searxngCategories, c) {
+				t.Fatalf("category %q", c)
+			}
+		}
+		if p.Language != "" {
+			if _, _, ok := strings.Cut(p.Language, "\""); ok || !utf8.ValidString(p.Language) || len(p.Language) > 6 {
+				t.Fatalf("language %q", p.Language)
+			}
+		}
+		back := prefsFrom(func(name string) (string, bool) { return p.value(name), true })
+		if !reflect.DeepEqual(back, p) && !(len(back.Categories) == 0 && len(p.Categories) == 0) {
+			t.Fatalf("the cookies of %+v read back as %+v", p, back)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"embed"
+	"encoding/json"
 	"encoding/xml"
 	"html/template"
 	"net/url"
@@ -27,11 +28,12 @@ func parseTemplates() (*template.Template, error) {
 	t, err := template.New("").Funcs(template.FuncMap{
 		"safeURL":    safeURL,
 		"categories": func() []string { return tabCategories },
+		"add":        func(a, b int) int { return a + b },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"index.html", "results.html", "error.html", "status.html"} {
+	for _, name := range []string{"index.html", "results.html", "error.html", "status.html", "preferences.html", "about.html"} {
 		if t.Lookup(name) == nil {
 			return nil, &missingTemplateError{name}
 		}
@@ -77,7 +79,7 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 		return s.cfg.PublicURL
 	}
 	ctx.Response.Header.Set("Cache-Control", "private")
-	ctx.Response.Header.Add("Vary", "Host")
+	addVary(&ctx.Response.Header, "Host")
 	scheme := "http"
 	if ctx.IsTLS() {
 		scheme = "https"
@@ -87,6 +89,20 @@ func (s *Server) baseURL(ctx *fasthttp.RequestCtx) string {
 		host = "localhost"
 	}
 	return scheme + "://" + host + "/"
+}
+
+// addVary adds name to the response's Vary, in its one line.
+func addVary(h *fasthttp.ResponseHeader, name string) {
+	cur := string(h.Peek("Vary"))
+	for _, v := range strings.Split(cur, ",") {
+		if strings.EqualFold(strings.TrimSpace(v), name) {
+			return
+		}
+	}
+	if cur != "" {
+		name = cur + ", " + name
+	}
+	h.Set("Vary", name)
 }
 
 // validHost accepts what a Host header may hold: a name or address and an
@@ -143,8 +159,42 @@ func clean(s string, max int) string {
 // tabCategories are the tabs of the results page, as SearXNG names them. Never modified.
 var tabCategories = []string{"general", "images", "news", "videos", "science", "it"}
 
+// offerableCategories are the tabs shown only when an instance of the
+// pool runs an engine of theirs (its /config says so). Never modified.
+var offerableCategories = []string{"map", "music", "files"}
+
 var categoryLabels = map[string]string{
 	"general": "General", "images": "Images", "news": "News", "videos": "Videos", "science": "Science", "it": "IT",
+	"map": "Map", "music": "Music", "files": "Files",
+}
+
+// tabsOffered is the results page's tabs: tabCategories, then those of
+// offerableCategories that offered (a category → whether an instance's
+// engine is in it) says an instance offers.
+func tabsOffered(offered func(category string) bool) []string {
+	out := slices.Clone(tabCategories)
+	for _, c := range offerableCategories {
+		if offered(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// offeredCategories is what the pool's instances said, in their /config,
+// that their engines search (see tabsOffered).
+func (s *Server) offeredCategories() func(string) bool {
+	seen := map[string]bool{}
+	if s.cfg.Pool != nil && s.cfg.Proxy != nil {
+		for _, st := range s.cfg.Pool.Snapshot() {
+			for _, e := range s.cfg.Proxy.Caps(st.URL).Engines {
+				for _, c := range e.Categories {
+					seen[c] = true
+				}
+			}
+		}
+	}
+	return func(c string) bool { return seen[c] }
 }
 
 type tab struct {
@@ -164,6 +214,14 @@ type resultView struct {
 	Engines                      []string
 	Thumbnail                    string
 	Published                    string
+	// Cached is the page's copy at the web archive, as SearXNG links it.
+	Cached string
+	// Image is the full image of an image result, through the image
+	// proxy ("" = not an image result); Resolution and Source are what
+	// the instance said of it.
+	Image, Resolution, Source string
+	// Video marks a video result, whose thumbnail is drawn larger.
+	Video bool
 }
 
 type infoboxView struct {
@@ -186,10 +244,12 @@ type searchPage struct {
 	Suggestions []link
 	Infoboxes   []infoboxView
 	Results     []resultView
+	Images      []resultView // the image results, drawn as a grid
+	Count       string       // how many results the instances reckon there are ("" = not said)
 	Unresponse  []string
 	PageNo      int
 	Prev, Next  string
-	Instance    string
+	Instances   []string // who answered: one, or every instance of a fan-out
 	Took        string
 	Cache       string
 	Soft        string
@@ -206,10 +266,32 @@ type pageData struct {
 	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView
+	About   *aboutView
+	Pref    *prefsView
+	// Prefs are the request's preferences (render reads them); Languages
+	// the search form's choice of language.
+	Prefs     prefs
+	Languages []option
+	// Lang and Dir are the attributes of content in the search's language
+	// ("" = the page's own).
+	Lang, Dir string
+	// Script says whether the page loads searxgate.js: only when a
+	// preference needs it (suggestions, hotkeys, infinite scroll).
+	Script bool
 }
 
 func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pageData) {
 	d.Name = s.cfg.InstanceName
+	// Every page follows the preferences' cookies.
+	addVary(&ctx.Response.Header, "Cookie")
+	d.Prefs = readPrefs(ctx)
+	cur := d.Prefs.Language
+	if d.Search != nil {
+		cur = d.Search.Language
+	}
+	d.Languages = languageOptions(cur)
+	d.Lang, d.Dir = langDir(cur)
+	d.Script = d.Prefs.Autocomplete || d.Prefs.Hotkeys != "" || d.Prefs.InfiniteScroll
 	// Straight into the response's body: fasthttp pools its buffers, so a
 	// page costs no buffer growing and no copy.
 	ctx.Response.ResetBody()
@@ -224,7 +306,9 @@ func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pag
 }
 
 func (s *Server) index(ctx *fasthttp.RequestCtx) {
-	s.render(ctx, fasthttp.StatusOK, "index.html", pageData{Title: s.cfg.InstanceName})
+	// The title is the gateway's name alone: "searxgate", not
+	// "searxgate - searxgate".
+	s.render(ctx, fasthttp.StatusOK, "index.html", pageData{})
 }
 
 // errorPage answers status with the error page; retrySecs > 0 tells when
@@ -241,26 +325,44 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 }
 
 func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, res *proxy.Response) {
-	p := buildSearchPage(req, r, res, s.images.link)
-	s.render(ctx, fasthttp.StatusOK, "results.html", pageData{Title: p.Query, Query: p.Query, Search: p})
+	pr := readPrefs(ctx)
+	image := s.images.link
+	if !pr.ImageProxy {
+		image = func(string) string { return "" }
+	}
+	// The tabs' links need the cookies' categories alone: the general tab
+	// must name its category only when a cookie would choose another.
+	ck := cookiePrefs(ctx)
+	p := buildSearchPage(req, r, res, image, &ck, tabsOffered(s.offeredCategories()))
+	d := pageData{Query: p.Query, Search: p}
+	if pr.QueryInTitle {
+		d.Title = p.Query
+	}
+	s.render(ctx, fasthttp.StatusOK, "results.html", d)
 }
 
 // buildSearchPage turns an answer into what the page shows; image turns an
-// upstream image URL into the page's link to it ("" = no image).
-func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string) *searchPage {
+// upstream image URL into the page's link to it ("" = no image); pr are
+// the preferences of the request's cookies (nil = none); tabs the
+// categories of its tabs.
+func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
 	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
 	if p.PageNo < 1 {
 		p.PageNo = 1
 	}
 	p.Category = "general"
-	if len(req.Categories) == 1 && categoryLabels[req.Categories[0]] != "" {
+	if len(req.Categories) == 1 && slices.Contains(tabs, req.Categories[0]) {
 		p.Category = req.Categories[0]
 	}
-	for _, c := range tabCategories {
+	for _, c := range tabs {
 		q := req
 		q.Categories = []string{c}
 		if c == "general" {
 			q.Categories = nil
+			if pr != nil && len(pr.Categories) > 0 {
+				// Else the preference would choose the categories again.
+				q.Categories = []string{"general"}
+			}
 		}
 		p.Tabs = append(p.Tabs, tab{Name: c, Label: categoryLabels[c], Href: "/search?" + q.Values(1).Encode(),
 			Active: c == p.Category && (len(req.Categories) <= 1)})
@@ -293,7 +395,15 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 			p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i], image))
 		}
 		for i := range r.Results {
-			p.Results = append(p.Results, resultOf(&r.Results[i], image))
+			v := resultOf(&r.Results[i], image)
+			if v.Image != "" && (p.Category == "images" || r.Results[i].Template == "images.html") {
+				p.Images = append(p.Images, v)
+				continue
+			}
+			p.Results = append(p.Results, v)
+		}
+		if r.NumberOfResults > 0 {
+			p.Count = formatCount(r.NumberOfResults)
 		}
 		for _, e := range r.UnresponsiveEngines {
 			p.Unresponse = append(p.Unresponse, clean(e[0], 60)+" ("+clean(e[1], 60)+")")
@@ -302,11 +412,17 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 	if p.PageNo > 1 {
 		p.Prev = "/search?" + req.Values(p.PageNo-1).Encode()
 	}
-	if len(p.Results) > 0 {
+	if len(p.Results)+len(p.Images) > 0 {
 		p.Next = "/search?" + req.Values(p.PageNo+1).Encode()
 	}
 	if res != nil {
-		p.Instance = hostOf(res.Instance)
+		// A fan-out's answer names every instance that answered,
+		// comma-separated.
+		for _, in := range strings.Split(res.Instance, ",") {
+			if h := clean(hostOf(strings.TrimSpace(in)), maxURLText); h != "" {
+				p.Instances = append(p.Instances, h)
+			}
+		}
 		p.Took = formatMS(float64(res.Elapsed) / float64(time.Millisecond))
 		switch {
 		case res.Stale:
@@ -343,12 +459,49 @@ func resultOf(x *detect.Result, image func(string) string) resultView {
 	}
 	v.Thumbnail = image(x.Thumbnail)
 	if v.Thumbnail == "" {
-		v.Thumbnail = image(x.ImgSrc)
+		v.Thumbnail = image(extraString(x, "thumbnail_src"))
+	}
+	if x.ImgSrc != "" {
+		v.Image = image(x.ImgSrc)
+	}
+	if v.Thumbnail == "" {
+		v.Thumbnail = v.Image
+	}
+	if v.Image != "" {
+		v.Resolution = clean(extraString(x, "resolution"), 40)
+		v.Source = clean(extraString(x, "source"), maxTitle)
+	}
+	v.Video = x.Template == "videos.html" || x.Category == "videos"
+	if v.URL != "" && v.Image == "" {
+		v.Cached = "https://web.archive.org/web/" + v.URL
 	}
 	if t, ok := parseDate(x.PublishedDate); ok {
 		v.Published = t.Format("2 Jan 2006")
 	}
 	return v
+}
+
+// extraString is a string field of an upstream result that searxgate
+// keeps as it came (Result.Extra), "" when absent or not a string.
+func extraString(x *detect.Result, name string) string {
+	raw, ok := x.Extra[name]
+	if !ok {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
+	}
+	return v
+}
+
+// formatCount writes a result count as people read it: "12,300".
+func formatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func infoboxOf(ib *detect.Infobox, image func(string) string) infoboxView {

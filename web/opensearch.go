@@ -26,8 +26,14 @@ func (s *Server) openSearch(ctx *fasthttp.RequestCtx) {
 	b.WriteString("  <Description>" + name + " answers from a pool of public SearXNG instances.</Description>\n")
 	b.WriteString("  <InputEncoding>UTF-8</InputEncoding>\n")
 	b.WriteString(`  <Image type="image/svg+xml">` + xmlEscape(base+"static/favicon.svg") + "</Image>\n")
-	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(base+"search?q={searchTerms}") + `"/>` + "\n")
-	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(base+"autocompleter?q={searchTerms}") + `"/>` + "\n")
+	pr := readPrefs(ctx)
+	if len(pr.searchParams()) > 0 {
+		// Made for this browser's cookies: no shared cache may keep it.
+		ctx.Response.Header.Set("Cache-Control", "private")
+		addVary(&ctx.Response.Header, "Cookie")
+	}
+	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(openSearchTemplate(base, &pr)) + `"/>` + "\n")
+	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(suggestTemplate(base, &pr)) + `"/>` + "\n")
 	b.WriteString(`  <Url rel="self" type="application/opensearchdescription+xml" method="GET" template="` + xmlEscape(base+"opensearch.xml") + `"/>` + "\n")
 	b.WriteString(`  <Query role="example" searchTerms="SearXNG"/>` + "\n")
 	b.WriteString("  <moz:SearchForm>" + xmlEscape(base+"search") + "</moz:SearchForm>\n")

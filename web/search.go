@@ -47,7 +47,9 @@ func formatContentType(format string) string {
 
 // search serves /search (and / with q) in the format asked.
 func (s *Server) search(ctx *fasthttp.RequestCtx) {
-	req, err := proxy.ParseRequest(params{ctx})
+	// The preferences (cookies) fill in what the request does not say.
+	pr := readPrefs(ctx)
+	req, err := proxy.ParseRequest(withPrefs{params{ctx}, &pr})
 	// SearXNG checks the format before the query: a disabled format is
 	// refused even without q.
 	if !s.formatEnabled(req.Format) {

@@ -82,6 +82,11 @@ type Config struct {
 	// (for example: every instance of the list was refused as private);
 	// /status shows it as a banner. "" = nothing is wrong.
 	Problem func() string
+	// CacheTTL is how long an answer is served from the cache, and
+	// CacheKeep how long it is kept in all (past its TTL it answers only
+	// when no instance does), for the privacy note of /about (0 = no
+	// answer is kept).
+	CacheTTL, CacheKeep time.Duration
 	// Clock tells the time, read once per request; nil is the real clock.
 	Clock clock.Clock
 	// MCP, when set, serves /mcp (the MCP face, which checks its own
@@ -150,10 +155,12 @@ func (s *Server) Handler() fasthttp.RequestHandler {
 	return s.route
 }
 
-// contentSecurityPolicy allows nothing but searxgate's own stylesheet and
-// images (upstream thumbnails come through /image_proxy); no script at
-// all, and no image from any other origin.
-const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; " +
+// contentSecurityPolicy allows nothing but searxgate's own stylesheet,
+// script (/static/searxgate.js, a file: no inline code, no eval) and
+// images (upstream thumbnails come through /image_proxy); the script
+// talks to searxgate only (connect-src), and no image comes from any
+// other origin.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; " +
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // securityHeaders are set on every response.
@@ -239,20 +246,23 @@ func (s *Server) table() map[string]endpoint {
 			ctx.SetContentType("text/plain; charset=utf-8")
 			ctx.SetBodyString(robotsTxt)
 		}},
-		"/opensearch.xml":     {getOrPost, s.openSearch},
-		"/autocompleter":      {getOrPost, s.autocompleter},
-		"/config":             {getOnly, s.config},
-		"/status":             {getOnly, s.statusPage},
-		"/status.json":        {getOnly, s.statusJSON},
-		"/metrics":            {getOnly, s.metrics},
-		"/image_proxy":        {getOnly, s.imageProxyHandler},
-		"/static/style.css":   {getOnly, staticFile},
-		"/static/favicon.svg": {getOnly, staticFile},
-		"/favicon.ico":        {getOnly, staticFile},
-		"/api/pool/reset":     {postOnly, s.apiReset},
-		"/api/cache/purge":    {postOnly, s.apiPurgeCache},
-		"/api/instances":      {getOrPost, s.apiInstances},
-		"/api/instances/":     {getOrPost, s.apiInstances},
+		"/opensearch.xml":      {getOrPost, s.openSearch},
+		"/autocompleter":       {getOrPost, s.autocompleter},
+		"/config":              {getOnly, s.config},
+		"/status":              {getOnly, s.statusPage},
+		"/preferences":         {getOrPost, s.preferences},
+		"/about":               {getOnly, s.about},
+		"/static/searxgate.js": {getOnly, staticFile},
+		"/status.json":         {getOnly, s.statusJSON},
+		"/metrics":             {getOnly, s.metrics},
+		"/image_proxy":         {getOnly, s.imageProxyHandler},
+		"/static/style.css":    {getOnly, staticFile},
+		"/static/favicon.svg":  {getOnly, staticFile},
+		"/favicon.ico":         {getOnly, staticFile},
+		"/api/pool/reset":      {postOnly, s.apiReset},
+		"/api/cache/purge":     {postOnly, s.apiPurgeCache},
+		"/api/instances":       {getOrPost, s.apiInstances},
+		"/api/instances/":      {getOrPost, s.apiInstances},
 		"/mcp": {[]string{fasthttp.MethodGet, fasthttp.MethodPost, fasthttp.MethodDelete}, func(ctx *fasthttp.RequestCtx) {
 			if s.cfg.MCP == nil {
 				s.notFound(ctx)

@@ -285,6 +285,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
+		CacheTTL: cfg.CacheTTL, CacheKeep: cacheKeep(cfg.CacheTTL),
 		Client:  web.ClientOf(trusted),
 		Problem: a.Problem,
 		Clock:   a.clock,

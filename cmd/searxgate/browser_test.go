@@ -31,8 +31,12 @@ import (
 // (also on a 375 px phone: nothing wider than the screen, the search
 // button beside the box, every category tab in view), then loads /status
 // with a pool of realistic size and checks the instance table (it fits
-// 1280 px without scrolling). Screenshots go to $SEARXGATE_E2E_OUT (or a
-// temporary folder), named in the log.
+// 1280 px without scrolling). It checks the images tab (a grid of images
+// through the image proxy, a detail view opened and closed by keyboard),
+// saves preferences on /preferences and sees them reach the instance
+// that answers, types with suggestions on, and runs axe-core on every
+// page, light and dark, at 1280 and 375 px. Screenshots go to
+// $SEARXGATE_E2E_OUT (or a temporary folder), named in the log.
 //
 // Chromium can reach nothing but 127.0.0.1: every other name resolves to
 // nothing and every other address goes to a proxy that does not exist.
@@ -51,7 +55,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	instances := []sim.InstanceConfig{
-		{ID: "fast-json", Behaviour: sim.Fast, JSON: true, Latency: 30 * time.Millisecond},
+		{ID: "fast-json", Behaviour: sim.Fast, JSON: true, Latency: 30 * time.Millisecond, Autocomplete: "duckduckgo"},
 		{ID: "medium-html", Behaviour: sim.Medium, Latency: 80 * time.Millisecond},
 		{ID: "limited", Behaviour: sim.Limiter, Latency: 50 * time.Millisecond},
 		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
@@ -80,10 +84,17 @@ func TestBrowser(t *testing.T) {
 	page.call(t, "Runtime.enable", nil)
 	page.call(t, "Log.enable", nil)
 	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	axe := axeScript(t)
 
 	page.navigate(t, base)
 	if n := page.evalInt(t, `document.querySelectorAll('link[rel="search"][href="/opensearch.xml"]').length`); n != 1 {
 		t.Errorf("the home page has %d OpenSearch links", n)
+	}
+	if title := page.evalString(t, `document.title`); title != "searxgate" {
+		t.Errorf("the home page's title is %q", title)
+	}
+	if n := page.evalInt(t, `document.scripts.length`); n != 0 {
+		t.Errorf("the home page loads %d scripts though no preference asks for one", n)
 	}
 	page.screenshot(t, filepath.Join(out, "home.png"))
 
@@ -112,10 +123,35 @@ func TestBrowser(t *testing.T) {
 		t.Error("the stylesheet did not load")
 	}
 	page.screenshot(t, filepath.Join(out, "results.png"))
+	results := page.evalString(t, `location.href`)
+
+	// The keyboard: the first Tab reaches the skip link, which comes into
+	// view with a visible focus ring; Enter on it moves to the results.
+	page.key(t, "Tab")
+	if got := page.evalString(t, `(() => { const a = document.activeElement, r = a.getBoundingClientRect(), st = getComputedStyle(a);
+		return a.className + " " + (r.top >= 0 && r.bottom <= innerHeight) + " " + st.outlineStyle })()`); got != "skip true solid" {
+		t.Errorf("the first Tab: %q, want the skip link in view with a solid outline", got)
+	}
+	page.key(t, "Enter")
+	page.waitFor(t, `location.hash === "#main"`)
+	page.key(t, "Tab")
+	if got := page.evalString(t, `document.activeElement.closest("main") ? document.activeElement.closest("main").id : document.activeElement.tagName`); got != "main" {
+		t.Errorf("Tab after the skip link lands on %q, not in the results", got)
+	}
+	if got := page.evalString(t, `getComputedStyle(document.activeElement).outlineStyle`); got == "none" {
+		t.Error("a focused result link shows no focus ring")
+	}
+
+	// A right-to-left language: the results say so (lang, dir); the page's
+	// own words stay English, left to right.
+	page.navigate(t, base+"search?q=browser+privacy&language=ar")
+	if got := page.evalString(t, `(() => { const m = document.querySelector("main.results"); return m.lang + " " + m.dir + " " + document.documentElement.lang + " " + document.documentElement.dir })()`); got != "ar rtl en ltr" {
+		t.Errorf("an Arabic search: results and page lang/dir %q, want \"ar rtl en ltr\"", got)
+	}
+	page.screenshot(t, filepath.Join(out, "results-rtl.png"))
 
 	// The same page on a 375 px phone (the narrowest in common use), light
 	// and dark.
-	results := page.evalString(t, `location.href`)
 	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": true})
 	for _, scheme := range []string{"light", "dark"} {
 		page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}})
@@ -160,12 +196,191 @@ func TestBrowser(t *testing.T) {
 	}
 	page.screenshot(t, filepath.Join(out, "status-phone.png"))
 
+	checkImages(t, page, base, out)
+	checkPreferences(t, page, base, out, fleet, axe)
+
+	// Every page, light and dark, through axe-core, and a screenshot of
+	// each at 1280 and 375 px.
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	for _, scheme := range []string{"light", "dark"} {
+		page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}})
+		for _, p := range []struct{ name, path string }{
+			{"home", ""}, {"results", "search?q=browser+privacy"}, {"images", "search?q=browser+privacy&categories=images"},
+			{"status", "status"}, {"not-found", "nowhere"}, {"preferences", "preferences"}, {"about", "about"},
+			{"image-detail", "search?q=browser+privacy&categories=images#image-1"},
+		} {
+			for _, w := range []int{1280, 375} {
+				page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": w, "height": 900, "deviceScaleFactor": 1, "mobile": w < 500})
+				page.navigate(t, base+p.path)
+				checkAxe(t, page, axe, fmt.Sprintf("%s (%s, %d px)", p.name, scheme, w))
+				// Against the screen's width, not innerWidth: a phone's
+				// viewport grows to a page that is too wide.
+				if sw := page.evalInt(t, `document.documentElement.scrollWidth`); sw > w {
+					t.Errorf("%s (%s) at %d px is %d px wide", p.name, scheme, w, sw)
+				}
+				page.screenshot(t, filepath.Join(out, fmt.Sprintf("all-%s-%s-%d.png", p.name, scheme, w)))
+			}
+		}
+	}
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+	page.call(t, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": "light"}}})
+
 	for _, e := range page.events() {
 		if strings.Contains(e, "Content Security Policy") || strings.Contains(e, "Refused to") {
 			t.Errorf("the browser reported: %s", e)
 		}
 	}
 	t.Logf("screenshots in %s", out)
+}
+
+// checkImages checks the images tab: a grid of thumbnails, every one
+// through searxgate's image proxy and loaded, and a detail view that the
+// keyboard opens and closes.
+func checkImages(t *testing.T, page *cdp, base, out string) {
+	t.Helper()
+	page.navigate(t, base+"search?q=browser+privacy&categories=images")
+	n := page.evalInt(t, `document.querySelectorAll('ul.imagegrid img').length`)
+	if n < 5 {
+		t.Fatalf("the images tab shows %d images in its grid: %s", n, page.evalString(t, `document.body.innerText`))
+	}
+	if bad := page.evalString(t, `Array.from(document.querySelectorAll('main img')).map(i => i.getAttribute('src')).filter(s => !s.startsWith('/image_proxy?')).join(" ")`); bad != "" {
+		t.Errorf("images not through the image proxy: %s", bad)
+	}
+	page.waitFor(t, `Array.from(document.querySelectorAll('ul.imagegrid img')).every(i => i.complete && i.naturalWidth > 0)`)
+	if w := page.evalInt(t, `document.querySelectorAll('article.result').length`); w != 0 {
+		t.Errorf("%d image results drawn as text results", w)
+	}
+	page.screenshot(t, filepath.Join(out, "images.png"))
+
+	// By keyboard: Tab to the first thumbnail, Enter opens its detail,
+	// Tab reaches its Close link, Enter closes it and the thumbnail is
+	// where the keyboard is again.
+	page.eval(t, `document.querySelector('a.imagelink').focus()`)
+	page.key(t, "Enter")
+	page.waitFor(t, `location.hash === "#image-0" && getComputedStyle(document.getElementById("image-0")).display !== "none"`)
+	page.waitFor(t, `document.querySelector('#image-0 img').complete && document.querySelector('#image-0 img').naturalWidth > 0`)
+	// (The instance answered in HTML, whose image results name no
+	// resolution that searxgate reads.)
+	if txt := page.evalString(t, `document.getElementById("image-0").innerText`); !strings.Contains(txt, "Source page") || !strings.Contains(txt, "Full image") {
+		t.Errorf("the image's detail does not link its source and the full image: %q", txt)
+	}
+	page.screenshot(t, filepath.Join(out, "image-detail.png"))
+	page.key(t, "Tab")
+	if got := page.evalString(t, `document.activeElement.className + " " + document.activeElement.getAttribute("href")`); got != "close #i0" {
+		t.Errorf("Tab from an opened image reaches %q, not its Close link", got)
+	}
+	page.key(t, "Enter")
+	page.waitFor(t, `location.hash === "#i0" && getComputedStyle(document.getElementById("image-0")).display === "none"`)
+}
+
+// checkPreferences saves preferences as a person does, on /preferences,
+// and checks that a search then carries them to the instance; then turns
+// suggestions on and types.
+func checkPreferences(t *testing.T, page *cdp, base, out string, fleet *sim.Fleet, axe string) {
+	t.Helper()
+	page.navigate(t, base+"preferences")
+	page.eval(t, `(() => { const set = (id, v) => { document.getElementById(id).value = v };
+		set("p-language", "de"); set("p-safesearch", "2"); set("p-autocomplete", "searxgate"); set("p-hotkeys", "vim") })()`)
+	page.eval(t, `document.querySelector('form[action="/preferences"] button[type=submit]').click()`)
+	page.waitFor(t, `location.search === "?saved=1" && document.readyState === "complete"`)
+	if u := page.evalString(t, `document.getElementById("settingsurl").value`); !strings.Contains(u, "language=de") || !strings.Contains(u, "safesearch=2") {
+		t.Errorf("the settings URL does not carry the preferences: %s", u)
+	}
+	page.screenshot(t, filepath.Join(out, "preferences-saved.png"))
+
+	// Suggestions, now that they are on: typing "priv" quickly asks
+	// /autocompleter once, after the pause; the list is keyboard-usable.
+	page.navigate(t, base)
+	if n := page.evalInt(t, `document.querySelectorAll('script[src="/static/searxgate.js"]').length`); n != 1 {
+		t.Fatalf("the page loads searxgate.js %d times with suggestions on", n)
+	}
+	page.eval(t, `document.querySelector('input[name="q"]').focus()`)
+	for _, r := range "privacy" {
+		page.call(t, "Input.insertText", map[string]any{"text": string(r)})
+	}
+	page.waitFor(t, `document.querySelectorAll('#ac-list li[role=option]').length > 0`)
+	// One request, after the pause; two if the machine stalled between
+	// two letters longer than the pause. Without the minimum length and
+	// the debounce it would be seven.
+	if n := page.evalInt(t, `performance.getEntriesByType("resource").filter(e => e.name.includes("/autocompleter")).length`); n < 1 || n > 2 {
+		t.Errorf("typing 7 letters asked /autocompleter %d times, want 1 (minimum length and debounce)", n)
+	}
+	if short := page.evalString(t, `performance.getEntriesByType("resource").filter(e => e.name.includes("/autocompleter")).map(e => new URL(e.name).searchParams.get("q")).filter(q => q.length < 3).join(" ")`); short != "" {
+		t.Errorf("suggestions were asked for fewer than 3 letters: %q", short)
+	}
+	if lang := page.evalString(t, `performance.getEntriesByType("resource").filter(e => e.name.includes("/autocompleter")).map(e => e.name).join(" ")`); !strings.Contains(lang, "language=de") {
+		t.Errorf("the suggestions were asked without the language chosen: %s", lang)
+	}
+	page.screenshot(t, filepath.Join(out, "suggestions.png"))
+	checkAxe(t, page, axe, "suggestions open")
+	page.key(t, "ArrowDown")
+	chosen := page.evalString(t, `document.querySelector('#ac-list li[aria-selected=true]').textContent`)
+	if got := page.evalString(t, `document.querySelector('input[name="q"]').getAttribute("aria-activedescendant")`); got != "ac-0" {
+		t.Errorf("ArrowDown selects %q", got)
+	}
+	page.key(t, "Enter")
+	page.waitFor(t, `location.pathname === "/search" && document.readyState === "complete"`)
+	if got := page.evalString(t, `document.querySelector('input[name="q"]').value`); got != chosen {
+		t.Errorf("Enter on the suggestion %q searched %q", chosen, got)
+	}
+
+	// The preferences reached the instance that answered.
+	host := page.evalString(t, `document.querySelector('.answeredby a').textContent`)
+	var truth *sim.Truth
+	for _, in := range fleet.Instances() {
+		if strings.Contains(in.URL(), "/"+host+"/") {
+			tr := in.Truth()
+			truth = &tr
+		}
+	}
+	if truth == nil {
+		t.Fatalf("no instance of the fleet is %q", host)
+	}
+	if truth.LastSearch["language"] != "de" || truth.LastSearch["safesearch"] != "2" || truth.LastAcceptLanguage != "de" {
+		t.Errorf("the instance got language %q, safesearch %q, Accept-Language %q; want de, 2, de",
+			truth.LastSearch["language"], truth.LastSearch["safesearch"], truth.LastAcceptLanguage)
+	}
+	if sel := page.evalString(t, `document.querySelector('select[name="language"]').value`); sel != "de" {
+		t.Errorf("the results page's language menu shows %q", sel)
+	}
+
+	// Hotkeys (vim): j selects the first result, j the second.
+	page.eval(t, `document.activeElement.blur()`)
+	page.key(t, "j")
+	page.key(t, "j")
+	if n := page.evalInt(t, `Array.from(document.querySelectorAll("article.result")).indexOf(document.querySelector("article.result.hotkey-current"))`); n != 1 {
+		t.Errorf("j j selects result %d, want 1", n)
+	}
+	page.screenshot(t, filepath.Join(out, "hotkeys.png"))
+	page.key(t, "h")
+	if txt := page.evalString(t, `(document.querySelector(".hotkeyhelp") || {innerText: ""}).innerText`); !strings.Contains(txt, "next / previous result") {
+		t.Errorf("h shows no help: %q", txt)
+	}
+
+	// With the script, Escape closes an image's detail.
+	page.navigate(t, base+"search?q=browser+privacy&categories=images#image-0")
+	page.key(t, "Escape")
+	page.waitFor(t, `location.hash === "#i0"`)
+
+	// Infinite scroll, saved through a settings URL: reaching the end
+	// of the page adds the next page's results.
+	page.call(t, "Page.navigate", map[string]any{"url": base + "preferences?infinite_scroll=1&save=1"})
+	page.waitFor(t, `location.pathname === "/" && document.readyState === "complete" && document.documentElement.dataset.infiniteScroll === "1"`)
+	page.navigate(t, base+"search?q=infinite+scroll")
+	first := page.evalInt(t, `document.querySelectorAll("article.result").length`)
+	page.eval(t, `window.scrollTo(0, document.documentElement.scrollHeight)`)
+	page.waitFor(t, fmt.Sprintf(`document.querySelectorAll("article.result").length > %d`, first))
+	if got := page.evalString(t, `document.querySelector("nav.pages span").textContent`); got != "Page 2" {
+		t.Errorf("after scrolling to the end the page links say %q, want Page 2", got)
+	}
+
+	// Back to the defaults, for the pages that follow.
+	page.navigate(t, base+"preferences")
+	page.eval(t, `document.querySelector('button[name="reset"]').click()`)
+	page.waitFor(t, `location.search === "?reset=1" && document.readyState === "complete"`)
+	if n := page.evalInt(t, `document.scripts.length`); n != 0 {
+		t.Errorf("after a reset the page still loads %d scripts", n)
+	}
 }
 
 // longHosts are instances with names as long as real ones get; they never
@@ -531,6 +746,27 @@ func (c *cdp) navigate(t *testing.T, u string) {
 	c.waitFor(t, fmt.Sprintf(`location.href === %q && document.readyState === "complete"`, u))
 }
 
+// key presses and releases one key (Enter, Tab, ArrowDown, Escape or a
+// letter) on the focused element.
+func (c *cdp) key(t *testing.T, key string) {
+	t.Helper()
+	codes := map[string][2]any{"Enter": {"Enter", 13}, "Tab": {"Tab", 9}, "ArrowDown": {"ArrowDown", 40}, "ArrowUp": {"ArrowUp", 38}, "Escape": {"Escape", 27}}
+	code, vk := "Key"+strings.ToUpper(key), int(strings.ToUpper(key)[0])
+	text := key
+	if k, ok := codes[key]; ok {
+		code, vk, text = k[0].(string), k[1].(int), ""
+		if key == "Enter" {
+			text = "\r"
+		}
+	}
+	down := map[string]any{"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
+	if text != "" {
+		down["text"] = text
+	}
+	c.call(t, "Input.dispatchKeyEvent", down)
+	c.call(t, "Input.dispatchKeyEvent", map[string]any{"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk})
+}
+
 // screenshot saves the whole page as a PNG.
 func (c *cdp) screenshot(t *testing.T, path string) {
 	t.Helper()
@@ -554,4 +790,106 @@ func (c *cdp) screenshot(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// axeScript is axe-core's source, installed by npm from
+// testdata/axe/package.json (.ci/run runs npm ci there). Without it the
+// accessibility checks are skipped outside CI and fail under CI=true.
+func axeScript(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "axe", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is not installed, and CI=true requires the accessibility checks (.ci/run runs npm ci in cmd/searxgate/testdata/axe): %v", err)
+		}
+		t.Log("axe-core is not installed (cd cmd/searxgate/testdata/axe && npm ci): skipping the accessibility checks")
+		return ""
+	}
+	return string(b)
+}
+
+// axeFinding is one rule axe-core found broken, with the nodes that break it.
+type axeFinding struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target  []any  `json:"target"`
+		Summary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// checkAxe runs axe-core's WCAG 2 A and AA rules on the page as it is and
+// fails on every serious or critical finding; what stands is logged.
+func checkAxe(t *testing.T, page *cdp, script, name string) {
+	t.Helper()
+	if script == "" {
+		return
+	}
+	if string(page.eval(t, `typeof axe`)) != `"object"` {
+		// Evaluated as the expression itself: an eval() inside the page
+		// would meet its CSP.
+		page.call(t, "Runtime.evaluate", map[string]any{"expression": script})
+	}
+	raw := page.evalAwait(t, `axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}, resultTypes: ["violations"]}).then(r => JSON.stringify({violations: r.violations, passes: r.passes.length}))`)
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	var res struct {
+		Violations []axeFinding `json:"violations"`
+		Passes     int          `json:"passes"`
+	}
+	if err := json.Unmarshal([]byte(s), &res); err != nil {
+		t.Fatalf("axe on %s: %v", name, err)
+	}
+	if res.Passes == 0 {
+		t.Errorf("axe on %s: no rule passed: axe did not run", name)
+	}
+	t.Logf("axe on %s: %d rules pass, %d broken", name, res.Passes, len(res.Violations))
+	for _, f := range res.Violations {
+		var where []string
+		for i, n := range f.Nodes {
+			if i == 3 {
+				where = append(where, fmt.Sprintf("… %d more", len(f.Nodes)-3))
+				break
+			}
+			where = append(where, fmt.Sprint(n.Target)+": "+strings.ReplaceAll(n.Summary, "\n", " "))
+		}
+		msg := fmt.Sprintf("axe on %s: %s (%s, %d nodes): %s\n\t%s", name, f.ID, f.Impact, len(f.Nodes), f.Help, strings.Join(where, "\n\t"))
+		if f.Impact == "serious" || f.Impact == "critical" {
+			t.Error(msg)
+		} else {
+			t.Log(msg)
+		}
+	}
+}
+
+// evalAwait evaluates an expression whose value is a promise, and returns
+// what it resolves to.
+func (c *cdp) evalAwait(t *testing.T, expr string) json.RawMessage {
+	t.Helper()
+	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+	var r struct {
+		Result struct {
+			Value json.RawMessage `json:"value"`
+		} `json:"result"`
+		ExceptionDetails *struct {
+			Text      string `json:"text"`
+			Exception *struct {
+				Description string `json:"description"`
+			} `json:"exception"`
+		} `json:"exceptionDetails"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	if d := r.ExceptionDetails; d != nil {
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		t.Fatalf("%.80s: %s", expr, msg)
+	}
+	return r.Result.Value
 }

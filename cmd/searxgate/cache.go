@@ -78,6 +78,15 @@ func proxyCacheTTL(ttl time.Duration) time.Duration {
 // when nothing answers (the proxy's default); older ones are pruned.
 const staleFor = 24 * time.Hour
 
+// cacheKeep is how long an answer is kept in all, for /about: its TTL
+// and then staleFor (none when the TTL is 0).
+func cacheKeep(ttl time.Duration) time.Duration {
+	if ttl == 0 {
+		return 0
+	}
+	return ttl + staleFor
+}
+
 // maxPendingCache bounds the cache writes waiting for a flush; past it the
 // oldest are dropped (they are still in the memory cache).
 const maxPendingCache = 4096
