@@ -71,7 +71,9 @@ func TestBrowser(t *testing.T) {
 	fleet, dir := startFleet(t, 11, instances)
 	dir = addLongHosts(t, dir, fleet.Instance("fast-json").URL(), longHosts)
 	// Names in the list are never looked up: the long ones fail at once.
-	g := startGatewayWith(t, &failResolver{}, dir, "")
+	// The sim fleet serves its images on loopback: the image proxy may fetch
+	// them (its own switch, not --allow-private).
+	g := startGatewayWith(t, &failResolver{}, dir, "", "--image-proxy-allow-private")
 	base := "http://" + g.addr + "/"
 	// A few searches first, so that the status page has something to say.
 	for i := range 6 {
