@@ -45,7 +45,12 @@ func Bridge(ctx context.Context, cfg BridgeConfig, t sdk.Transport) error {
 	b := &bridge{endpoint: strings.TrimSuffix(cfg.Gateway, "/") + "/mcp", http: hc, version: cfg.Version, log: cfg.Logger}
 	defer b.close()
 	srv := newSDKServer(cfg.Version, quiet(cfg.Logger))
-	addTools(srv, handlers{search: forward[SearchArgs, SearchOutput](b, ToolSearch), read: forward[ReadArgs, ReadOutput](b, ToolRead)})
+	addTools(srv, handlers{
+		search:  forward[SearchArgs, SearchOutput](b, ToolSearch),
+		suggest: forward[SuggestArgs, SuggestOutput](b, ToolSuggestions),
+		info:    forward[InfoArgs, InfoOutput](b, ToolInfo),
+		read:    forward[ReadArgs, ReadOutput](b, ToolRead),
+	})
 	return srv.Run(ctx, t)
 }
 

@@ -201,6 +201,9 @@ type Request struct {
 	// (case-insensitive) and ends before the next heading of the same or a
 	// higher level.
 	Section string
+	// ParagraphRange, when set, keeps only these paragraphs (Paragraphs)
+	// of the page or section: "3", "3-7" or "10-", counted from 1.
+	ParagraphRange string
 	// ReadHeadings lists the page's headings only.
 	ReadHeadings bool
 	// Client names who asked, for Config.Admit.
@@ -228,6 +231,10 @@ type Result struct {
 	NextChar    int      `json:"next_char"`   // where the next call should start; 0 = nothing left
 	Cached      bool     `json:"cached"`      // served from the cache
 	Section     string   `json:"section,omitempty"`
+	// Paragraphs is the range of paragraphs given ("3-7"), of
+	// TotalParagraphs, when ParagraphRange was asked.
+	Paragraphs      string `json:"paragraphs,omitempty"`
+	TotalParagraphs int    `json:"total_paragraphs,omitempty"`
 }
 
 // Read fetches (or finds in the cache) req.URL and returns the part asked.

@@ -72,6 +72,10 @@ type InstanceConfig struct {
 	// Pages is how many pages of results a query has; later pages are
 	// empty. Default 10.
 	Pages int
+	// Autocomplete is the autocomplete backend /config names ("" = none,
+	// as SearXNG's default settings have it); /autocompleter answers
+	// either way.
+	Autocomplete string
 
 	// LimiterHTML20s overrides the limiter's 15 searches per 20 s.
 	LimiterHTML20s int

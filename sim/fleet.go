@@ -175,6 +175,8 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 		LinkToken:  ic.Behaviour == LinkToken,
 		Public:     ic.Behaviour == LinkToken,
 		EngineList: engines,
+
+		Autocomplete: ic.Autocomplete,
 	}
 	if in.site.Limiter {
 		in.site.TokenCSS = "/client" + in.token + ".css"

@@ -55,6 +55,8 @@ type site struct {
 	Limiter    bool
 	Public     bool
 	EngineList []string
+	// Autocomplete is the backend /config names, "" = none.
+	Autocomplete string
 }
 
 // writeJSON appends the classic SearXNG JSON answer (keys in SearXNG's
@@ -636,7 +638,9 @@ func write404(s *site) string {
 // sorted, compact), with the instance's limiter settings.
 func writeConfig(s *site) []byte {
 	b := make([]byte, 0, 2048)
-	b = append(b, `{"autocomplete":"","brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":["general"],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
+	b = append(b, `{"autocomplete":`...)
+	b = appendJSONString(b, s.Autocomplete, false)
+	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":["general"],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
 	for i, e := range s.EngineList {
 		if i > 0 {
 			b = append(b, ',')

@@ -106,7 +106,7 @@ func TestMCPSearchAndRead(t *testing.T) {
 			t.Errorf("%s has no output schema", tl.Name)
 		}
 	}
-	if strings.Join(names, ",") != "searxng_web_search,web_url_read" {
+	if strings.Join(names, ",") != "searxng_instance_info,searxng_search_suggestions,searxng_web_search,web_url_read" {
 		t.Errorf("tools %v", names)
 	}
 
@@ -169,6 +169,54 @@ func TestMCPSearchAndRead(t *testing.T) {
 	}
 	if m := g.get(t, "/metrics", nil); !strings.Contains(string(m.body), `searxgate_mcp_tool_calls_total{tool="web_url_read",outcome="invalid"} 3`) {
 		t.Errorf("/metrics lacks the tool calls:\n%s", m.body)
+	}
+}
+
+// TestMCPSearxngArguments: a call written for mcp-searxng, with every
+// argument it takes and the types it gives them, is answered by the real
+// gateway as asked; suggestions come from an instance's autocompleter and
+// instance info from the instances' /config.
+func TestMCPSearxngArguments(t *testing.T) {
+	fleet, _ := startFleet(t, 34, []sim.InstanceConfig{{ID: "home", Behaviour: sim.Fast, Latency: -1, JSON: true,
+		Results: 12, Autocomplete: "duckduckgo"}})
+	// An own instance: its /config is read before searxgate serves.
+	g := startGateway(t, "none", "", "--instance", fleet.Instance("home").URL())
+	s := connectMCP(t, g, nil)
+
+	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "tidal locking", "pageno": 1, "time_range": "month",
+		"language": "en", "safesearch": "1", "categories": "general", "min_score": 0, "num_results": 3,
+		"response_format": "json", "result_detail": "compact"})
+	text := resultText(res)
+	if res.IsError {
+		t.Fatal(text)
+	}
+	var out mcp.SearchOutput
+	if err := json.Unmarshal([]byte(text), &out); err != nil || len(out.Results) != 3 {
+		t.Fatalf("json text with 3 results: %v\n%s", err, text)
+	}
+	for _, r := range out.Results {
+		if r.URL == "" || r.Title == "" || r.Engine != "" || r.Score != 0 {
+			t.Errorf("compact result %+v", r)
+		}
+	}
+	full := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "tidal locking", "safesearch": 2, "num_results": 2})
+	if ft := resultText(full); full.IsError || !strings.Contains(ft, "\n2. ") || strings.Contains(ft, "\n3. ") {
+		t.Errorf("num_results 2: %v\n%s", full.IsError, ft)
+	}
+
+	sug := callTool(t, s, mcp.ToolSuggestions, map[string]any{"query": "tidal", "language": "en"})
+	if st := resultText(sug); sug.IsError || !strings.Contains(st, "- tidal tutorial") {
+		t.Errorf("suggestions: %v %s", sug.IsError, st)
+	}
+
+	info := callTool(t, s, mcp.ToolInfo, map[string]any{"includeEngines": true})
+	var inf mcp.InfoOutput
+	if err := json.Unmarshal([]byte(resultText(info)), &inf); err != nil || info.IsError {
+		t.Fatalf("info: %v %s", err, resultText(info))
+	}
+	if strings.Join(inf.Categories.Common, ",") != "general" || inf.Engines == nil || len(inf.Engines.Common.Enabled) == 0 ||
+		inf.Pool.Instances != 1 || inf.Pool.Own != 1 || inf.Pool.WithConfig != 1 || inf.Pool.Autocomplete != 1 {
+		t.Errorf("info %+v", inf)
 	}
 }
 
@@ -331,7 +379,7 @@ func TestMCPStdioBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := s.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 2 {
+	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("%v %v", tools, err)
 	}
 	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "bridged search"})
