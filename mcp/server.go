@@ -424,10 +424,8 @@ func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, in ReadArgs
 
 func renderRead(r *reader.Result) string {
 	var b strings.Builder
-	if r.Title != "" {
-		fmt.Fprintf(&b, "Title: %s\n", r.Title)
-	}
-	fmt.Fprintf(&b, "URL: %s\n", r.URL)
+	b.WriteString(r.Header())
+	b.WriteString("\n")
 	if r.Section != "" {
 		fmt.Fprintf(&b, "Section: %s\n", r.Section)
 	}

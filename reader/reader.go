@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -212,25 +213,33 @@ type Request struct {
 
 // Page is one page read, whole.
 type Page struct {
-	URL         string // where it was read from, after redirects
-	Title       string
-	ContentType string // text/html, text/plain or text/markdown
-	Markdown    string
-	FetchedAt   time.Time
+	URL   string // where it was read from, after redirects
+	Title string
+	// What an agent needs to cite an HTML page, when the page says it:
+	// its author, its publication date (YYYY-MM-DD), the site's name, and
+	// the canonical URL it gives itself.
+	Byline, Published, SiteName, Canonical string
+	ContentType                            string // text/html, text/plain, text/markdown or application/json
+	Markdown                               string
+	FetchedAt                              time.Time
 }
 
 // Result is the part of a page a Request asked for.
 type Result struct {
-	URL         string   `json:"url"`
-	Title       string   `json:"title,omitempty"`
-	ContentType string   `json:"content_type"`
-	Content     string   `json:"content"`
-	Headings    []string `json:"headings,omitempty"`
-	StartChar   int      `json:"start_char"`
-	TotalChars  int      `json:"total_chars"` // of the whole page (or of the section)
-	NextChar    int      `json:"next_char"`   // where the next call should start; 0 = nothing left
-	Cached      bool     `json:"cached"`      // served from the cache
-	Section     string   `json:"section,omitempty"`
+	URL          string   `json:"url"`
+	Title        string   `json:"title,omitempty"`
+	Byline       string   `json:"byline,omitempty"`
+	Published    string   `json:"published,omitempty"`
+	SiteName     string   `json:"site_name,omitempty"`
+	CanonicalURL string   `json:"canonical_url,omitempty"`
+	ContentType  string   `json:"content_type"`
+	Content      string   `json:"content"`
+	Headings     []string `json:"headings,omitempty"`
+	StartChar    int      `json:"start_char"`
+	TotalChars   int      `json:"total_chars"` // of the whole page (or of the section)
+	NextChar     int      `json:"next_char"`   // where the next call should start; 0 = nothing left
+	Cached       bool     `json:"cached"`      // served from the cache
+	Section      string   `json:"section,omitempty"`
 	// Paragraphs is the range of paragraphs given ("3-7"), of
 	// TotalParagraphs, when ParagraphRange was asked.
 	Paragraphs      string `json:"paragraphs,omitempty"`
@@ -335,7 +344,7 @@ func hostOf(raw string) string {
 }
 
 // Accept says what the reader can read, HTML first.
-const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.1"
+const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,application/json;q=0.8,*/*;q=0.1"
 
 func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -361,12 +370,15 @@ func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
-	kind := kindOf(mt)
+	kind, lang := kindOf(mt)
 	if kind == "" {
 		if mt == "" {
 			mt = "no content type"
 		}
-		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown and plain text only", ErrType, final, mt)
+		if strings.EqualFold(mt, "application/pdf") {
+			return nil, fmt.Errorf("%w: %s is a PDF; searxgate does not extract text from PDF files", ErrType, final)
+		}
+		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown, JSON and text only", ErrType, final, mt)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxBytes+1))
 	if err != nil {
@@ -379,11 +391,39 @@ func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	p := &Page{URL: final, ContentType: kind}
 	switch kind {
 	case kindHTML:
-		p.Title, p.Markdown = Extract(body, resp.Request.URL)
+		a := extractArticle(body, resp.Request.URL)
+		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
+	case kindJSON:
+		p.Markdown = fenced("json", prettyJSON(body))
 	default:
-		p.Markdown = strings.TrimSpace(string(body))
+		if lang != "" {
+			p.Markdown = fenced(lang, string(body))
+		} else {
+			p.Markdown = strings.TrimSpace(string(body))
+		}
 	}
 	return p, nil
+}
+
+// prettyJSON indents a JSON document; one that does not parse is kept as
+// it came.
+func prettyJSON(body []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, bytes.TrimSpace(body), "", "  "); err != nil {
+		return string(body)
+	}
+	return b.String()
+}
+
+// fenced writes text as a fenced code block of lang, with a fence longer
+// than any run of backticks in it.
+func fenced(lang, text string) string {
+	text = strings.Trim(text, "\n")
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + text + "\n" + fence
 }
 
 // The kinds of page the reader reads.
@@ -391,18 +431,38 @@ const (
 	kindHTML     = "text/html"
 	kindPlain    = "text/plain"
 	kindMarkdown = "text/markdown"
+	kindJSON     = "application/json"
 )
 
-func kindOf(mediaType string) string {
-	switch strings.ToLower(mediaType) {
+// kindOf is the kind of page a media type is, and for text that is a
+// data format the language its code block is written with.
+func kindOf(mediaType string) (kind, lang string) {
+	mt := strings.ToLower(mediaType)
+	switch mt {
 	case "text/html", "application/xhtml+xml":
-		return kindHTML
+		return kindHTML, ""
 	case "text/plain":
-		return kindPlain
+		return kindPlain, ""
 	case "text/markdown", "text/x-markdown":
-		return kindMarkdown
+		return kindMarkdown, ""
+	case "application/json", "text/json":
+		return kindJSON, ""
+	case "application/xml", "text/xml":
+		return kindPlain, "xml"
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return kindPlain, "yaml"
+	case "application/toml", "text/x-toml":
+		return kindPlain, "toml"
+	case "text/csv":
+		return kindPlain, "csv"
 	}
-	return ""
+	if strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
+		return kindJSON, ""
+	}
+	if strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+xml") {
+		return kindPlain, "xml"
+	}
+	return "", ""
 }
 
 // toUTF8 decodes body from its character set (the Content-Type's, or for

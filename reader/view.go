@@ -84,7 +84,8 @@ func fenceOf(line string) string {
 // View cuts from p what req asks: its headings, one section, a window of
 // characters.
 func View(p *Page, req Request) (*Result, error) {
-	res := &Result{URL: p.URL, Title: p.Title, ContentType: p.ContentType}
+	res := &Result{URL: p.URL, Title: p.Title, Byline: p.Byline, Published: p.Published, SiteName: p.SiteName,
+		CanonicalURL: p.Canonical, ContentType: p.ContentType}
 	if req.ReadHeadings {
 		heads := Headings(p.Markdown)
 		res.Headings = make([]string, 0, len(heads))
@@ -238,4 +239,25 @@ func parseRange(s string, n int) (from, to int, err error) {
 		return 0, 0, fmt.Errorf("%w: paragraph %d asked, but the content has %d paragraphs", ErrRange, first, n)
 	}
 	return first - 1, min(last, n), nil
+}
+
+// Header is what an agent needs to cite the page, one "Name: value" line
+// each: its title, author, date, site, canonical URL (when it differs from
+// the URL read) and the URL read.
+func (r *Result) Header() string {
+	var b strings.Builder
+	line := func(name, v string) {
+		if v != "" {
+			b.WriteString(name + ": " + v + "\n")
+		}
+	}
+	line("Title", r.Title)
+	line("Author", r.Byline)
+	line("Published", r.Published)
+	line("Site", r.SiteName)
+	if r.CanonicalURL != r.URL {
+		line("Canonical URL", r.CanonicalURL)
+	}
+	line("URL", r.URL)
+	return strings.TrimRight(b.String(), "\n")
 }
