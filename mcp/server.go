@@ -387,11 +387,14 @@ func searchError(err error) error {
 			msg: fmt.Sprintf("too many searches from this client; retry in %d s", secs(lim.RetryAfter))}
 	case errors.As(err, &na):
 		why := map[string]string{
-			"deadline":    "no instance answered in time",
-			"no_instance": "every instance is cooling down or unavailable",
-			"attempts":    "every instance tried failed",
-			"budget":      "every instance has had its polite share of searches",
-			"queue_full":  "too many searches are waiting for an instance",
+			"deadline":      "no instance answered in time",
+			"no_instance":   "every instance is cooling down or unavailable",
+			"attempts":      "every instance tried failed",
+			"budget":        "every instance has had its polite share of searches",
+			"queue_full":    "too many searches are waiting for an instance",
+			"no_slot":       "no instance can take the search before its deadline (budgets, cooldowns or searches in flight)",
+			"leader_failed": "the identical search this one joined got no answer",
+			"shutdown":      "searxgate is shutting down",
 		}[na.Why]
 		if why == "" {
 			why = "no instance answered"

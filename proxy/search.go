@@ -124,6 +124,16 @@ func (s *search) noAnswer() error {
 	if s.why == "cancelled" && s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
+	if s.retryAfter == 0 && s.why != "shutdown" {
+		// Nothing said yet when a slot frees (every instance was tried, or
+		// none could be): the earliest the pool knows of, tried instances
+		// included (a cooldown's end, a budget window's), when it lies
+		// ahead.
+		now := s.p.now()
+		if at, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok && at.After(now) {
+			s.retryAfter = retryAfter(at, now)
+		}
+	}
 	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
 }
 

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +244,40 @@ func TestMCPNoAnswerSaysWhen(t *testing.T) {
 	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "anything at all"})
 	if !r.IsError || !strings.Contains(resultText(r), "retry in") {
 		t.Errorf("error %v: %s", r.IsError, resultText(r))
+	}
+}
+
+// TestFirstFailureSaysWhen: the first search an instance refuses with
+// Retry-After 20, when it is the only one, is told the real time to come
+// back, over MCP and over /search, not "a few seconds".
+func TestFirstFailureSaysWhen(t *testing.T) {
+	refusing := []sim.InstanceConfig{{Behaviour: sim.RateLimitSeconds, Latency: -1, JSON: true, RateBurst: 1,
+		RetryAfter: 20 * time.Second}}
+	_, dir := startFleet(t, 35, refusing)
+	g := startGateway(t, dir, "")
+	s := connectMCP(t, g, nil)
+	if r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "first words"}); r.IsError {
+		t.Fatalf("the search within the burst: %s", resultText(r))
+	}
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "second words"})
+	text := resultText(r)
+	secs := 0
+	if i := strings.Index(text, "retry in "); i >= 0 {
+		_, _ = fmt.Sscanf(text[i:], "retry in %d s", &secs)
+	}
+	if !r.IsError || secs < 20 || secs > 22 {
+		t.Errorf("refused search: error %v, %q; want a retry in 20 to 22 s (the Retry-After and the margin searxgate adds)", r.IsError, text)
+	}
+
+	_, dir2 := startFleet(t, 36, refusing)
+	g2 := startGateway(t, dir2, "")
+	if a := g2.get(t, "/search?q=first+words&format=json", nil); a.status != 200 {
+		t.Fatalf("the search within the burst: %d", a.status)
+	}
+	a := g2.get(t, "/search?q=second+words&format=json", nil)
+	ra, _ := strconv.Atoi(a.header.Get("Retry-After"))
+	if a.status != 503 || ra < 20 || ra > 22 {
+		t.Errorf("refused search: %d, Retry-After %q; want 503 with 20 to 22", a.status, a.header.Get("Retry-After"))
 	}
 }
 
