@@ -8,7 +8,9 @@
 // dialer checks every address a name resolves to at connect time, so a name
 // that changes its answer cannot point the reader into the network it runs
 // in. It says who it is (the same User-Agent as upstream searches), sends no
-// cookies and no client data, ignores proxy variables, follows at most
+// cookies and no client data, goes through an outbound proxy only as
+// Config.Proxy says (the target checked first, the proxy given the checked
+// address; never the environment's proxy on its own), follows at most
 // MaxRedirects redirects, and stops at MaxBytes and Timeout.
 //
 // HTML is reduced to its main content: scripts, styles, navigation,

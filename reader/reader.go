@@ -109,6 +109,10 @@ type Config struct {
 	// (tests point public addresses at 127.0.0.1 with it); nil = a
 	// net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Proxy, when set, is the outbound HTTP proxy to reach a host through
+	// (HTTPS_PROXY, NO_PROXY): the guard checks the target first, and the
+	// proxy is asked for the address it checked.
+	Proxy directory.ProxyFunc
 }
 
 func (c *Config) defaults() {
@@ -161,9 +165,13 @@ func New(cfg Config) *Reader {
 	cfg.defaults()
 	r := &Reader{cfg: cfg, cache: newCache(cfg.CacheEntries, cfg.CacheBytes),
 		hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
-	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial}
+	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
+		Proxy: cfg.Proxy}
 	rt := &http.Transport{
-		Proxy: nil, // never a proxy from the environment: it would bypass the guard
+		// Never http.Transport's proxy from the environment: it would ask
+		// the proxy for the name, past the guard. The dialer tunnels
+		// through Config.Proxy to the address it checked instead.
+		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
 			if errors.Is(err, directory.ErrNotPublic) {

@@ -85,7 +85,12 @@ type App struct {
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
 	// Every connection to an instance or the directory goes through it.
-	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note}
+	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note,
+		Proxy: cfg.proxyFunc()}
+	if a.dialer.Proxy != nil {
+		log.Info("outbound connections go through a proxy, each target checked first",
+			"https_proxy", withoutUser(cfg.httpsProxy), "http_proxy", withoutUser(cfg.httpProxy), "no_proxy", cfg.noProxy)
+	}
 	if err := a.openStore(); err != nil {
 		return nil, err
 	}
@@ -198,6 +203,15 @@ func (a *App) buildCache(ctx context.Context) []byte {
 	return imageSecret
 }
 
+// instanceAuth is proxy.UpstreamConfig.Authorization for the own
+// instances given with user:password@; nil when there are none.
+func instanceAuth(m map[string]string) func(string) string {
+	if len(m) == 0 {
+		return nil
+	}
+	return func(inst string) string { return m[inst] }
+}
+
 // buildProxy makes the proxy and restores the instances' capabilities.
 func (a *App) buildProxy() error {
 	cfg := a.cfg
@@ -207,8 +221,9 @@ func (a *App) buildProxy() error {
 		Logger: a.log,
 		Clock:  a.clock,
 		Upstream: proxy.UpstreamConfig{
-			UserAgent: userAgent(cfg.Contact),
-			Dial:      a.dialer.Dial,
+			UserAgent:     userAgent(cfg.Contact),
+			Dial:          a.dialer.Dial,
+			Authorization: instanceAuth(cfg.instanceAuth),
 			// Room for every search the pool may have in flight to one
 			// instance (own ones may have more), plus the /config and
 			// autocomplete reads.
