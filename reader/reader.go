@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,6 +114,9 @@ type Config struct {
 	// (HTTPS_PROXY, NO_PROXY): the guard checks the target first, and the
 	// proxy is asked for the address it checked.
 	Proxy directory.ProxyFunc
+	// TLS, when set, is the client TLS configuration (roots besides the
+	// system's, --ca-file); nil: the system's.
+	TLS *tls.Config
 }
 
 func (c *Config) defaults() {
@@ -179,6 +183,7 @@ func New(cfg Config) *Reader {
 			}
 			return c, err
 		},
+		TLSClientConfig:       cfg.TLS.Clone(),
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
 		MaxIdleConnsPerHost:   2,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"flag"
@@ -32,12 +33,16 @@ type Config struct {
 	Directory    string
 	Instances    []string
 	AllowPrivate bool
-	Contact      string
-	Deadline     time.Duration
-	CacheTTL     time.Duration
-	Budget20s    int
-	Budget10m    int
-	MaxInFlight  int
+	// CAFile is a PEM file of CA certificates trusted besides the
+	// system's (own instances, pages or a TLS-inspecting proxy under a
+	// private CA).
+	CAFile      string
+	Contact     string
+	Deadline    time.Duration
+	CacheTTL    time.Duration
+	Budget20s   int
+	Budget10m   int
+	MaxInFlight int
 	// OwnBudget20s and OwnBudget10m bound the searches one of the
 	// operator's own instances gets (0: no limit, the default).
 	OwnBudget20s   int
@@ -181,6 +186,7 @@ func (c *Config) options() []option {
 		{"directory", "instances.json to seed the pool from: an http(s) URL, a file path, or none (your own instances only)", &c.Directory},
 		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", &c.Instances},
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests)", &c.AllowPrivate},
+		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances or a proxy under a private CA)", &c.CAFile},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
 		{"deadline", "time one search may take, all attempts included", &c.Deadline},
 		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", &c.CacheTTL},
@@ -321,6 +327,26 @@ func (c *Config) proxyFunc() directory.ProxyFunc {
 		}
 		return pf(&url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)})
 	}
+}
+
+// rootCAs is the system's roots plus --ca-file's certificates; nil when
+// --ca-file is not set.
+func (c *Config) rootCAs() (*x509.CertPool, error) {
+	if c.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(c.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %s holds no PEM certificate", c.CAFile)
+	}
+	return pool, nil
 }
 
 // withoutUser is a proxy setting without its credentials, for the log.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/pem"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -309,4 +310,52 @@ func TestProxySettings(t *testing.T) {
 			t.Errorf("%s:%s: %q %v, want %q", tc.host, tc.port, got, err, tc.want)
 		}
 	}
+}
+
+// TestCAFile: an own instance and a page under a private CA are reached
+// with --ca-file, and refused (tls) without it.
+func TestCAFile(t *testing.T) {
+	fleet, _ := startFleet(t, 43, []sim.InstanceConfig{{ID: "home", Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	backend, _ := url.Parse(fleet.Instance("home").URL())
+	front := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(backend))
+	t.Cleanup(front.Close)
+	article, err := os.ReadFile("../../reader/testdata/article.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write(article)
+	}))
+	t.Cleanup(pages.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	var pemBytes []byte
+	for _, srv := range []*httptest.Server{front, pages} {
+		pemBytes = append(pemBytes, pemOf(srv.Certificate().Raw)...)
+	}
+	if err := os.WriteFile(ca, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	g, _ := startEnv(t, &failResolver{}, nil, io.Discard, "--allow-private", "--directory", "none", "--instance", front.URL+"/", "--ca-file", ca)
+	if a := g.get(t, "/search?q=tidal+locking&format=json", nil); a.status != 200 {
+		t.Errorf("search of an instance under the private CA: %d %s", a.status, a.body)
+	}
+	if r := callTool(t, connectMCP(t, g, nil), mcp.ToolRead, map[string]any{"url": pages.URL + "/article"}); r.IsError {
+		t.Errorf("read of a page under the private CA: %s", resultText(r))
+	}
+
+	without, _ := startEnv(t, &failResolver{}, nil, io.Discard, "--allow-private", "--directory", "none", "--instance", front.URL+"/")
+	if a := without.get(t, "/search?q=tidal+locking&format=json", nil); a.status != 503 || !strings.Contains(string(a.body), "tls") {
+		t.Errorf("without --ca-file: %d %s; want a tls failure", a.status, a.body)
+	}
+
+	if _, err := NewApp(context.Background(), Config{CAFile: filepath.Join(t.TempDir(), "none.pem")}, slog.New(slog.DiscardHandler)); err == nil ||
+		!strings.Contains(err.Error(), "--ca-file (SEARXGATE_CA_FILE)") {
+		t.Errorf("a missing --ca-file: %v", err)
+	}
+}
+
+func pemOf(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

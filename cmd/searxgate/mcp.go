@@ -31,7 +31,8 @@ type mcpClientKey struct{}
 func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
 	cfg := a.cfg
 	rc := reader.Config{AllowPrivate: cfg.AllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
-		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc()}
+		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
+		TLS: a.tls}
 	exposed := mcpExposed(cfg)
 	if exposed && cfg.MCPToken == "" {
 		a.log.Warn("/mcp is off: searxgate can be reached beyond this machine and no --mcp-token (SEARXGATE_MCP_TOKEN) is set")
