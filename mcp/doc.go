@@ -25,8 +25,11 @@
 // searxgate without a token (web_url_read would make it an open fetcher);
 // and checks the bearer token when one is set.
 //
-// Bridge speaks the same tools over stdio and forwards each call to a
+// Bridge speaks the same tools (and resource) over stdio and forwards each call to a
 // running searxgate's /mcp, for clients that only launch commands.
+//
+// The resource searxgate://status (StatusURI) shows the pool in brief and
+// its best instances.
 //
 // Server.Counts gives the tool calls by tool and outcome, for /metrics.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -163,4 +164,58 @@ func available(sets []map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// StatusURI is the resource that shows searxgate's pool in brief.
+const StatusURI = "searxgate://status"
+
+// maxStatusInstances bounds the instances the status resource lists.
+const maxStatusInstances = 25
+
+// StatusBrief is the status resource: the pool in a few numbers and its
+// best instances, as /status shows them.
+type StatusBrief struct {
+	Pool      PoolBrief       `json:"pool"`
+	Instances []InstanceBrief `json:"instances"`
+	// More is how many instances are not listed.
+	More int    `json:"more,omitempty"`
+	Note string `json:"note"`
+}
+
+// InstanceBrief is one instance of the status resource.
+type InstanceBrief struct {
+	URL       string  `json:"url"`
+	Own       bool    `json:"own,omitempty"`
+	UsableNow bool    `json:"usable_now"`
+	WhyNot    string  `json:"why_not,omitempty"`
+	Health    int     `json:"health"`
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+var statusResource = sdk.Resource{
+	URI:         StatusURI,
+	Name:        "status",
+	Title:       "searxgate's instances in brief",
+	Description: "The pool in a few numbers and its best instances (health 0-100, latency, why one cannot be searched now), as /status shows them.",
+	MIMEType:    "application/json",
+}
+
+// status reads the status resource.
+func (s *Server) status(_ context.Context, _ *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	b := statusBrief(s.cfg.Pool.Instances(s.cfg.Now()))
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: StatusURI, MIMEType: "application/json", Text: indented(b)}}}, nil
+}
+
+func statusBrief(insts []proxy.Instance) StatusBrief {
+	b := StatusBrief{Pool: instanceInfo(insts, InfoArgs{}).Pool, Instances: []InstanceBrief{},
+		Note: "read again to see changes: searxgate's MCP endpoint is stateless and sends no notifications"}
+	for i, x := range insts {
+		if i == maxStatusInstances {
+			b.More = len(insts) - i
+			break
+		}
+		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Tier.String() == "own", UsableNow: x.UsableNow,
+			WhyNot: x.WhyNot, Health: x.Health, LatencyMS: math.Round(x.LatencyMS)})
+	}
+	return b
 }

@@ -115,6 +115,10 @@ func New(cfg Config) *Server {
 		h.info = s.info
 	}
 	addTools(s.sdk, s.counted(h))
+	if cfg.Pool != nil {
+		r := statusResource
+		s.sdk.AddResource(&r, s.status)
+	}
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 		&sdk.StreamableHTTPOptions{
 			Stateless: true,
@@ -141,8 +145,10 @@ func newSDKServer(version string, log *slog.Logger) *sdk.Server {
 			// answered with the newest of these.
 			SupportedProtocolVersions: released(),
 			Logger:                    log,
-			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-			Instructions:              instructions,
+			// No listChanged, no subscriptions: the endpoint is stateless
+			// and sends no notifications.
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
+			Instructions: instructions,
 		})
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 )
@@ -288,5 +290,40 @@ func TestToolList(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{ToolInfo, ToolSuggestions, ToolSearch, ToolRead}; !slices.Equal(names, want) {
 		t.Errorf("tools %q, want %q", names, want)
+	}
+}
+
+// TestStatusResource: the pool in brief, as a resource, best instances
+// first and at most maxStatusInstances of them.
+func TestStatusResource(t *testing.T) {
+	var pl fakePool
+	pl = append(pl, inst("https://own.example/", pool.Own, true, "", ""))
+	for i := range 30 {
+		x := inst("https://p"+strings.Repeat("x", i)+".example/", pool.Public, i%2 == 0, map[bool]string{true: "", false: "budget"}[i%2 == 0], "")
+		x.Health, x.LatencyMS = 90-i, 120.4+float64(i)
+		pl = append(pl, x)
+	}
+	_, hs := serve(t, Config{Search: &fakeSearch{}, Pool: pl})
+	s := connect(t, hs, nil)
+	list, err := s.ListResources(context.Background(), nil)
+	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != StatusURI {
+		t.Fatalf("resources %+v %v", list, err)
+	}
+	res, err := s.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: StatusURI})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].MIMEType != "application/json" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var b StatusBrief
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Pool.Instances != 31 || b.Pool.Own != 1 || b.Pool.UsableNow != 16 || len(b.Instances) != maxStatusInstances || b.More != 6 ||
+		!b.Instances[0].Own || b.Instances[1].LatencyMS != 120 || b.Instances[2].WhyNot != "budget" || !strings.Contains(b.Note, "stateless") {
+		t.Errorf("%+v", b)
+	}
+	// Without a pool there is nothing to show.
+	_, bare := serve(t, Config{Search: &fakeSearch{}})
+	if list, err := connect(t, bare, nil).ListResources(context.Background(), nil); err != nil || len(list.Resources) != 0 {
+		t.Errorf("resources without a pool: %+v %v", list, err)
 	}
 }

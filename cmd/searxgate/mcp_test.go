@@ -418,6 +418,10 @@ func TestMCPStdioBridge(t *testing.T) {
 	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("%v %v", tools, err)
 	}
+	st, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.StatusURI})
+	if err != nil || len(st.Contents) != 1 || !strings.Contains(st.Contents[0].Text, `"instances": 1`) {
+		t.Errorf("the status resource through the bridge: %+v %v", st, err)
+	}
 	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "bridged search"})
 	if res.IsError || !strings.Contains(resultText(res), "bridged") || res.StructuredContent == nil {
 		t.Fatalf("%v %s", res.IsError, resultText(res))
