@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
 )
@@ -46,6 +47,12 @@ type Dialer struct {
 	// OnFailure, when set, is told why a host could not be reached
 	// (DialPrivate, DialDNS, DialRefused), and "" when it was.
 	OnFailure func(host, why string)
+	// Proxy, when set, says which HTTP proxy to reach a host through
+	// (HTTPS_PROXY, NO_PROXY). The host is resolved and every address
+	// checked first, whatever Proxy says: a proxy, or a host that it
+	// reaches directly, never skips the guard. The tunnel goes to the
+	// checked address (CONNECT ip:port).
+	Proxy ProxyFunc
 }
 
 // Dial is DialContext for fasthttp's DialFunc.
@@ -74,9 +81,22 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
+	var via *url.URL
+	if d.Proxy != nil {
+		if via, err = d.Proxy(host, port); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrProxy, err)
+		}
+	}
 	lastErr := fmt.Errorf("no address for %s", host)
 	for _, ip := range ips {
-		c, err := d.connect(ctx, network, net.JoinHostPort(ip.String(), port))
+		target := net.JoinHostPort(ip.String(), port)
+		var c net.Conn
+		var err error
+		if via != nil {
+			c, err = d.tunnel(ctx, via, target)
+		} else {
+			c, err = d.connect(ctx, network, target)
+		}
 		if err == nil {
 			d.note(host, "")
 			return c, nil

@@ -2,6 +2,7 @@ package directory
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,9 @@ type FetchOptions struct {
 	// the environment is used (it would connect in the dialer's place):
 	// searxgate passes the dialer that checks each address it connects to.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS, when set, is the client TLS configuration (roots besides the
+	// system's); nil: the system's.
+	TLS *tls.Config
 	// Guard, when set, checks the URL and every redirect target before it
 	// is requested: a scheme other than http(s), a literal address that is
 	// not public or a localhost name is refused (ErrPrivateAddress, or
@@ -100,6 +104,9 @@ func NewFetcher(o FetchOptions) Fetcher {
 		if o.DialContext != nil {
 			t.DialContext = o.DialContext
 			t.Proxy = nil
+		}
+		if o.TLS != nil {
+			t.TLSClientConfig = o.TLS.Clone()
 		}
 		transport = t
 	}

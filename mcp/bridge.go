@@ -45,7 +45,14 @@ func Bridge(ctx context.Context, cfg BridgeConfig, t sdk.Transport) error {
 	b := &bridge{endpoint: strings.TrimSuffix(cfg.Gateway, "/") + "/mcp", http: hc, version: cfg.Version, log: cfg.Logger}
 	defer b.close()
 	srv := newSDKServer(cfg.Version, quiet(cfg.Logger))
-	addTools(srv, handlers{search: forward[SearchArgs, SearchOutput](b, ToolSearch), read: forward[ReadArgs, ReadOutput](b, ToolRead)})
+	addTools(srv, handlers{
+		search:  forward[SearchArgs, SearchOutput](b, ToolSearch),
+		suggest: forward[SuggestArgs, SuggestOutput](b, ToolSuggestions),
+		info:    forward[InfoArgs, InfoOutput](b, ToolInfo),
+		read:    forward[ReadArgs, ReadOutput](b, ToolRead),
+	})
+	r := statusResource
+	srv.AddResource(&r, b.readResource)
 	return srv.Run(ctx, t)
 }
 
@@ -116,6 +123,26 @@ func (b *bridge) call(ctx context.Context, name string, arguments any) (*sdk.Cal
 	return nil, &toolError{outcome: OutcomeFailed,
 		msg: fmt.Sprintf("searxgate at %s did not take the call (%v): is it running (searxgate serve), and does --mcp-token match its token?",
 			b.endpoint, lastErr)}
+}
+
+// readResource forwards a resource read, reconnecting once as call does.
+func (b *bridge) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	var lastErr error
+	for range 2 {
+		s, err := b.session(ctx)
+		if err != nil {
+			lastErr = err
+			break
+		}
+		res, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI})
+		if err == nil {
+			return res, nil
+		}
+		lastErr = err
+		b.drop(s)
+	}
+	return nil, fmt.Errorf("searxgate at %s did not answer (%v): is it running (searxgate serve), and does --mcp-token match its token?",
+		b.endpoint, lastErr)
 }
 
 // forward is a tool handler that asks the gateway and hands its answer on.

@@ -42,6 +42,12 @@ func (c *counter) add(tool, outcome string) {
 // pair of a tool offered and an outcome present (zeros included), sorted.
 func (s *Server) Counts() []Count {
 	tools := []string{ToolSearch}
+	if s.cfg.Suggest != nil {
+		tools = append(tools, ToolSuggestions)
+	}
+	if s.cfg.Pool != nil {
+		tools = append(tools, ToolInfo)
+	}
 	if s.cfg.Read != nil {
 		tools = append(tools, ToolRead)
 	}
@@ -61,6 +67,12 @@ func (s *Server) Counts() []Count {
 // error reaches the agent as a tool error with an outcome.
 func (s *Server) counted(h handlers) handlers {
 	out := handlers{search: countedFor(s, ToolSearch, h.search)}
+	if h.suggest != nil {
+		out.suggest = countedFor(s, ToolSuggestions, h.suggest)
+	}
+	if h.info != nil {
+		out.info = countedFor(s, ToolInfo, h.info)
+	}
 	if h.read != nil {
 		out.read = countedFor(s, ToolRead, h.read)
 	}

@@ -73,7 +73,7 @@ func TestReadThroughGuard(t *testing.T) {
 		}
 	}
 	part, text := call(t, s, ToolRead, map[string]any{"url": "http://public.test/page", "readHeadings": true})
-	if part.IsError || !strings.Contains(text, "no headings") {
+	if part.IsError || !strings.HasSuffix(text, "Headings (read one with section):\n\n# T") {
 		t.Errorf("%v %q", part.IsError, text)
 	}
 }

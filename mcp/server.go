@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,10 +28,29 @@ type Reader interface {
 	Read(ctx context.Context, req reader.Request) (*reader.Result, error)
 }
 
+// Suggester completes queries from the instances' autocompleters, within
+// their own budget; *proxy.Proxy is one.
+type Suggester interface {
+	Autocomplete(ctx context.Context, q, language string) ([]string, error)
+}
+
+// Pool shows the instances as the search path sees them; *proxy.Proxy is
+// one.
+type Pool interface {
+	Instances(now time.Time) []proxy.Instance
+}
+
 // Config is what the MCP face needs.
 type Config struct {
 	Search  Searcher
-	Read    Reader // nil: web_url_read is not offered
+	Read    Reader    // nil: web_url_read is not offered
+	Suggest Suggester // nil: searxng_search_suggestions is not offered
+	Pool    Pool      // nil: searxng_instance_info is not offered
+	// Admit, when set, is asked for each suggestion (the per-client limit
+	// /autocompleter has), with the client's key.
+	Admit func(client string, now time.Time) (bool, time.Duration)
+	// Now tells the time; nil is time.Now.
+	Now     func() time.Time
 	Version string
 	Logger  *slog.Logger
 	// Token, when set, is required as "Authorization: Bearer <token>".
@@ -78,6 +98,9 @@ func New(cfg Config) *Server {
 	if cfg.DefaultMaxLength <= 0 {
 		cfg.DefaultMaxLength = 20_000
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, counts: newCounter()}
 	sdkLog := quiet(cfg.Logger)
 	s.sdk = newSDKServer(cfg.Version, sdkLog)
@@ -85,7 +108,17 @@ func New(cfg Config) *Server {
 	if cfg.Read != nil {
 		h.read = s.read
 	}
+	if cfg.Suggest != nil {
+		h.suggest = s.suggest
+	}
+	if cfg.Pool != nil {
+		h.info = s.info
+	}
 	addTools(s.sdk, s.counted(h))
+	if cfg.Pool != nil {
+		r := statusResource
+		s.sdk.AddResource(&r, s.status)
+	}
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk },
 		&sdk.StreamableHTTPOptions{
 			Stateless: true,
@@ -112,12 +145,18 @@ func newSDKServer(version string, log *slog.Logger) *sdk.Server {
 			// answered with the newest of these.
 			SupportedProtocolVersions: released(),
 			Logger:                    log,
-			Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-			Instructions: "searxgate searches the web through a pool of public SearXNG instances " +
-				"(searxng_web_search) and reads pages as Markdown (web_url_read). Repeated searches and reads " +
-				"are served from its cache; when it says to retry in N seconds, wait that long.",
+			// No listChanged, no subscriptions: the endpoint is stateless
+			// and sends no notifications.
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Resources: &sdk.ResourceCapabilities{}},
+			Instructions: instructions,
 		})
 }
+
+// instructions tell the model how the tools fit together.
+const instructions = "searxgate searches the web through a pool of SearXNG instances (searxng_web_search) and reads " +
+	"pages as Markdown with their title, author, date and canonical URL (web_url_read). searxng_search_suggestions " +
+	"completes a vague query; searxng_instance_info lists the categories and engines the instances offer. " +
+	"Repeated searches and reads are served from its cache; when a tool says to retry in N seconds, wait that long."
 
 // quiet is log for the SDK: warnings and errors only (it reports every
 // stateless session's start and end at INFO: two lines per request).
@@ -165,7 +204,7 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 		p["language"] = l
 	}
 	if in.SafeSearch != nil {
-		p["safesearch"] = strconv.Itoa(*in.SafeSearch)
+		p["safesearch"] = strconv.Itoa(int(*in.SafeSearch))
 	}
 	if in.Categories != "" {
 		p["categories"] = in.Categories
@@ -190,7 +229,59 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 		s.log.Error("an answer does not decode", "err", err)
 		return nil, SearchOutput{}, &toolError{msg: "searxgate could not read the answer; retry", outcome: OutcomeFailed}
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: renderSearch(out)}}}, out, nil
+	out = shape(out, in)
+	text := ""
+	if in.ResponseFormat == "json" {
+		text = indented(out)
+	} else if in.ResultDetail == "compact" {
+		text = renderCompact(out)
+	} else {
+		text = renderSearch(out)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+}
+
+// shape applies what the agent asked of the results: min_score, then
+// num_results, then the detail.
+func shape(o SearchOutput, in SearchArgs) SearchOutput {
+	if in.MinScore != nil && *in.MinScore > 0 {
+		o.Results = slices.DeleteFunc(o.Results, func(r SearchResult) bool { return r.Score < *in.MinScore })
+	}
+	if in.NumResults > 0 && len(o.Results) > in.NumResults {
+		o.Results = o.Results[:in.NumResults]
+	}
+	if in.ResultDetail == "compact" {
+		for i, r := range o.Results {
+			o.Results[i] = SearchResult{Title: r.Title, URL: r.URL, Content: r.Content}
+		}
+		o.Answers, o.Corrections, o.Suggestions, o.Infoboxes, o.UnresponsiveEngines = nil, nil, nil, nil, nil
+	}
+	return o
+}
+
+// indented is v as indented JSON, for response_format json.
+func indented(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// renderCompact writes three lines per result, as mcp-searxng's compact
+// text does, and nothing else.
+func renderCompact(o SearchOutput) string {
+	if len(o.Results) == 0 {
+		return fmt.Sprintf("No results for %q. Try other words, another language or fewer filters.", o.Query)
+	}
+	var b strings.Builder
+	for i, r := range o.Results {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Title: %s\nDescription: %s\nURL: %s", oneLine(r.Title), oneLine(r.Content), r.URL)
+	}
+	return b.String()
 }
 
 // args adapts a map to proxy.Params.
@@ -211,7 +302,8 @@ func searchOutput(req proxy.Request, res *proxy.Response) (SearchOutput, error) 
 		Results: make([]SearchResult, 0, len(r.Results)), Answers: r.Answers, Corrections: r.Corrections, Suggestions: r.Suggestions}
 	for _, x := range r.Results {
 		out.Results = append(out.Results, SearchResult{Title: x.Title, URL: x.URL, Content: x.Content,
-			Engine: x.Engine, PublishedDate: x.PublishedDate})
+			Engine: x.Engine, Engines: x.Engines, Score: x.Score, Category: x.Category, PublishedDate: x.PublishedDate,
+			Thumbnail: x.Thumbnail, ImgSrc: x.ImgSrc})
 	}
 	for _, ib := range r.Infoboxes {
 		box := Infobox{Title: ib.Infobox, Content: ib.Content}
@@ -270,6 +362,18 @@ func renderSearch(o SearchOutput) string {
 		if c := oneLine(r.Content); c != "" {
 			fmt.Fprintf(&b, "   %s\n", c)
 		}
+		var meta []string
+		if len(r.Engines) > 0 {
+			meta = append(meta, "Engines: "+strings.Join(r.Engines, ", "))
+		} else if r.Engine != "" {
+			meta = append(meta, "Engine: "+r.Engine)
+		}
+		if r.Score > 0 {
+			meta = append(meta, fmt.Sprintf("Score: %.2f", r.Score))
+		}
+		if len(meta) > 0 {
+			fmt.Fprintf(&b, "   %s\n", strings.Join(meta, " · "))
+		}
 	}
 	if len(o.Suggestions) > 0 {
 		fmt.Fprintf(&b, "\nRelated searches: %s\n", strings.Join(o.Suggestions, "; "))
@@ -289,11 +393,14 @@ func searchError(err error) error {
 			msg: fmt.Sprintf("too many searches from this client; retry in %d s", secs(lim.RetryAfter))}
 	case errors.As(err, &na):
 		why := map[string]string{
-			"deadline":    "no instance answered in time",
-			"no_instance": "every instance is cooling down or unavailable",
-			"attempts":    "every instance tried failed",
-			"budget":      "every instance has had its polite share of searches",
-			"queue_full":  "too many searches are waiting for an instance",
+			"deadline":      "no instance answered in time",
+			"no_instance":   "every instance is cooling down or unavailable",
+			"attempts":      "every instance tried failed",
+			"budget":        "every instance has had its polite share of searches",
+			"queue_full":    "too many searches are waiting for an instance",
+			"no_slot":       "no instance can take the search before its deadline (budgets, cooldowns or searches in flight)",
+			"leader_failed": "the identical search this one joined got no answer",
+			"shutdown":      "searxgate is shutting down",
 		}[na.Why]
 		if why == "" {
 			why = "no instance answered"
@@ -313,7 +420,7 @@ func secs(d time.Duration) int { return max(1, int((d+time.Second-1)/time.Second
 // read runs web_url_read.
 func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, in ReadArgs) (*sdk.CallToolResult, ReadOutput, error) {
 	rr := reader.Request{URL: in.URL, StartChar: in.StartChar, MaxLength: in.MaxLength, Section: in.Section,
-		ReadHeadings: in.ReadHeadings, Client: clientOf(req)}
+		ParagraphRange: in.ParagraphRange, ReadHeadings: in.ReadHeadings, Client: clientOf(req)}
 	if rr.MaxLength == 0 {
 		rr.MaxLength = s.cfg.DefaultMaxLength
 	}
@@ -326,12 +433,13 @@ func (s *Server) read(ctx context.Context, req *sdk.CallToolRequest, in ReadArgs
 
 func renderRead(r *reader.Result) string {
 	var b strings.Builder
-	if r.Title != "" {
-		fmt.Fprintf(&b, "Title: %s\n", r.Title)
-	}
-	fmt.Fprintf(&b, "URL: %s\n", r.URL)
+	b.WriteString(r.Header())
+	b.WriteString("\n")
 	if r.Section != "" {
 		fmt.Fprintf(&b, "Section: %s\n", r.Section)
+	}
+	if r.Paragraphs != "" {
+		fmt.Fprintf(&b, "Paragraphs: %s of %d\n", r.Paragraphs, r.TotalParagraphs)
 	}
 	if r.Headings != nil {
 		if len(r.Headings) == 0 {
@@ -357,7 +465,8 @@ func readError(err error) error {
 	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited):
 		return &toolError{outcome: OutcomeLimited, msg: err.Error()}
 	case errors.Is(err, reader.ErrBadURL), errors.Is(err, reader.ErrPrivate), errors.Is(err, reader.ErrType),
-		errors.Is(err, reader.ErrTooLarge), errors.Is(err, reader.ErrNoSection), errors.Is(err, reader.ErrPastEnd):
+		errors.Is(err, reader.ErrTooLarge), errors.Is(err, reader.ErrNoSection), errors.Is(err, reader.ErrPastEnd),
+		errors.Is(err, reader.ErrRange):
 		return &toolError{outcome: OutcomeInvalid, msg: err.Error()}
 	}
 	return &toolError{outcome: OutcomeFailed, msg: err.Error()}

@@ -130,6 +130,7 @@ func TestSearchErrors(t *testing.T) {
 	}{
 		{&proxy.NoAnswerError{Why: "no_instance", RetryAfter: 11500 * time.Millisecond}, nil, "every instance is cooling down or unavailable; retry in 12 s"},
 		{&proxy.NoAnswerError{Why: "deadline"}, nil, "no instance answered in time; retry in a few seconds"},
+		{&proxy.NoAnswerError{Why: "no_slot", RetryAfter: 20 * time.Second}, nil, "before its deadline (budgets, cooldowns or searches in flight); retry in 20 s"},
 		{&proxy.LimitedError{RetryAfter: 3 * time.Second}, nil, "too many searches from this client; retry in 3 s"},
 		{nil, map[string]any{"query": "x", "time_range": "century"}, "time_range"},
 		{nil, map[string]any{"query": "x", "safesearch": 7}, "safesearch"},
@@ -150,7 +151,7 @@ func TestSearchErrors(t *testing.T) {
 		got[c.Tool+"/"+c.Outcome] = c.N
 	}
 	// Arguments the schema refuses never reach the handler: not counted.
-	if got["searxng_web_search/failed"] != 2 || got["searxng_web_search/limited"] != 1 || len(got) != 4 {
+	if got["searxng_web_search/failed"] != 3 || got["searxng_web_search/limited"] != 1 || len(got) != 4 {
 		t.Errorf("counts %v", got)
 	}
 }

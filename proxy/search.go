@@ -146,8 +146,9 @@ func (s *search) noAnswer() error {
 		s.why = "network"
 	}
 	if s.retryAfter == 0 && s.why != "shutdown" {
-		// Every attempt failed: the client may come back when the first
-		// instance it could use frees, as far as the pool knows now.
+		// Nothing said yet when a slot frees (every instance was tried, or
+		// none could be): the earliest the pool knows of, tried instances
+		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
 		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = retryAfter(sl.at, now)

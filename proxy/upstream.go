@@ -61,6 +61,10 @@ type UpstreamConfig struct {
 	// retryStaleConn); the proxy counts it against the instance's budget.
 	// nil allows it.
 	AllowRetry func(instance string) bool
+	// Authorization, when set, gives the Authorization header to send to
+	// an instance ("" = none): an own instance behind HTTP basic auth.
+	// The instance is known by its URL without credentials everywhere.
+	Authorization func(instance string) string
 	// TLS is the client TLS configuration; nil = the system's roots.
 	TLS  *tls.Config
 	Rand *rand.Rand // for the lifetime jitter; nil = a random seed
@@ -256,6 +260,11 @@ func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguag
 	req.Header.Set("Accept", "text/html,application/json;q=0.9,*/*;q=0.8")
 	req.Header.Set("Accept-Encoding", "gzip")
 	req.Header.Set("Accept-Language", acceptLanguage)
+	if u.cfg.Authorization != nil {
+		if a := u.cfg.Authorization(instance); a != "" {
+			req.Header.Set("Authorization", a)
+		}
+	}
 
 	if err := h.hc.DoDeadline(req, resp, deadline); err != nil {
 		return nil, classifyTransport(err)

@@ -8,15 +8,25 @@
 // dialer checks every address a name resolves to at connect time, so a name
 // that changes its answer cannot point the reader into the network it runs
 // in. It says who it is (the same User-Agent as upstream searches), sends no
-// cookies and no client data, ignores proxy variables, follows at most
+// cookies and no client data, goes through an outbound proxy only as
+// Config.Proxy says (the target checked first, the proxy given the checked
+// address; never the environment's proxy on its own), follows at most
 // MaxRedirects redirects, and stops at MaxBytes and Timeout.
 //
 // HTML is reduced to its main content: scripts, styles, navigation,
-// headers, footers, asides, forms and cookie banners are dropped, then
-// readability picks the article (falling back to <main>, <article> or
-// <body> when it finds none) and html-to-markdown writes it with absolute
-// links. text/plain and Markdown pass through; any other type is refused
-// with ErrType.
+// headers, footers, asides, forms, cookie banners, ads, sponsored and
+// promoted blocks, newsletter boxes, skip links and headings' permalinks
+// are dropped, then readability picks the article (falling back to
+// <main>, <article> or <body> when it finds none) and html-to-markdown
+// writes it with absolute links. Text keeps its characters (no &lt; in
+// prose or tables; Markdown escapes only where Markdown needs them), code
+// blocks keep the language their highlighter named, and the page's first
+// <h1> heads the Markdown when readability took it away. What an agent
+// needs to cite the page is kept apart (Page: title, author, date, site
+// name, canonical URL; Result.Header writes them). JSON is pretty-printed
+// in a code block; XML, YAML, TOML and CSV come as code blocks; plain text
+// and Markdown pass through; any other type (PDF among them: searxgate
+// extracts no text from PDF) is refused with ErrType.
 //
 // Pages are cached (Cache: entries and bytes bounded, CacheTTL) so that an
 // agent paging through a long page with StartChar costs one fetch. Each host

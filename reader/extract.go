@@ -5,9 +5,11 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/marker"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
@@ -26,32 +28,78 @@ const minArticle = 200
 // Extract reduces an HTML page to its title and its main content as
 // Markdown, with links made absolute against pageURL (nil: left as they are).
 func Extract(body []byte, pageURL *url.URL) (title, markdown string) {
+	a := extractArticle(body, pageURL)
+	return a.Title, a.Markdown
+}
+
+// article is what Extract reads of a page: its content and what an agent
+// needs to cite it.
+type article struct {
+	Title, Byline, Published, SiteName, Canonical, Markdown string
+}
+
+func extractArticle(body []byte, pageURL *url.URL) article {
 	doc, err := html.Parse(bytes.NewReader(body))
 	if err != nil {
-		return "", ""
+		return article{}
 	}
-	title = docTitle(doc)
+	a := article{Title: docTitle(doc), Canonical: canonical(doc, pageURL)}
+	a.Byline, a.SiteName, a.Published = meta(doc)
 	clean(doc)
+	langs := markCode(doc)
+	h1 := firstH1(doc)
+	if a.Published == "" {
+		a.Published = timeOf(doc)
+	}
 	content := mainOf(doc)
 	p := readability.NewParser()
 	p.MaxElemsToParse = maxElements
 	p.DisableJSONLD = true
-	if art, err := p.ParseDocument(doc, pageURL); err == nil && art.Node != nil && len(strings.TrimSpace(textOf(art.Node))) >= minArticle {
-		content = art.Node
-		if t := strings.TrimSpace(art.Title()); t != "" && title == "" {
-			title = t
+	p.ClassesToPreserve = langs
+	if art, err := p.ParseDocument(doc, pageURL); err == nil {
+		if art.Node != nil && len(strings.TrimSpace(textOf(art.Node))) >= minArticle {
+			content = art.Node
+		}
+		if t := strings.TrimSpace(art.Title()); t != "" && a.Title == "" {
+			a.Title = t
+		}
+		if a.Byline == "" {
+			a.Byline = byline(art.Byline())
 		}
 	}
 	if content == nil {
-		return title, ""
+		return a
 	}
-	return title, toMarkdown(content, pageURL)
+	a.Markdown = toMarkdown(content, pageURL)
+	if h1 != "" && !hasH1(a.Markdown) {
+		a.Markdown = strings.TrimSpace("# " + h1 + "\n\n" + a.Markdown)
+	}
+	return a
 }
 
-// toMarkdown writes n as CommonMark (with tables), links absolute.
+// toMarkdown writes n as CommonMark (with tables), links absolute. Text
+// keeps its characters: < and > are written as themselves, escaped only
+// where Markdown would read them as markup (\< before a tag-like letter,
+// \> at the start of a line).
 func toMarkdown(n *html.Node, pageURL *url.URL) string {
 	conv := converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
+	// The base plugin writes every < and > of text as &lt; and &gt;, which
+	// an agent reads as noise. Before it, they become private-use runes it
+	// leaves alone; after it and the escaping of Markdown characters, they
+	// come back, with an escape where Markdown needs one.
+	conv.Register.TextTransformer(func(_ converter.Context, s string) string {
+		if !strings.ContainsAny(s, "<>\uE000\uE001") {
+			return s
+		}
+		return angleIn.Replace(s)
+	}, converter.PriorityEarly)
+	conv.Register.TextTransformer(func(_ converter.Context, s string) string {
+		if !strings.ContainsAny(s, "\uE000\uE001") {
+			return s
+		}
+		return angleOut(s)
+	}, converter.PriorityLate)
 	var opts []converter.ConvertOptionFunc
 	if pageURL != nil {
 		opts = append(opts, converter.WithDomain(pageURL.String()))
@@ -61,6 +109,51 @@ func toMarkdown(n *html.Node, pageURL *url.URL) string {
 		return strings.TrimSpace(textOf(n))
 	}
 	return strings.TrimSpace(blankLines.ReplaceAllString(string(md), "\n\n"))
+}
+
+// angleIn hides < and > from the base plugin's entity replacement (and
+// drops private-use runes that were in the text already).
+var angleIn = strings.NewReplacer("\uE000", "", "\uE001", "", "<", "\uE000", ">", "\uE001")
+
+// angleOut brings < and > back: > behind the converter's escape marker, so
+// that its unescaping keeps \> only at the start of a line (a
+// blockquote); < escaped where it could open an HTML tag or an autolink.
+func angleOut(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch r {
+		case '\uE001':
+			b.WriteRune(marker.MarkerEscaping)
+			b.WriteByte('>')
+		case '\uE000':
+			// (past the escape markers the converter put before Markdown
+			// characters such as !)
+			if next := strings.TrimLeft(s[i+size:], string(marker.MarkerEscaping)); next != "" && tagStart(next[0]) {
+				b.WriteString(`\<`)
+			} else {
+				b.WriteByte('<')
+			}
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func tagStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
+}
+
+// hasH1 reports whether md has a level-1 heading.
+func hasH1(md string) bool {
+	for _, h := range Headings(md) {
+		if h.Level == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 var blankLines = regexp.MustCompile(`\n{3,}`)
@@ -142,6 +235,9 @@ func junk(n *html.Node, inMain bool) bool {
 		return true
 	}
 	if hasAttr(n, "hidden") || attr(n, "aria-hidden") == "true" || attr(n, "aria-modal") == "true" {
+		return true
+	}
+	if isAd(n) {
 		return true
 	}
 	if st := strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""); strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {

@@ -3,6 +3,8 @@ package reader
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +110,13 @@ type Config struct {
 	// (tests point public addresses at 127.0.0.1 with it); nil = a
 	// net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Proxy, when set, is the outbound HTTP proxy to reach a host through
+	// (HTTPS_PROXY, NO_PROXY): the guard checks the target first, and the
+	// proxy is asked for the address it checked.
+	Proxy directory.ProxyFunc
+	// TLS, when set, is the client TLS configuration (roots besides the
+	// system's, --ca-file); nil: the system's.
+	TLS *tls.Config
 }
 
 func (c *Config) defaults() {
@@ -160,9 +169,13 @@ func New(cfg Config) *Reader {
 	cfg.defaults()
 	r := &Reader{cfg: cfg, cache: newCache(cfg.CacheEntries, cfg.CacheBytes),
 		hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
-	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial}
+	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
+		Proxy: cfg.Proxy}
 	rt := &http.Transport{
-		Proxy: nil, // never a proxy from the environment: it would bypass the guard
+		// Never http.Transport's proxy from the environment: it would ask
+		// the proxy for the name, past the guard. The dialer tunnels
+		// through Config.Proxy to the address it checked instead.
+		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
 			if errors.Is(err, directory.ErrNotPublic) {
@@ -170,6 +183,7 @@ func New(cfg Config) *Reader {
 			}
 			return c, err
 		},
+		TLSClientConfig:       cfg.TLS.Clone(),
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
 		MaxIdleConnsPerHost:   2,
@@ -201,6 +215,9 @@ type Request struct {
 	// (case-insensitive) and ends before the next heading of the same or a
 	// higher level.
 	Section string
+	// ParagraphRange, when set, keeps only these paragraphs (Paragraphs)
+	// of the page or section: "3", "3-7" or "10-", counted from 1.
+	ParagraphRange string
 	// ReadHeadings lists the page's headings only.
 	ReadHeadings bool
 	// Client names who asked, for Config.Admit.
@@ -209,25 +226,37 @@ type Request struct {
 
 // Page is one page read, whole.
 type Page struct {
-	URL         string // where it was read from, after redirects
-	Title       string
-	ContentType string // text/html, text/plain or text/markdown
-	Markdown    string
-	FetchedAt   time.Time
+	URL   string // where it was read from, after redirects
+	Title string
+	// What an agent needs to cite an HTML page, when the page says it:
+	// its author, its publication date (YYYY-MM-DD), the site's name, and
+	// the canonical URL it gives itself.
+	Byline, Published, SiteName, Canonical string
+	ContentType                            string // text/html, text/plain, text/markdown or application/json
+	Markdown                               string
+	FetchedAt                              time.Time
 }
 
 // Result is the part of a page a Request asked for.
 type Result struct {
-	URL         string   `json:"url"`
-	Title       string   `json:"title,omitempty"`
-	ContentType string   `json:"content_type"`
-	Content     string   `json:"content"`
-	Headings    []string `json:"headings,omitempty"`
-	StartChar   int      `json:"start_char"`
-	TotalChars  int      `json:"total_chars"` // of the whole page (or of the section)
-	NextChar    int      `json:"next_char"`   // where the next call should start; 0 = nothing left
-	Cached      bool     `json:"cached"`      // served from the cache
-	Section     string   `json:"section,omitempty"`
+	URL          string   `json:"url"`
+	Title        string   `json:"title,omitempty"`
+	Byline       string   `json:"byline,omitempty"`
+	Published    string   `json:"published,omitempty"`
+	SiteName     string   `json:"site_name,omitempty"`
+	CanonicalURL string   `json:"canonical_url,omitempty"`
+	ContentType  string   `json:"content_type"`
+	Content      string   `json:"content"`
+	Headings     []string `json:"headings,omitempty"`
+	StartChar    int      `json:"start_char"`
+	TotalChars   int      `json:"total_chars"` // of the whole page (or of the section)
+	NextChar     int      `json:"next_char"`   // where the next call should start; 0 = nothing left
+	Cached       bool     `json:"cached"`      // served from the cache
+	Section      string   `json:"section,omitempty"`
+	// Paragraphs is the range of paragraphs given ("3-7"), of
+	// TotalParagraphs, when ParagraphRange was asked.
+	Paragraphs      string `json:"paragraphs,omitempty"`
+	TotalParagraphs int    `json:"total_paragraphs,omitempty"`
 }
 
 // Read fetches (or finds in the cache) req.URL and returns the part asked.
@@ -328,7 +357,7 @@ func hostOf(raw string) string {
 }
 
 // Accept says what the reader can read, HTML first.
-const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.1"
+const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,application/json;q=0.8,*/*;q=0.1"
 
 func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
@@ -354,12 +383,15 @@ func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
-	kind := kindOf(mt)
+	kind, lang := kindOf(mt)
 	if kind == "" {
 		if mt == "" {
 			mt = "no content type"
 		}
-		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown and plain text only", ErrType, final, mt)
+		if strings.EqualFold(mt, "application/pdf") {
+			return nil, fmt.Errorf("%w: %s is a PDF; searxgate does not extract text from PDF files", ErrType, final)
+		}
+		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown, JSON and text only", ErrType, final, mt)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxBytes+1))
 	if err != nil {
@@ -372,11 +404,39 @@ func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 	p := &Page{URL: final, ContentType: kind}
 	switch kind {
 	case kindHTML:
-		p.Title, p.Markdown = Extract(body, resp.Request.URL)
+		a := extractArticle(body, resp.Request.URL)
+		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
+	case kindJSON:
+		p.Markdown = fenced("json", prettyJSON(body))
 	default:
-		p.Markdown = strings.TrimSpace(string(body))
+		if lang != "" {
+			p.Markdown = fenced(lang, string(body))
+		} else {
+			p.Markdown = strings.TrimSpace(string(body))
+		}
 	}
 	return p, nil
+}
+
+// prettyJSON indents a JSON document; one that does not parse is kept as
+// it came.
+func prettyJSON(body []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, bytes.TrimSpace(body), "", "  "); err != nil {
+		return string(body)
+	}
+	return b.String()
+}
+
+// fenced writes text as a fenced code block of lang, with a fence longer
+// than any run of backticks in it.
+func fenced(lang, text string) string {
+	text = strings.Trim(text, "\n")
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + text + "\n" + fence
 }
 
 // The kinds of page the reader reads.
@@ -384,18 +444,38 @@ const (
 	kindHTML     = "text/html"
 	kindPlain    = "text/plain"
 	kindMarkdown = "text/markdown"
+	kindJSON     = "application/json"
 )
 
-func kindOf(mediaType string) string {
-	switch strings.ToLower(mediaType) {
+// kindOf is the kind of page a media type is, and for text that is a
+// data format the language its code block is written with.
+func kindOf(mediaType string) (kind, lang string) {
+	mt := strings.ToLower(mediaType)
+	switch mt {
 	case "text/html", "application/xhtml+xml":
-		return kindHTML
+		return kindHTML, ""
 	case "text/plain":
-		return kindPlain
+		return kindPlain, ""
 	case "text/markdown", "text/x-markdown":
-		return kindMarkdown
+		return kindMarkdown, ""
+	case "application/json", "text/json":
+		return kindJSON, ""
+	case "application/xml", "text/xml":
+		return kindPlain, "xml"
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return kindPlain, "yaml"
+	case "application/toml", "text/x-toml":
+		return kindPlain, "toml"
+	case "text/csv":
+		return kindPlain, "csv"
 	}
-	return ""
+	if strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
+		return kindJSON, ""
+	}
+	if strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+xml") {
+		return kindPlain, "xml"
+	}
+	return "", ""
 }
 
 // toUTF8 decodes body from its character set (the Content-Type's, or for

@@ -156,8 +156,8 @@ func TestReadArticle(t *testing.T) {
 	if !again.Cached || hits.Load() != 1 {
 		t.Errorf("cached %v, fetches %d", again.Cached, hits.Load())
 	}
-	// (readability keeps the title apart: the h1 that repeats it is gone.)
-	if strings.Join(again.Headings, "|") != "## How it happens|## Other locked bodies" {
+	// (readability keeps the title apart; the page's h1 is put back.)
+	if strings.Join(again.Headings, "|") != "# Tidal locking explained|## How it happens|## Other locked bodies" {
 		t.Errorf("headings %q", again.Headings)
 	}
 	sec, err := r.Read(context.Background(), Request{URL: base + "/article", Section: "how it"})
@@ -218,7 +218,7 @@ func TestReadErrors(t *testing.T) {
 		{base + "/loop", ErrRedirects, ""},
 		{base + "/big", ErrTooLarge, "2048"},
 		{base + "/big-chunked", ErrTooLarge, ""},
-		{base + "/file.pdf", ErrType, "application/pdf"},
+		{base + "/file.pdf", ErrType, "does not extract text from PDF"},
 		{base + "/missing", ErrStatus, "404"},
 		{"http://nowhere.test/", ErrUnreachable, "does not resolve"},
 	} {

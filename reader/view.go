@@ -3,6 +3,7 @@ package reader
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -12,6 +13,10 @@ var ErrNoSection = errors.New("no such section")
 
 // ErrPastEnd: StartChar lies past the end of the content.
 var ErrPastEnd = errors.New("startChar past the end")
+
+// ErrRange: ParagraphRange does not parse, or starts past the last
+// paragraph.
+var ErrRange = errors.New("no such paragraphs")
 
 // Heading is one heading of a Markdown page.
 type Heading struct {
@@ -79,7 +84,8 @@ func fenceOf(line string) string {
 // View cuts from p what req asks: its headings, one section, a window of
 // characters.
 func View(p *Page, req Request) (*Result, error) {
-	res := &Result{URL: p.URL, Title: p.Title, ContentType: p.ContentType}
+	res := &Result{URL: p.URL, Title: p.Title, Byline: p.Byline, Published: p.Published, SiteName: p.SiteName,
+		CanonicalURL: p.Canonical, ContentType: p.ContentType}
 	if req.ReadHeadings {
 		heads := Headings(p.Markdown)
 		res.Headings = make([]string, 0, len(heads))
@@ -100,6 +106,16 @@ func View(p *Page, req Request) (*Result, error) {
 			return nil, noSection(s, heads)
 		}
 		text, res.Section = sec, s
+	}
+	if pr := strings.TrimSpace(req.ParagraphRange); pr != "" {
+		paras := Paragraphs(text)
+		from, to, err := parseRange(pr, len(paras))
+		if err != nil {
+			return nil, err
+		}
+		text = strings.Join(paras[from:to], "\n\n")
+		res.TotalParagraphs = len(paras)
+		res.Paragraphs = fmt.Sprintf("%d-%d", from+1, to)
 	}
 	if req.StartChar < 0 || req.MaxLength < 0 {
 		return nil, fmt.Errorf("%w: startChar and maxLength must not be negative", ErrPastEnd)
@@ -166,4 +182,82 @@ func noSection(name string, heads []Heading) error {
 		names = append(names, fmt.Sprintf("%q", h.Text))
 	}
 	return fmt.Errorf("%w: no heading contains %q; the headings are %s", ErrNoSection, name, strings.Join(names, ", "))
+}
+
+// Paragraphs splits md into its blocks: runs of lines between blank lines,
+// a fenced code block (blank lines and all) being one block.
+func Paragraphs(md string) []string {
+	var out []string
+	var cur strings.Builder
+	fence := ""
+	flush := func() {
+		if t := strings.TrimSpace(cur.String()); t != "" {
+			out = append(out, t)
+		}
+		cur.Reset()
+	}
+	for line := range strings.Lines(md) {
+		t := strings.TrimSpace(line)
+		if f := fenceOf(t); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(t, fence) && strings.TrimSpace(strings.TrimLeft(t, fence[:1])) == "":
+				fence = ""
+			}
+		} else if fence == "" && t == "" {
+			flush()
+			continue
+		}
+		cur.WriteString(line)
+	}
+	flush()
+	return out
+}
+
+// parseRange reads "3", "3-7" or "10-" (1-based, inclusive) against n
+// paragraphs and returns the slice bounds; an end past the last paragraph
+// stops at it.
+func parseRange(s string, n int) (from, to int, err error) {
+	bad := func() (int, int, error) {
+		return 0, 0, fmt.Errorf("%w: paragraphRange %q; write \"3\", \"3-7\" or \"10-\" (the content has %d paragraphs)", ErrRange, s, n)
+	}
+	a, b, dash := strings.Cut(s, "-")
+	first, err := strconv.Atoi(strings.TrimSpace(a))
+	if err != nil || first < 1 {
+		return bad()
+	}
+	last := first
+	if dash {
+		if b = strings.TrimSpace(b); b == "" {
+			last = n
+		} else if last, err = strconv.Atoi(b); err != nil || last < first {
+			return bad()
+		}
+	}
+	if first > n {
+		return 0, 0, fmt.Errorf("%w: paragraph %d asked, but the content has %d paragraphs", ErrRange, first, n)
+	}
+	return first - 1, min(last, n), nil
+}
+
+// Header is what an agent needs to cite the page, one "Name: value" line
+// each: its title, author, date, site, canonical URL (when it differs from
+// the URL read) and the URL read.
+func (r *Result) Header() string {
+	var b strings.Builder
+	line := func(name, v string) {
+		if v != "" {
+			b.WriteString(name + ": " + v + "\n")
+		}
+	}
+	line("Title", r.Title)
+	line("Author", r.Byline)
+	line("Published", r.Published)
+	line("Site", r.SiteName)
+	if r.CanonicalURL != r.URL {
+		line("Canonical URL", r.CanonicalURL)
+	}
+	line("URL", r.URL)
+	return strings.TrimRight(b.String(), "\n")
 }

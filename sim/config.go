@@ -75,7 +75,6 @@ type InstanceConfig struct {
 	// Pages is how many pages of results a query has; later pages are
 	// empty. Default 10.
 	Pages int
-
 	// LimiterHTML20s overrides the limiter's 15 searches per 20 s.
 	LimiterHTML20s int
 	// LimiterHTML10m overrides the limiter's 150 searches per 10 min.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,6 +58,7 @@ type App struct {
 	ops    *operator.Operator
 	cache  *cacheQueue
 	dialer *directory.Dialer
+	tls    *tls.Config // --ca-file's roots for every outbound TLS connection; nil: the system's
 	// limiter is the per-client limit (nil when --client-rate is 0): the
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
@@ -85,7 +87,19 @@ type App struct {
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
 	// Every connection to an instance or the directory goes through it.
-	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note}
+	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note,
+		Proxy: cfg.proxyFunc()}
+	roots, err := cfg.rootCAs()
+	if err != nil {
+		return nil, err
+	}
+	if roots != nil {
+		a.tls = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	if a.dialer.Proxy != nil {
+		log.Info("outbound connections go through a proxy, each target checked first",
+			"https_proxy", withoutUser(cfg.httpsProxy), "http_proxy", withoutUser(cfg.httpProxy), "no_proxy", cfg.noProxy)
+	}
 	if err := a.openStore(); err != nil {
 		return nil, err
 	}
@@ -198,6 +212,15 @@ func (a *App) buildCache(ctx context.Context) []byte {
 	return imageSecret
 }
 
+// instanceAuth is proxy.UpstreamConfig.Authorization for the own
+// instances given with user:password@; nil when there are none.
+func instanceAuth(m map[string]string) func(string) string {
+	if len(m) == 0 {
+		return nil
+	}
+	return func(inst string) string { return m[inst] }
+}
+
 // buildProxy makes the proxy and restores the instances' capabilities.
 func (a *App) buildProxy() error {
 	cfg := a.cfg
@@ -207,8 +230,10 @@ func (a *App) buildProxy() error {
 		Logger: a.log,
 		Clock:  a.clock,
 		Upstream: proxy.UpstreamConfig{
-			UserAgent: userAgent(cfg.Contact),
-			Dial:      a.dialer.Dial,
+			UserAgent:     userAgent(cfg.Contact),
+			Dial:          a.dialer.Dial,
+			Authorization: instanceAuth(cfg.instanceAuth),
+			TLS:           a.tls,
 			// Room for every search the pool may have in flight to one
 			// instance (own ones may have more), plus the /config and
 			// autocomplete reads.
@@ -261,6 +286,7 @@ func (a *App) loadDirectory(ctx context.Context) error {
 		Fetcher: directory.NewFetcher(directory.FetchOptions{
 			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(a.cfg.Contact),
 			DialContext: a.dialer.DialContext,
+			TLS:         a.tls,
 			Guard:       &directory.Guard{AllowPrivate: a.cfg.AllowPrivate},
 		}),
 		Cache:  dirCache{a.store},

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpproxy"
+
+	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/web"
@@ -32,12 +38,16 @@ type Config struct {
 	// private, nothing more.
 	ReaderAllowPrivate bool
 	ImageAllowPrivate  bool
-	Contact            string
-	Deadline           time.Duration
-	CacheTTL           time.Duration
-	Budget20s          int
-	Budget10m          int
-	MaxInFlight        int
+	// CAFile is a PEM file of CA certificates trusted besides the
+	// system's (own instances, pages or a TLS-inspecting proxy under a
+	// private CA).
+	CAFile      string
+	Contact     string
+	Deadline    time.Duration
+	CacheTTL    time.Duration
+	Budget20s   int
+	Budget10m   int
+	MaxInFlight int
 	// OwnBudget20s and OwnBudget10m bound the searches one of the
 	// operator's own instances gets (0: no limit, the default).
 	OwnBudget20s int
@@ -71,6 +81,13 @@ type Config struct {
 	// instances, the reader, the image proxy); tests set it so that no name
 	// is ever looked up on the network.
 	resolver ipResolver
+	// instanceAuth is the Authorization header of each own instance given
+	// with user:password@ (keyed by its URL without them).
+	instanceAuth map[string]string
+	// The outbound proxy, from HTTPS_PROXY, HTTP_PROXY and NO_PROXY (or
+	// their lower-case forms), as Go reads them: for the upstream client,
+	// the directory fetch and the reader.
+	httpsProxy, httpProxy, noProxy string
 	// clock is what every part tells the time and times its loops with;
 	// nil is the real clock. Tests set it.
 	clock clock.Clock
@@ -181,6 +198,7 @@ func (c *Config) options() []option {
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests); the page reader and the image proxy have their own switches", &c.AllowPrivate},
 		{"reader-allow-private", "let MCP's page reader (web_url_read) fetch loopback and private addresses", &c.ReaderAllowPrivate},
 		{"image-proxy-allow-private", "let the image proxy fetch thumbnails on loopback and private addresses", &c.ImageAllowPrivate},
+		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances or a proxy under a private CA)", &c.CAFile},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
 		{"deadline", "time one search may take, all attempts included", &c.Deadline},
 		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", &c.CacheTTL},
@@ -290,7 +308,124 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (Con
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))
 	}
+	c.splitCredentials()
+	c.httpsProxy = envEither(getenv, "HTTPS_PROXY", "https_proxy")
+	c.httpProxy = envEither(getenv, "HTTP_PROXY", "http_proxy")
+	c.noProxy = envEither(getenv, "NO_PROXY", "no_proxy")
 	return c, c.Validate()
+}
+
+func envEither(getenv func(string) string, names ...string) string {
+	for _, n := range names {
+		if v := getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// proxyFunc is the guarded dialers' directory.ProxyFunc from the proxy
+// variables; nil when none is set. A target on port 80 goes through
+// HTTP_PROXY, any other through HTTPS_PROXY (the dialer knows the port,
+// not the scheme); both are tunnels (CONNECT) to the address the guard
+// checked.
+func (c *Config) proxyFunc() directory.ProxyFunc {
+	if c.httpsProxy == "" && c.httpProxy == "" {
+		return nil
+	}
+	pf := (&httpproxy.Config{HTTPSProxy: c.httpsProxy, HTTPProxy: c.httpProxy, NoProxy: c.noProxy}).ProxyFunc()
+	return func(host, port string) (*url.URL, error) {
+		scheme := "https"
+		if port == "80" {
+			scheme = "http"
+		}
+		return pf(&url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)})
+	}
+}
+
+// rootCAs is the system's roots plus --ca-file's certificates; nil when
+// --ca-file is not set.
+func (c *Config) rootCAs() (*x509.CertPool, error) {
+	if c.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(c.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %s holds no PEM certificate", c.CAFile)
+	}
+	return pool, nil
+}
+
+// withoutUser is a proxy setting without its credentials, for the log.
+func withoutUser(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unreadable)"
+	}
+	u.User = nil
+	return u.String()
+}
+
+// validateProxy checks the proxy variables: an http:// proxy (a bare
+// host:port is one), never echoing its credentials.
+func (c *Config) validateProxy(fail func(error)) {
+	bad := func(name, format string, args ...any) { fail(fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))) }
+	for _, v := range []struct{ name, val string }{{"HTTPS_PROXY", c.httpsProxy}, {"HTTP_PROXY", c.httpProxy}} {
+		if v.val == "" {
+			continue
+		}
+		raw := v.val
+		if !strings.Contains(raw, "://") {
+			raw = "http://" + raw
+		}
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			bad(v.name, "does not parse as a URL")
+		case u.Scheme != "http":
+			bad(v.name, "%s:// proxies are not supported; give an http:// proxy (searxgate tunnels TLS through it with CONNECT)", u.Scheme)
+		case u.Hostname() == "":
+			bad(v.name, "has no host")
+		}
+	}
+}
+
+// splitCredentials takes the user:password@ of --instance URLs out of
+// them: the instance is known by its URL without them everywhere (pool,
+// store, Redis, headers, /status, metrics, logs), and only the upstream
+// client sends them, as basic auth, to that instance alone.
+func (c *Config) splitCredentials() {
+	for i, raw := range c.Instances {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil || u.User == nil {
+			continue
+		}
+		user := u.User.Username()
+		pw, _ := u.User.Password()
+		u.User = nil
+		c.Instances[i] = u.String()
+		key, err := directory.Normalize(u.String())
+		if err != nil || user == "" {
+			continue // Validate or the operator says what is wrong, without the password
+		}
+		if c.instanceAuth == nil {
+			c.instanceAuth = map[string]string{}
+		}
+		c.instanceAuth[key] = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pw))
+	}
 }
 
 // Validate checks every setting; its errors name the flag and the variable.
@@ -305,6 +440,7 @@ func (c *Config) Validate() error {
 	c.validateServing(bad)
 	c.validateConnLimits(bad)
 	c.validateShared(bad)
+	c.validateProxy(func(err error) { errs = append(errs, err) })
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)
 	}

@@ -31,13 +31,15 @@ type mcpClientKey struct{}
 func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
 	cfg := a.cfg
 	rc := reader.Config{AllowPrivate: cfg.ReaderAllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
-		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver}
+		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
+		TLS: a.tls}
 	exposed := mcpExposed(cfg)
 	if exposed && cfg.MCPToken == "" {
 		a.log.Warn("/mcp is off: searxgate can be reached beyond this machine and no --mcp-token (SEARXGATE_MCP_TOKEN) is set")
 	}
 	srv := mcp.New(mcp.Config{
-		Search: a.proxy, Read: reader.New(rc), Version: Version, Logger: a.log,
+		Search: a.proxy, Read: reader.New(rc), Suggest: a.proxy, Pool: a.proxy, Admit: a.limiter.Admit(), Now: a.clock.Now,
+		Version: Version, Logger: a.log,
 		Token: cfg.MCPToken, Exposed: exposed, Origins: mcpOrigins(cfg),
 		Client: func(r *http.Request) string {
 			k, _ := r.Context().Value(mcpClientKey{}).(string)

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +108,7 @@ func TestMCPSearchAndRead(t *testing.T) {
 			t.Errorf("%s has no output schema", tl.Name)
 		}
 	}
-	if strings.Join(names, ",") != "searxng_web_search,web_url_read" {
+	if strings.Join(names, ",") != "searxng_instance_info,searxng_search_suggestions,searxng_web_search,web_url_read" {
 		t.Errorf("tools %v", names)
 	}
 
@@ -172,6 +174,54 @@ func TestMCPSearchAndRead(t *testing.T) {
 	}
 }
 
+// TestMCPSearxngArguments: a call written for mcp-searxng, with every
+// argument it takes and the types it gives them, is answered by the real
+// gateway as asked; suggestions come from an instance's autocompleter and
+// instance info from the instances' /config.
+func TestMCPSearxngArguments(t *testing.T) {
+	fleet, _ := startFleet(t, 34, []sim.InstanceConfig{{ID: "home", Behaviour: sim.Fast, Latency: -1, JSON: true,
+		Results: 12, Autocomplete: "duckduckgo"}})
+	// An own instance: its /config is read before searxgate serves.
+	g := startGateway(t, "none", "", "--instance", fleet.Instance("home").URL())
+	s := connectMCP(t, g, nil)
+
+	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "tidal locking", "pageno": 1, "time_range": "month",
+		"language": "en", "safesearch": "1", "categories": "general", "min_score": 0, "num_results": 3,
+		"response_format": "json", "result_detail": "compact"})
+	text := resultText(res)
+	if res.IsError {
+		t.Fatal(text)
+	}
+	var out mcp.SearchOutput
+	if err := json.Unmarshal([]byte(text), &out); err != nil || len(out.Results) != 3 {
+		t.Fatalf("json text with 3 results: %v\n%s", err, text)
+	}
+	for _, r := range out.Results {
+		if r.URL == "" || r.Title == "" || r.Engine != "" || r.Score != 0 {
+			t.Errorf("compact result %+v", r)
+		}
+	}
+	full := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "tidal locking", "safesearch": 2, "num_results": 2})
+	if ft := resultText(full); full.IsError || !strings.Contains(ft, "\n2. ") || strings.Contains(ft, "\n3. ") {
+		t.Errorf("num_results 2: %v\n%s", full.IsError, ft)
+	}
+
+	sug := callTool(t, s, mcp.ToolSuggestions, map[string]any{"query": "tidal", "language": "en"})
+	if st := resultText(sug); sug.IsError || !strings.Contains(st, "- tidal tutorial") {
+		t.Errorf("suggestions: %v %s", sug.IsError, st)
+	}
+
+	info := callTool(t, s, mcp.ToolInfo, map[string]any{"includeEngines": true})
+	var inf mcp.InfoOutput
+	if err := json.Unmarshal([]byte(resultText(info)), &inf); err != nil || info.IsError {
+		t.Fatalf("info: %v %s", err, resultText(info))
+	}
+	if strings.Join(inf.Categories.Common, ",") != "general" || inf.Engines == nil || len(inf.Engines.Common.Enabled) == 0 ||
+		inf.Pool.Instances != 1 || inf.Pool.Own != 1 || inf.Pool.WithConfig != 1 || inf.Pool.Autocomplete != 1 {
+		t.Errorf("info %+v", inf)
+	}
+}
+
 func TestMCPReadRefusesPrivate(t *testing.T) {
 	_, dir := startFleet(t, 32, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
 	// --allow-private lets instances be private, nothing more: without
@@ -195,6 +245,40 @@ func TestMCPNoAnswerSaysWhen(t *testing.T) {
 	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "anything at all"})
 	if !r.IsError || !strings.Contains(resultText(r), "retry in") {
 		t.Errorf("error %v: %s", r.IsError, resultText(r))
+	}
+}
+
+// TestFirstFailureSaysWhen: the first search an instance refuses with
+// Retry-After 20, when it is the only one, is told the real time to come
+// back, over MCP and over /search, not "a few seconds".
+func TestFirstFailureSaysWhen(t *testing.T) {
+	refusing := []sim.InstanceConfig{{Behaviour: sim.RateLimitSeconds, Latency: -1, JSON: true, RateBurst: 1,
+		RetryAfter: 20 * time.Second}}
+	_, dir := startFleet(t, 35, refusing)
+	g := startGateway(t, dir, "")
+	s := connectMCP(t, g, nil)
+	if r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "first words"}); r.IsError {
+		t.Fatalf("the search within the burst: %s", resultText(r))
+	}
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "second words"})
+	text := resultText(r)
+	secs := 0
+	if i := strings.Index(text, "retry in "); i >= 0 {
+		_, _ = fmt.Sscanf(text[i:], "retry in %d s", &secs)
+	}
+	if !r.IsError || secs < 20 || secs > 22 {
+		t.Errorf("refused search: error %v, %q; want a retry in 20 to 22 s (the Retry-After and the margin searxgate adds)", r.IsError, text)
+	}
+
+	_, dir2 := startFleet(t, 36, refusing)
+	g2 := startGateway(t, dir2, "")
+	if a := g2.get(t, "/search?q=first+words&format=json", nil); a.status != 200 {
+		t.Fatalf("the search within the burst: %d", a.status)
+	}
+	a := g2.get(t, "/search?q=second+words&format=json", nil)
+	ra, _ := strconv.Atoi(a.header.Get("Retry-After"))
+	if a.status != 503 || ra < 20 || ra > 22 {
+		t.Errorf("refused search: %d, Retry-After %q; want 503 with 20 to 22", a.status, a.header.Get("Retry-After"))
 	}
 }
 
@@ -332,8 +416,12 @@ func TestMCPStdioBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := s.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 2 {
+	if err != nil || len(tools.Tools) != 4 {
 		t.Fatalf("%v %v", tools, err)
+	}
+	st, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: mcp.StatusURI})
+	if err != nil || len(st.Contents) != 1 || !strings.Contains(st.Contents[0].Text, `"instances": 1`) {
+		t.Errorf("the status resource through the bridge: %+v %v", st, err)
 	}
 	res := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "bridged search"})
 	if res.IsError || !strings.Contains(resultText(res), "bridged") || res.StructuredContent == nil {

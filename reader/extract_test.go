@@ -1,0 +1,86 @@
+package reader
+
+import (
+	"strings"
+	"testing"
+)
+
+// long pads a page so that readability takes it as an article.
+var long = "<p>" + strings.Repeat("Plenty of ordinary words to make this page an article. ", 8) + "</p>"
+
+// TestExtractText: characters come through as themselves, escaped only
+// where Markdown would read them as markup; ads go, look-alikes stay.
+func TestExtractText(t *testing.T) {
+	for _, tc := range []struct {
+		name, body  string
+		has, hasNot []string
+	}{
+		{name: "angle brackets in prose",
+			body: "<article><p>if a &lt; b and b &gt; c then Vec&lt;T&gt; &amp; more</p>" + long + "</article>",
+			has:  []string{"if a < b and b > c then Vec\\<T> & more"}, hasNot: []string{"&lt;", "&gt;", "&amp;"}},
+		{name: "a tag-like text is escaped, not HTML",
+			body: "<article><p>write &lt;script&gt; or &lt;/div&gt; or &lt;!-- x --&gt;</p>" + long + "</article>",
+			has:  []string{`write \<script> or \</div> or \<!-- x -->`}},
+		{name: "> at the start of a line would be a quote",
+			body: "<article><p>&gt; 5 km is far</p>" + long + "</article>",
+			has:  []string{"\\> 5 km is far"}},
+		{name: "a code block keeps everything",
+			body: `<article><pre><code class="lang-go">if a &lt; b &amp;&amp; c &gt; d {}</code></pre>` + long + "</article>",
+			has:  []string{"```go\nif a < b && c > d {}\n```"}},
+		{name: "a data-lang block",
+			body: `<article><pre data-lang="Python">print(1 &lt; 2)</pre>` + long + "</article>",
+			has:  []string{"```python\nprint(1 < 2)\n```"}},
+		{name: "a plain block has no language",
+			body: `<article><pre class="nohighlight">x &lt; y</pre>` + long + "</article>",
+			has:  []string{"```\nx < y\n```"}},
+		{name: "ads by class, attribute and label",
+			body: `<article>` + long + `<div class="ad-container">AD-ONE</div><div data-ad-slot="3">AD-TWO</div>` +
+				`<p>SPONSORED: AD-THREE</p><div><span>Advertisement</span></div><aside class="promo_box">AD-FOUR</aside>` +
+				`<div id="taboola-below">AD-FIVE</div>` + long + `</article>`,
+			hasNot: []string{"AD-ONE", "AD-TWO", "AD-THREE", "AD-FOUR", "AD-FIVE", "Advertisement"}},
+		{name: "look-alikes stay",
+			body: `<article><div class="shadow ads-free"><p>KEEP-ONE</p></div><p class="badge">KEEP-TWO</p>` +
+				`<p>Sponsored by the city, KEEP-THREE runs every summer.</p><div class="download">KEEP-FOUR</div>` + long + `</article>`,
+			has: []string{"KEEP-ONE", "KEEP-TWO", "KEEP-THREE", "KEEP-FOUR"}},
+		{name: "a block named like an ad but holding an article stays",
+			body: `<body><div class="ad-wrapper"><h1>Big</h1>` + long + long + long + long + `KEEP-FIVE</div></body>`,
+			has:  []string{"KEEP-FIVE"}},
+		{name: "the h1 of a page without article",
+			body: `<body><div class="sidebar"><ul><li><a href="/a">MENU-A</a></li></ul></div><div class="content"><h1>The Title</h1>` + long + long + `</div></body>`,
+			has:  []string{"# The Title\n\n"}},
+		{name: "permalinks and skip links go",
+			body: `<body><a class="skip-link" href="#main">Skip to content</a><article><h2>Part<a class="headerlink" href="#part">¶</a></h2>` +
+				long + `<h3>Next <a href="#next">#</a></h3>` + long + `</article></body>`,
+			has: []string{"## Part\n", "### Next\n"}, hasNot: []string{"Skip to content", "¶", "(#"}},
+	} {
+		_, md := Extract([]byte(tc.body), nil)
+		for _, want := range tc.has {
+			if !strings.Contains(md, want) {
+				t.Errorf("%s: lacks %q:\n%s", tc.name, want, md)
+			}
+		}
+		for _, no := range tc.hasNot {
+			if strings.Contains(md, no) {
+				t.Errorf("%s: keeps %q:\n%s", tc.name, no, md)
+			}
+		}
+	}
+}
+
+func TestKinds(t *testing.T) {
+	for _, tc := range []struct{ mt, kind, lang string }{
+		{"text/html", kindHTML, ""}, {"application/json", kindJSON, ""}, {"application/ld+json", kindJSON, ""},
+		{"text/plain", kindPlain, ""}, {"application/yaml", kindPlain, "yaml"}, {"application/rss+xml", kindPlain, "xml"},
+		{"application/pdf", "", ""}, {"image/png", "", ""}, {"application/octet-stream", "", ""},
+	} {
+		if k, l := kindOf(tc.mt); k != tc.kind || l != tc.lang {
+			t.Errorf("%s: %q %q, want %q %q", tc.mt, k, l, tc.kind, tc.lang)
+		}
+	}
+	if got := fenced("json", "{\"a\": \"```\"}"); got != "````json\n{\"a\": \"```\"}\n````" {
+		t.Errorf("fence %q", got)
+	}
+	if got := prettyJSON([]byte("not json {")); got != "not json {" {
+		t.Errorf("bad JSON %q", got)
+	}
+}
