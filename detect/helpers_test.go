@@ -127,7 +127,12 @@ func grownHTML(t testing.TB, n int) []byte {
 	var b strings.Builder
 	b.WriteString(page[:start])
 	for i := 0; i < n; i++ {
-		b.WriteString(strings.ReplaceAll(first, "/fake/0/", fmt.Sprintf("/fake/%d/", i)))
+		// Each its own, as a real page's results are: the same text
+		// around the query on every result is a template (templated).
+		r := strings.ReplaceAll(first, "/fake/0/", fmt.Sprintf("/fake/%d/", i))
+		r = strings.ReplaceAll(r, "Result 1 for", fmt.Sprintf("Result %d for", i+1))
+		r = strings.ReplaceAll(r, "snippet 1:", fmt.Sprintf("snippet %d:", i+1))
+		b.WriteString(r)
 		b.WriteByte('\n')
 	}
 	b.WriteString(page[end:])

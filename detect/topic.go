@@ -66,6 +66,46 @@ func enoughMention(asked []string, results []Result) bool {
 	return false
 }
 
+// TemplateMin is the fewest results an answer needs before it can be
+// judged a template (see templated).
+const TemplateMin = 4
+
+// templated reports whether results only wrap the query in a template:
+// with the query's words taken out, every title reads the same, and so
+// does every snippet ("Buy <q> cheap", "Best <q> deals ..."). A results
+// page of real engines has titles of their own; a hostile or broken
+// instance that echoes the query into canned results has one. Caught:
+// pages whose every title and snippet is the same text around the query.
+// Not caught: templates with a counter or a varying word in them, pages
+// that mix canned and real results, and real results that do not repeat
+// the query (those are for the off-topic rule).
+func templated(asked []string, results []Result) bool {
+	words := matchWords(asked)
+	if len(results) < TemplateMin || len(words) == 0 {
+		return false
+	}
+	var title0, content0 []byte
+	var buf []byte
+	strip := func(s string) []byte {
+		buf = appendFold(buf[:0], s)
+		for _, w := range words {
+			buf = bytes.ReplaceAll(buf, w, nil)
+		}
+		return bytes.Join(bytes.Fields(buf), []byte{' '})
+	}
+	for i := range results {
+		t, c := strip(results[i].Title), strip(results[i].Content)
+		if i == 0 {
+			title0, content0 = t, c
+			continue
+		}
+		if !bytes.Equal(t, title0) || !bytes.Equal(c, content0) {
+			return false
+		}
+	}
+	return true
+}
+
 // SameQuery reports whether an echoed query is the query asked: the same
 // words, in order, after case and accent folding, with SearXNG syntax
 // (!bang, :lang, <timeout) left out of both.

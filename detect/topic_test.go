@@ -131,3 +131,41 @@ func TestFold(t *testing.T) {
 		t.Errorf("fold tables have %d and %d entries", len(latin1Fold), len(latinExtAFold))
 	}
 }
+
+// TestTemplatedResults: results that only wrap the query in one text are
+// off topic; real results, or too few to tell, are not.
+func TestTemplatedResults(t *testing.T) {
+	mk := func(n int, title, content func(i int) string) []Result {
+		var rs []Result
+		for i := range n {
+			rs = append(rs, Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
+		}
+		return rs
+	}
+	same := func(s string) func(int) string { return func(int) string { return s } }
+	cases := []struct {
+		name string
+		rs   []Result
+		want bool
+	}{
+		{"buy q cheap", mk(10, same("Buy rust borrow checker cheap"), same("Best rust borrow checker deals")), true},
+		{"case and spacing", mk(6, func(i int) string {
+			return []string{"Buy Rust Borrow Checker cheap", "buy rust  borrow checker CHEAP"}[i%2]
+		}, same("")), true},
+		{"numbered results", mk(10, func(i int) string { return fmt.Sprintf("Result %d for rust borrow checker", i) }, same("x")), false},
+		{"real titles", mk(5, func(i int) string {
+			return []string{"The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker", "rust-lang/rust issue", "Borrow checker errors"}[i]
+		}, same("")), false},
+		{"too few to tell", mk(TemplateMin-1, same("Buy rust borrow checker cheap"), same("")), false},
+	}
+	for _, tc := range cases {
+		if got := templated(queryWords("rust borrow checker"), tc.rs); got != tc.want {
+			t.Errorf("%s: templated %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Through Classify: such an answer is off topic.
+	r := &Results{Query: "rust borrow checker", Results: mk(10, same("Buy rust borrow checker cheap"), same("rust borrow checker on sale"))}
+	if v := judge("rust borrow checker", r, nil); v.Kind != Soft || v.Reason != OffTopic {
+		t.Errorf("a templated answer judged %s/%s, want soft/off_topic", v.Kind, v.Reason)
+	}
+}

@@ -14,7 +14,7 @@ import (
 // ErrNotPublic is wrapped by Dialer when a host resolves to an address
 // that is not public (see PublicAddr) and private addresses are not
 // allowed.
-var ErrNotPublic = errors.New("address is not public (use --allow-private for home networks)")
+var ErrNotPublic = errors.New("address is not public") // each door names its own switch
 
 // IPResolver resolves names; *net.Resolver is one.
 type IPResolver interface {

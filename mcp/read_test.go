@@ -63,8 +63,8 @@ func TestReadThroughGuard(t *testing.T) {
 	for u, says := range map[string]string{
 		"http://public.test/to-loopback": "127.0.0.1",
 		"http://public.test/to-private":  "192.168.7.7",
-		"http://127.0.0.1/page":          "--allow-private",
-		"http://[::1]/page":              "--allow-private",
+		"http://127.0.0.1/page":          "--reader-allow-private",
+		"http://[::1]/page":              "--reader-allow-private",
 		"file:///etc/passwd":             "only http:// and https://",
 	} {
 		res, text := call(t, s, ToolRead, map[string]any{"url": u})

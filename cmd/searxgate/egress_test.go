@@ -239,7 +239,7 @@ func TestOutboundProxy(t *testing.T) {
 	px := startTunnelProxy(t)
 	var logs logLines
 	g, _ := startEnv(t, names, map[string]string{"HTTPS_PROXY": "http://" + px.addr, "NO_PROXY": "direct.test"}, &logs,
-		"--allow-private", "--directory", "none", "--instance", "http://home.test:"+simPort+"/")
+		"--allow-private", "--reader-allow-private", "--directory", "none", "--instance", "http://home.test:"+simPort+"/")
 	if len(logs.lines("outbound connections go through a proxy")) != 1 {
 		t.Errorf("the start did not say a proxy is in use:\n%s", logs.String())
 	}
@@ -255,8 +255,8 @@ func TestOutboundProxy(t *testing.T) {
 		t.Errorf("the proxy was asked for %q; want the checked addresses of the instance and of the page", got)
 	}
 
-	// Without --allow-private, a loopback target is refused before the
-	// proxy hears of it, and a NO_PROXY host is refused too.
+	// Without --reader-allow-private, a loopback target is refused before
+	// the proxy hears of it, and a NO_PROXY host is refused too.
 	px2 := startTunnelProxy(t)
 	names2 := tableResolver{"pages.test": "127.0.0.1", "direct.test": "127.0.0.1"}
 	g2, _ := startEnv(t, names2, map[string]string{"https_proxy": px2.addr, "no_proxy": "direct.test"}, io.Discard,
@@ -264,8 +264,8 @@ func TestOutboundProxy(t *testing.T) {
 	s2 := connectMCP(t, g2, nil)
 	for _, host := range []string{"pages.test", "direct.test"} {
 		r := callTool(t, s2, mcp.ToolRead, map[string]any{"url": "http://" + host + ":" + sitePort + "/article"})
-		if !r.IsError || !strings.Contains(resultText(r), "--allow-private") {
-			t.Errorf("%s without --allow-private: %v %s", host, r.IsError, resultText(r))
+		if !r.IsError || !strings.Contains(resultText(r), "--reader-allow-private") {
+			t.Errorf("%s without --reader-allow-private: %v %s", host, r.IsError, resultText(r))
 		}
 	}
 	if got := px2.targets(); len(got) != 0 {
@@ -337,7 +337,7 @@ func TestCAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g, _ := startEnv(t, &failResolver{}, nil, io.Discard, "--allow-private", "--directory", "none", "--instance", front.URL+"/", "--ca-file", ca)
+	g, _ := startEnv(t, &failResolver{}, nil, io.Discard, "--allow-private", "--reader-allow-private", "--directory", "none", "--instance", front.URL+"/", "--ca-file", ca)
 	if a := g.get(t, "/search?q=tidal+locking&format=json", nil); a.status != 200 {
 		t.Errorf("search of an instance under the private CA: %d %s", a.status, a.body)
 	}
