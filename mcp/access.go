@@ -1,12 +1,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -31,9 +35,24 @@ func (s *Server) access(next http.Handler) http.Handler {
 				"\"Authorization: Bearer <token>\"", http.StatusForbidden)
 			return
 		}
+		if s.cfg.Token == "" && forwarded(r) {
+			// A proxy nobody declared: the request says it was forwarded,
+			// so it may come from anywhere. Remote, whatever the socket.
+			s.forwardedOnce.Do(func() {
+				s.log.Warn("/mcp refused a forwarded request (Forwarded, X-Forwarded-For or X-Real-IP) from a proxy not given with --trust-proxy: " +
+					"set --mcp-token, and --trust-proxy for the proxy")
+			})
+			http.Error(w, "Forbidden: this request was forwarded by a proxy, so it may come from beyond this machine, and /mcp needs a token then; "+
+				"searxgate's operator can set --mcp-token (SEARXGATE_MCP_TOKEN), which clients send as \"Authorization: Bearer <token>\", "+
+				"and name the proxy with --trust-proxy", http.StatusForbidden)
+			return
+		}
 		if s.cfg.Token != "" && !bearerOK(r.Header.Get("Authorization"), s.cfg.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="searxgate"`)
 			http.Error(w, "Unauthorized: send \"Authorization: Bearer <token>\" with searxgate's MCP token", http.StatusUnauthorized)
+			return
+		}
+		if r.Method == http.MethodPost && !s.batchOK(w, r) {
 			return
 		}
 		r.Header.Del(clientHeader)
@@ -46,6 +65,62 @@ func (s *Server) access(next http.Handler) http.Handler {
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// forwarded reports whether a request says a proxy forwarded it.
+func forwarded(r *http.Request) bool {
+	for _, h := range [...]string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if len(r.Header.Values(h)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// MaxBatch is the most messages one JSON-RPC batch may hold, for the
+// protocol revisions that have batches (before 2025-06-18).
+const MaxBatch = 8
+
+// batchesGone is the first protocol revision without JSON-RPC batches.
+const batchesGone = "2025-06-18"
+
+// batchOK refuses a JSON-RPC batch the client's protocol revision has
+// not (2025-06-18 removed them) or one larger than MaxBatch, with the
+// JSON-RPC error the specification names, and restores the body for the
+// handler otherwise. The body is already bounded by the server's limit.
+func (s *Server) batchOK(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "Bad Request: the body could not be read", http.StatusBadRequest)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return true
+	}
+	rev := r.Header.Get("MCP-Protocol-Version")
+	var msg string
+	switch {
+	case rev >= batchesGone:
+		msg = "JSON-RPC batches are not part of MCP " + rev + ": send one message per request"
+	default:
+		var batch []json.RawMessage
+		if err := json.Unmarshal(trimmed, &batch); err != nil {
+			return true // the SDK answers what does not parse
+		}
+		if len(batch) <= MaxBatch {
+			return true
+		}
+		msg = "a batch of " + strconv.Itoa(len(batch)) + " messages; searxgate takes at most " + strconv.Itoa(MaxBatch) + " in one"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": "Invalid Request: " + msg},
+	})
+	return false
 }
 
 func strconvQuote(s string) string {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,6 +81,8 @@ type Server struct {
 	sdk     *sdk.Server
 	handler http.Handler
 	counts  *counter
+	// forwardedOnce says once that a forwarded request was refused.
+	forwardedOnce sync.Once
 }
 
 // clientHeader carries the client's key from the access layer to the tools

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -204,5 +205,56 @@ func TestAccess(t *testing.T) {
 		if st, body := post(t, on.URL, tc.h); st != tc.want {
 			t.Errorf("%v: %d %s", tc.h, st, body)
 		}
+	}
+}
+
+// TestForwardedIsRemote: a request that says a proxy forwarded it is taken
+// as remote, whatever the socket: without a token, 403 naming the flags.
+func TestForwardedIsRemote(t *testing.T) {
+	_, local := serve(t, Config{Search: &fakeSearch{}})
+	if st, body := post(t, local.URL, nil); st != 200 {
+		t.Fatalf("a local request: %d %s", st, body)
+	}
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-IP"} {
+		st, body := post(t, local.URL, map[string]string{h: "203.0.113.5"})
+		if st != 403 || !strings.Contains(body, "--mcp-token") || !strings.Contains(body, "--trust-proxy") {
+			t.Errorf("%s from an undeclared proxy: %d %s", h, st, body)
+		}
+	}
+	_, tok := serve(t, Config{Search: &fakeSearch{}, Token: "t0k"})
+	if st, body := post(t, tok.URL, map[string]string{"X-Forwarded-For": "203.0.113.5", "Authorization": "Bearer t0k"}); st != 200 {
+		t.Errorf("forwarded with the token: %d %s", st, body)
+	}
+}
+
+// TestBatches: revision 2025-06-18 has no JSON-RPC batches: refused with
+// the spec's error; an older revision's batch is capped at MaxBatch.
+func TestBatches(t *testing.T) {
+	_, hs := serve(t, Config{Search: &fakeSearch{}})
+	batch := func(n int, rev string) (int, string) {
+		msgs := make([]string, n)
+		for i := range msgs {
+			msgs[i] = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i+1)
+		}
+		req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader("["+strings.Join(msgs, ",")+"]"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", rev)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, body := batch(2, "2025-06-18"); st != 400 || !strings.Contains(body, `"code":-32600`) {
+		t.Errorf("a batch under 2025-06-18: %d %s", st, body)
+	}
+	if st, body := batch(500, "2025-03-26"); st != 400 || !strings.Contains(body, "at most 8") || len(body) > 1000 {
+		t.Errorf("500 in one batch under 2025-03-26: %d, %d bytes: %.200s", st, len(body), body)
+	}
+	if st, body := batch(MaxBatch, "2025-03-26"); st == 400 {
+		t.Errorf("a batch of %d under 2025-03-26 was refused: %s", MaxBatch, body)
 	}
 }

@@ -66,8 +66,9 @@ func (a *App) toolCalls() []web.ToolCalls {
 
 // mcpExposed reports whether searxgate can be reached from beyond this
 // machine: it listens on an address that is not loopback, sits behind a
-// reverse proxy (--trust-proxy), or has a public URL that is not loopback.
-// Then /mcp needs --mcp-token.
+// reverse proxy (--trust-proxy), or has a public URL (any: who sets one
+// means it to be reached by it). Then /mcp needs --mcp-token. A request
+// that says a proxy forwarded it is taken as remote too (mcp's access).
 func mcpExposed(cfg Config) bool {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil || !mcp.LoopbackHost(host) {
@@ -76,13 +77,7 @@ func mcpExposed(cfg Config) bool {
 	if len(cfg.TrustProxy) > 0 {
 		return true
 	}
-	if cfg.PublicURL != "" {
-		u, err := url.Parse(cfg.PublicURL)
-		if err != nil || !mcp.LoopbackHost(u.Hostname()) {
-			return true
-		}
-	}
-	return false
+	return cfg.PublicURL != ""
 }
 
 // mcpOrigins are the browser origins allowed at /mcp besides loopback

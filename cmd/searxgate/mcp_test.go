@@ -390,7 +390,7 @@ func TestMCPExposed(t *testing.T) {
 		{Config{Listen: "192.168.1.5:8888"}, true},
 		{Config{Listen: "127.0.0.1:8888", TrustProxy: []string{"127.0.0.1"}}, true},
 		{Config{Listen: "127.0.0.1:8888", PublicURL: "https://search.example.org/"}, true},
-		{Config{Listen: "127.0.0.1:8888", PublicURL: "http://localhost:8888/"}, false},
+		{Config{Listen: "127.0.0.1:8888", PublicURL: "http://localhost:8888/"}, true}, // any public URL: it is meant to be reached by it
 	} {
 		if got := mcpExposed(tc.cfg); got != tc.want {
 			t.Errorf("%+v: exposed %v, want %v", tc.cfg, got, tc.want)
@@ -479,5 +479,23 @@ func TestMCPBridgeGatewayDown(t *testing.T) {
 	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "x"})
 	if !r.IsError || !strings.Contains(resultText(r), "searxgate serve") {
 		t.Errorf("%v %s", r.IsError, resultText(r))
+	}
+}
+
+// TestMCPForwardedNeedsToken: behind a proxy nobody declared (nginx's
+// plain proxy_pass reaches searxgate from loopback), a request carrying
+// X-Forwarded-For is remote: /mcp needs the token and says how to set it.
+func TestMCPForwardedNeedsToken(t *testing.T) {
+	_, dir := startFleet(t, 34, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "")
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	if a := g.do(t, http.MethodPost, "/mcp", strings.NewReader(init), h); a.status != 200 {
+		t.Fatalf("a local MCP request: %d %s", a.status, a.body)
+	}
+	h["X-Forwarded-For"] = "203.0.113.9"
+	a := g.do(t, http.MethodPost, "/mcp", strings.NewReader(init), h)
+	if a.status != 403 || !strings.Contains(string(a.body), "--mcp-token") || !strings.Contains(string(a.body), "--trust-proxy") {
+		t.Fatalf("a forwarded MCP request without a token: %d %s", a.status, a.body)
 	}
 }
