@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	readability "codeberg.org/readeck/go-readability/v2"
@@ -82,6 +83,7 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 // where Markdown would read them as markup (\< before a tag-like letter,
 // \> at the start of a line).
 func toMarkdown(n *html.Node, pageURL *url.URL) string {
+	dropUnsafeLinks(n)
 	conv := converter.NewConverter(converter.WithPlugins(
 		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
 	// The base plugin writes every < and > of text as &lt; and &gt;, which
@@ -109,6 +111,59 @@ func toMarkdown(n *html.Node, pageURL *url.URL) string {
 		return strings.TrimSpace(textOf(n))
 	}
 	return strings.TrimSpace(blankLines.ReplaceAllString(string(md), "\n\n"))
+}
+
+// dropUnsafeLinks takes out of n every link and image an agent must not
+// be handed: javascript:, vbscript: and data: URLs (a link keeps its text,
+// an image goes).
+func dropUnsafeLinks(n *html.Node) {
+	var drop []*html.Node
+	walk(n, func(c *html.Node) bool {
+		if c.Type != html.ElementNode {
+			return true
+		}
+		for i := 0; i < len(c.Attr); i++ {
+			a := c.Attr[i]
+			if (a.Key == "href" || a.Key == "src" || a.Key == "srcset") && unsafeScheme(a.Val) {
+				if c.DataAtom == atom.Img || c.DataAtom == atom.Source {
+					drop = append(drop, c)
+					break
+				}
+				c.Attr = append(c.Attr[:i], c.Attr[i+1:]...)
+				i--
+			}
+		}
+		return true
+	})
+	for _, d := range drop {
+		if d.Parent != nil {
+			d.Parent.RemoveChild(d)
+		}
+	}
+}
+
+// unsafeScheme reports whether u is a javascript:, vbscript: or data: URL,
+// however it is spelt (case, white space and control characters inside
+// the scheme, as browsers forgive them).
+func unsafeScheme(u string) bool {
+	var b strings.Builder
+	for _, r := range u {
+		if r == ':' {
+			break
+		}
+		if r <= ' ' || r == 0x7f {
+			continue
+		}
+		b.WriteRune(unicode.ToLower(r))
+		if b.Len() > 16 {
+			return false
+		}
+	}
+	switch b.String() {
+	case "javascript", "vbscript", "data":
+		return strings.Contains(u, ":")
+	}
+	return false
 }
 
 // angleIn hides < and > from the base plugin's entity replacement (and

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"syscall"
@@ -183,11 +184,13 @@ func New(cfg Config) *Reader {
 			}
 			return c, err
 		},
-		TLSClientConfig:       cfg.TLS.Clone(),
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       30 * time.Second,
+		TLSClientConfig: cfg.TLS.Clone(),
+		// A page's headers are a few KiB; net/http would read 10 MB.
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
 	}
 	r.client = &http.Client{
 		Transport: rt,
@@ -198,11 +201,45 @@ func New(cfg Config) *Reader {
 			}
 			// Every hop is checked as the first was: scheme, literal
 			// addresses, localhost names (the dialer checks what names
-			// resolve to).
-			return r.checkURL(req.URL.String())
+			// resolve to); and counts against its server's minute.
+			if err := r.checkURL(req.URL.String()); err != nil {
+				return err
+			}
+			host := req.URL.Hostname()
+			return r.hosts.charge(r.serverKey(req.Context(), host), host, r.cfg.Clock.Now())
 		},
 	}
 	return r
+}
+
+// maxHeaderBytes bounds a page's response headers.
+const maxHeaderBytes = 64 << 10
+
+// serverKey is what the per-server politeness counts a host as: the
+// lowest address its name resolves to (names of one server count as
+// one), or the name itself when it does not resolve (the read then
+// fails anyway).
+func (r *Reader) serverKey(ctx context.Context, host string) string {
+	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return ip.Unmap().String()
+	}
+	res := r.cfg.Resolver
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ips, err := res.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return host
+	}
+	low := ips[0].Unmap()
+	for _, ip := range ips[1:] {
+		if ip = ip.Unmap(); ip.Less(low) {
+			low = ip
+		}
+	}
+	return low.String()
 }
 
 // Request is one read.
@@ -294,7 +331,7 @@ func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, 
 		}
 	}
 	host := u.Hostname()
-	release, err := r.hosts.acquire(host, now)
+	release, err := r.hosts.acquire(r.serverKey(ctx, host), host, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -509,8 +546,9 @@ func transportError(u *url.URL, err error) error {
 		err = ue.Err
 	}
 	var dnsErr *net.DNSError
+	var busy *BusyError
 	switch {
-	case errors.Is(err, ErrPrivate), errors.Is(err, ErrBadURL), errors.Is(err, ErrRedirects):
+	case errors.Is(err, ErrPrivate), errors.Is(err, ErrBadURL), errors.Is(err, ErrRedirects), errors.As(err, &busy):
 		return err
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fmt.Errorf("%w: %s did not answer in time", ErrTimeout, u.Host)

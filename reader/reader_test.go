@@ -298,9 +298,9 @@ func TestPoliteness(t *testing.T) {
 	}
 	// In flight: a host with its slots taken refuses at once.
 	now := clk.Now()
-	rel1, _ := r.hosts.acquire("busy.test", now)
-	rel2, _ := r.hosts.acquire("busy.test", now.Add(time.Minute))
-	if _, err := r.hosts.acquire("busy.test", now.Add(2*time.Minute)); !errors.As(err, &busy) {
+	rel1, _ := r.hosts.acquire("busy.test", "busy.test", now)
+	rel2, _ := r.hosts.acquire("busy.test", "busy.test", now.Add(time.Minute))
+	if _, err := r.hosts.acquire("busy.test", "busy.test", now.Add(2*time.Minute)); !errors.As(err, &busy) {
 		t.Errorf("third in flight: %v", err)
 	}
 	rel1()
@@ -343,5 +343,78 @@ func TestView(t *testing.T) {
 	_, err = View(p, Request{Section: "zzz"})
 	if !errors.Is(err, ErrNoSection) || !strings.Contains(err.Error(), `"A", "B"`) {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestPolitenessPerServer: names that resolve to one server share its
+// minute; redirects count against it too; a page's headers are bounded;
+// javascript: and data: links do not reach the Markdown.
+func TestPolitenessPerServer(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<html><head><title>Links</title></head><body><article><h1>Links</h1>`+
+			`<p>A <a href="javascript:alert(1)">script link</a>, a <a href=" JaVa&#x09;script:alert(2)">spaced one</a>, `+
+			`a <a href="data:text/html,hi">data link</a>, an image <img src="data:image/png;base64,AAAA" alt="pixel"> `+
+			`and a <a href="https://example.org/fine">fine link</a> in a paragraph long enough to be the article's own text.</p>`+
+			`</article></body></html>`)
+	})
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/page", http.StatusFound) })
+	mux.HandleFunc("/fat-headers", func(w http.ResponseWriter, r *http.Request) {
+		for i := range 200 {
+			w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("x", 1000))
+		}
+		fmt.Fprint(w, "hi")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	target := srv.Listener.Addr().String()
+	_, port, _ := net.SplitHostPort(target)
+	r := New(Config{
+		UserAgent:        "searxgate/test",
+		PerHostPerMinute: 5, // a burst of 1
+		Resolver:         fakeResolver{"one.test": publicIP, "two.test": publicIP},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, target)
+		},
+	})
+	var busy *BusyError
+	if _, err := r.Read(context.Background(), Request{URL: "http://one.test:" + port + "/page"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(context.Background(), Request{URL: "http://two.test:" + port + "/page?x"}); !errors.As(err, &busy) {
+		t.Errorf("a second name for the same server read at once: %v, want busy", err)
+	}
+
+	r2 := New(Config{UserAgent: "searxgate/test", PerHostPerMinute: 5, Resolver: fakeResolver{"one.test": publicIP},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, target)
+		}})
+	if _, err := r2.Read(context.Background(), Request{URL: "http://one.test:" + port + "/hop"}); !errors.As(err, &busy) {
+		t.Errorf("a redirect was not charged: %v, want busy after one request's budget", err)
+	}
+
+	r3 := New(Config{UserAgent: "searxgate/test", Resolver: fakeResolver{"one.test": publicIP},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, target)
+		}})
+	if _, err := r3.Read(context.Background(), Request{URL: "http://one.test:" + port + "/fat-headers"}); err == nil {
+		t.Error("200 KB of response headers were read")
+	}
+	res, err := r3.Read(context.Background(), Request{URL: "http://one.test:" + port + "/page"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := res.Content
+	for _, bad := range []string{"javascript", "JaVa", "data:"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the Markdown keeps %q:\n%s", bad, md)
+		}
+	}
+	if !strings.Contains(md, "script link") || !strings.Contains(md, "(https://example.org/fine)") {
+		t.Errorf("link texts or the fine link lost:\n%s", md)
 	}
 }
