@@ -302,9 +302,11 @@ func (s *search) launch(kind launchKind) bool {
 		}
 		return false
 	}
-	if s.fanout == 1 && s.inflight == 1 {
-		// Only the one attempt in flight is raced: a hedge does not arm
-		// another, late, that the deadline would cut.
+	if s.fanout == 1 {
+		// The newest attempt is raced in turn (a third attempt halves the
+		// p95 on a hostile fleet); one the deadline cuts before its fair
+		// time is searxgate's own, never its instance's (owner.go), and
+		// one that cannot be answered in time is not sent (inTime).
 		s.stopHedge()
 		s.hedge, s.stopHedge = p.hedgeTimer(l.rec, now, s.deadline)
 	}
