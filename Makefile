@@ -9,11 +9,14 @@ BENCHTIME ?= 1s
 # between tags, 0.1.0-dev outside a git checkout. Override: make VERSION=...
 VERSION ?= ${shell v=$$(git describe --tags --always --dirty 2>/dev/null); \
 	case "$$v" in "") echo 0.1.0-dev;; v[0-9]*|[0-9]*.*) echo "$$v";; *) echo "0.1.0-dev+$$v";; esac}
-LDFLAGS ?= -X main.Version=$(VERSION)
+# REVISION is the commit, with -dirty when tracked files changed: `searxgate
+# version` and the image's org.opencontainers.image.revision say it.
+REVISION ?= ${shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r="$$r-dirty"; }; echo "$$r"}
+LDFLAGS ?= -X main.Version=$(VERSION) -X main.Revision=$(REVISION)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit e2e bench bench-routing run demo clean
+.PHONY: help build test vet fmt-check unit e2e image image-test bench bench-routing run demo clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,7 +24,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit e2e ## vet, gofmt check, every test under -race and the browser test (what CI runs)
+test: vet fmt-check unit e2e image-test ## vet, gofmt check, every test under -race, the browser test and the image test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -66,5 +69,32 @@ demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1
 	echo "status page: http://127.0.0.1:8888/status   stop with Ctrl-C"; \
 	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:8888
 
+image-test: ## build the image, run it on the host network against a sim fleet, search through it (skips without podman or docker)
+	bash deploy/image-test.sh
+
+# image: the Containerfile's FROM scratch image around a static binary built
+# here, with this host's CA certificates. No registry is needed. CONTAINER
+# is podman or docker, whichever is found first; podman writes OCI images by
+# default, which drop HEALTHCHECK, so it builds with --format docker.
+IMAGE     ?= searxgate
+IMAGE_TAG ?= $(subst +,-,$(VERSION))
+CONTAINER ?= ${shell command -v podman 2>/dev/null || command -v docker 2>/dev/null}
+CA_CERTS  ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_SOURCE ?= https://github.com/searxgate/searxgate
+IMAGE_DIR ?= $(CURDIR)/out/image
+IMAGE_UID := 65532
+image: ## build the container image $(IMAGE):<version> and $(IMAGE):latest with podman or docker
+	@test -n "$(CONTAINER)" || { echo "make image: neither podman nor docker is installed (apt-get install podman)" >&2; exit 1; }
+	@test -s "$(CA_CERTS)" || { echo "make image: no CA certificates at $(CA_CERTS) (apt-get install ca-certificates, or make image CA_CERTS=path)" >&2; exit 1; }
+	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_DIR)/searxgate ./cmd/searxgate
+	@cp "$(CA_CERTS)" $(IMAGE_DIR)/ca-certificates.crt
+	@printf 'searxgate:x:$(IMAGE_UID):$(IMAGE_UID):searxgate:/data:/nonexistent\n' > $(IMAGE_DIR)/passwd
+	@printf 'searxgate:x:$(IMAGE_UID):\n' > $(IMAGE_DIR)/group
+	$(CONTAINER) build $(if $(findstring podman,$(notdir $(CONTAINER))),--format docker) -f Containerfile \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_DIR)
+
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin out/image
