@@ -76,7 +76,7 @@ image-test: ## build the image, run it on the host network against a sim fleet, 
 # here, with this host's CA certificates. No registry is needed. CONTAINER
 # is podman or docker, whichever is found first; podman writes OCI images by
 # default, which drop HEALTHCHECK, so it builds with --format docker.
-IMAGE     ?= searxgate
+IMAGE     ?= localhost/searxgate
 IMAGE_TAG ?= $(subst +,-,$(VERSION))
 CONTAINER ?= ${shell command -v podman 2>/dev/null || command -v docker 2>/dev/null}
 CA_CERTS  ?= /etc/ssl/certs/ca-certificates.crt
