@@ -16,7 +16,7 @@ LDFLAGS ?= -X main.Version=$(VERSION) -X main.Revision=$(REVISION)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit e2e image image-test bench bench-routing run demo clean
+.PHONY: help build test vet fmt-check unit e2e systemd-check image image-test bench bench-routing run demo clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,7 +24,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit e2e image-test ## vet, gofmt check, every test under -race, the browser test and the image test (what CI runs)
+test: vet fmt-check unit e2e systemd-check image-test ## vet, gofmt check, every test under -race, the browser test and the image test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -68,6 +68,9 @@ demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1
 	echo "searxgate on http://127.0.0.1:8888/  (try: curl 'http://127.0.0.1:8888/search?q=hello&format=json')"; \
 	echo "status page: http://127.0.0.1:8888/status   stop with Ctrl-C"; \
 	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:8888
+
+systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
+	bash deploy/systemd/check.sh
 
 image-test: ## build the image, run it on the host network against a sim fleet, search through it (skips without podman or docker)
 	bash deploy/image-test.sh

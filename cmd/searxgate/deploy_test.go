@@ -348,3 +348,38 @@ func readPassIP(t *testing.T, path string) []string {
 	}
 	return ips
 }
+
+// TestSystemdFiles: every SEARXGATE_ variable that searxgate.service and
+// the environment file example name, set or commented out, is a setting
+// of serve, and the unit keeps its data where StateDirectory puts it.
+// (deploy/systemd/check.sh runs systemd-analyze verify and security.)
+func TestSystemdFiles(t *testing.T) {
+	settings := settingVars()
+	name := regexp.MustCompile(`SEARXGATE_[A-Z0-9_]+`)
+	for _, f := range []string{"searxgate.service", "searxgate.env"} {
+		b, err := os.ReadFile(filepath.Join(deployDir, "systemd", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, v := range name.FindAllString(string(b), -1) {
+			seen++
+			if !settings[v] {
+				t.Errorf("%s names %s, which is no setting of searxgate serve", f, v)
+			}
+		}
+		if seen == 0 {
+			t.Errorf("%s names no setting", f)
+		}
+		if f != "searxgate.service" {
+			continue
+		}
+		unit := string(b)
+		for _, want := range []string{"\nDynamicUser=yes\n", "\nStateDirectory=searxgate\n", "\nEnvironment=SEARXGATE_DATA=%S/searxgate\n",
+			"\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n", "\nRestrictAddressFamilies=", "\nSystemCallFilter=@system-service\n", "\nMemoryMax="} {
+			if !strings.Contains(unit, want) {
+				t.Errorf("searxgate.service lacks %q", strings.TrimSpace(want))
+			}
+		}
+	}
+}
