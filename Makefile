@@ -59,21 +59,27 @@ run: build ## run searxgate with its defaults (pass flags with ARGS="..."); Ctrl
 	$(BIN) $(ARGS)
 
 DEMO_DIR ?= $(CURDIR)/out/demo
-demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1
+# The demo's ports: the fleet takes DEMO_N ports from DEMO_SIM_PORT on (0:
+# any free ones), searxgate DEMO_PORT. make demo checks they are free first.
+DEMO_N        ?= 30
+DEMO_SIM_PORT ?= 19000
+DEMO_PORT     ?= 8888
+demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DEMO_PORT=8888 DEMO_SIM_PORT=19000)
+	@DEMO_N=$(DEMO_N) DEMO_SIM_PORT=$(DEMO_SIM_PORT) DEMO_PORT=$(DEMO_PORT) bash -c '\
+	taken() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
+	if taken $$DEMO_PORT; then echo "make demo: port $$DEMO_PORT is taken: pick another, e.g. make demo DEMO_PORT=$$((DEMO_PORT + 10000))" >&2; exit 1; fi; \
+	if [ "$$DEMO_SIM_PORT" != 0 ]; then for p in $$(seq $$DEMO_SIM_PORT $$((DEMO_SIM_PORT + DEMO_N - 1))); do \
+		if [ "$$p" = "$$DEMO_PORT" ] || taken $$p; then echo "make demo: port $$p of the fleet ($$DEMO_SIM_PORT-$$((DEMO_SIM_PORT + DEMO_N - 1))) is taken: pick others, e.g. make demo DEMO_SIM_PORT=$$((DEMO_SIM_PORT + 1000)), or DEMO_SIM_PORT=0 for any free ones" >&2; exit 1; fi; \
+	done; fi'
 	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json
-	@echo "starting a fleet of 30 fake SearXNG instances on 127.0.0.1:19000-19029"
-	@$(BIN) sim --n 30 --mix mixed --seed 1 --port 19000 --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
+	@echo "starting a fleet of $(DEMO_N) fake SearXNG instances on 127.0.0.1$(if $(filter 0,$(DEMO_SIM_PORT)),, ports $(DEMO_SIM_PORT) on)"
+	@$(BIN) sim --n $(DEMO_N) --mix mixed --seed 1 --port $(DEMO_SIM_PORT) --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
 	sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
-	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; sleep 0.1; done; \
-	echo "searxgate on http://127.0.0.1:8888/  (try: curl 'http://127.0.0.1:8888/search?q=hello&format=json')"; \
-	echo "status page: http://127.0.0.1:8888/status   stop with Ctrl-C"; \
-	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:8888
-
-systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
-	bash deploy/systemd/check.sh
-
-image-test: ## build the image, run it on the host network against a sim fleet, search through it (skips without podman or docker)
-	bash deploy/image-test.sh
+	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; kill -0 $$sim 2>/dev/null || break; sleep 0.1; done; \
+	if [ ! -s $(DEMO_DIR)/instances.json ]; then echo "make demo: the fleet did not start:" >&2; cat $(DEMO_DIR)/sim.log >&2; exit 1; fi; \
+	echo "searxgate on http://127.0.0.1:$(DEMO_PORT)/  (try: curl 'http://127.0.0.1:$(DEMO_PORT)/search?q=hello&format=json')"; \
+	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   stop with Ctrl-C"; \
+	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
 
 # image: the Containerfile's FROM scratch image around a static binary built
 # here, with this host's CA certificates. No registry is needed. CONTAINER
