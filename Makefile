@@ -81,6 +81,12 @@ demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DE
 	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   stop with Ctrl-C"; \
 	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
 
+systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
+	bash deploy/systemd/check.sh
+
+image-test: ## build the image, run it on the host network against a sim fleet, search through it (skips without podman or docker)
+	bash deploy/image-test.sh
+
 # image: the Containerfile's FROM scratch image around a static binary built
 # here, with this host's CA certificates. No registry is needed. CONTAINER
 # is podman or docker, whichever is found first; podman writes OCI images by

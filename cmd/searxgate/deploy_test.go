@@ -383,3 +383,28 @@ func TestSystemdFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeTestTargets: every target make test depends on has a rule (a
+// phony target without one is silently "done", and CI would skip it).
+func TestMakeTestTargets(t *testing.T) {
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	m := regexp.MustCompile(`(?m)^test:([^#\n]*)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("the Makefile has no test target")
+	}
+	deps := strings.Fields(m[1])
+	for _, want := range []string{"unit", "systemd-check", "image-test"} {
+		if !slices.Contains(deps, want) {
+			t.Errorf("make test does not run %s", want)
+		}
+	}
+	for _, d := range deps {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(d) + `:`).MatchString(text) {
+			t.Errorf("make test depends on %s, which has no rule", d)
+		}
+	}
+}
