@@ -24,7 +24,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit e2e systemd-check image-test ## vet, gofmt check, every test under -race, the browser test and the image test (what CI runs)
+test: vet fmt-check unit e2e systemd-check image-test ## vet, gofmt check, every test under -race, the browser test, the unit check and the image test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -98,7 +98,7 @@ CA_CERTS  ?= /etc/ssl/certs/ca-certificates.crt
 IMAGE_SOURCE ?= https://github.com/searxgate/searxgate
 IMAGE_DIR ?= $(CURDIR)/out/image
 IMAGE_UID := 65532
-image: ## build the container image $(IMAGE):<version> and $(IMAGE):latest with podman or docker
+image: ## build the container image localhost/searxgate:<version> and :latest (podman or docker; no registry)
 	@test -n "$(CONTAINER)" || { echo "make image: neither podman nor docker is installed (apt-get install podman)" >&2; exit 1; }
 	@test -s "$(CA_CERTS)" || { echo "make image: no CA certificates at $(CA_CERTS) (apt-get install ca-certificates, or make image CA_CERTS=path)" >&2; exit 1; }
 	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/data
