@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/web"
@@ -331,6 +332,13 @@ func (c *Config) validatePlaces(bad func(flagName, format string, args ...any)) 
 	}
 	if c.Directory == "" {
 		bad("directory", "must not be empty")
+	}
+	// A list on a private address would be refused at start, and searxgate
+	// would fall back to the public instances of its snapshot: say so now.
+	if lower := strings.ToLower(c.Directory); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		if err := (directory.Guard{AllowPrivate: c.AllowPrivate}).CheckLiteral(c.Directory); errors.Is(err, directory.ErrPrivateAddress) {
+			bad("directory", "%q is not on a public address: add --allow-private (SEARXGATE_ALLOW_PRIVATE=true) to read a list on this machine or a private network", c.Directory)
+		}
 	}
 	for _, in := range c.Instances {
 		if !strings.HasPrefix(in, "http://") && !strings.HasPrefix(in, "https://") {

@@ -104,6 +104,8 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{[]string{"--listen", "127.0.0.1:http"}, nil, []string{"--listen (SEARXGATE_LISTEN)", "65535"}},
 		{[]string{"--listen", "8888"}, nil, []string{"--listen (SEARXGATE_LISTEN)", "e.g. 127.0.0.1:8888"}},
 		{[]string{"--nope"}, nil, []string{"--nope", "searxgate --help"}},
+		{[]string{"--directory", "http://127.0.0.1:19000/instances.json"}, nil, []string{"--directory (SEARXGATE_DIRECTORY)", "--allow-private"}},
+		{[]string{"--directory", "http://localhost/instances.json"}, nil, []string{"--directory (SEARXGATE_DIRECTORY)", "--allow-private"}},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(c.env), io.Discard)
@@ -117,6 +119,11 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 			}
 		}
 	}
+	// With --allow-private the same list is fine.
+	if _, err := parseConfig([]string{"--directory", "http://127.0.0.1:19000/instances.json", "--allow-private"}, env(nil), io.Discard); err != nil {
+		t.Errorf("a loopback list with --allow-private: %v", err)
+	}
+
 	// Every problem is reported at once.
 	_, err := parseConfig([]string{"--deadline", "1h", "--max-attempts", "99"}, env(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--deadline") || !strings.Contains(err.Error(), "--max-attempts") {
