@@ -162,4 +162,7 @@ say "a search through the container was answered by $instance"
 code=$("${rt[@]}" inspect --format '{{.State.ExitCode}}' "$name")
 [ "$code" = 0 ] || { "${rt[@]}" logs "$name" >&2; fail "the container exited $code on SIGTERM, not 0"; }
 "${rt[@]}" logs "$name" 2>&1 | grep -q 'msg=stopped' || { "${rt[@]}" logs "$name" >&2; fail "searxgate did not log its clean stop"; }
-say "PASS: built, healthy, searched through, stopped cleanly"
+# What it learned is in the /data volume, written by the image's user.
+"${rt[@]}" cp "$name:/data/searxgate.db" "$tmp/searxgate.db" 2>"$tmp/cp.err" || { cat "$tmp/cp.err" >&2; fail "no /data/searxgate.db in the container"; }
+[ -s "$tmp/searxgate.db" ] || fail "/data/searxgate.db is empty"
+say "PASS: built, healthy, searched through, stopped cleanly, its data in /data"
