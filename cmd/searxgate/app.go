@@ -459,10 +459,12 @@ func (a *App) Run(ctx context.Context) error {
 		a.flushLoop(bg)
 	}()
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- a.server.Serve(a.ln) }()
+	// Said before serving starts (the listener is bound already), so that
+	// the line comes before any answer.
 	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version,
 		"instances", a.servingWhat(), "data", filepath.Join(a.cfg.Data, "searxgate.db"))
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- a.server.Serve(a.ln) }()
 
 	var err error
 	select {
