@@ -90,7 +90,8 @@ image-test: ## build the image, run it on the host network against a sim fleet, 
 # image: the Containerfile's FROM scratch image around a static binary built
 # here, with this host's CA certificates. No registry is needed. CONTAINER
 # is podman or docker, whichever is found first; podman writes OCI images by
-# default, which drop HEALTHCHECK, so it builds with --format docker.
+# default, which drop HEALTHCHECK, so it builds with --format docker (and
+# keeps no intermediate images: the steps are copies, cheap to redo).
 IMAGE     ?= localhost/searxgate
 IMAGE_TAG ?= $(subst +,-,$(VERSION))
 CONTAINER ?= ${shell command -v podman 2>/dev/null || command -v docker 2>/dev/null}
@@ -106,7 +107,7 @@ image: ## build the container image localhost/searxgate:<version> and :latest (p
 	@cp "$(CA_CERTS)" $(IMAGE_DIR)/ca-certificates.crt
 	@printf 'searxgate:x:$(IMAGE_UID):$(IMAGE_UID):searxgate:/data:/nonexistent\n' > $(IMAGE_DIR)/passwd
 	@printf 'searxgate:x:$(IMAGE_UID):\n' > $(IMAGE_DIR)/group
-	$(CONTAINER) build $(if $(findstring podman,$(notdir $(CONTAINER))),--format docker) -f Containerfile \
+	$(CONTAINER) build $(if $(findstring podman,$(notdir $(CONTAINER))),--format docker --layers=false) -f Containerfile \
 		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
 		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
 		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_DIR)
