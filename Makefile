@@ -9,11 +9,14 @@ BENCHTIME ?= 1s
 # between tags, 0.1.0-dev outside a git checkout. Override: make VERSION=...
 VERSION ?= ${shell v=$$(git describe --tags --always --dirty 2>/dev/null); \
 	case "$$v" in "") echo 0.1.0-dev;; v[0-9]*|[0-9]*.*) echo "$$v";; *) echo "0.1.0-dev+$$v";; esac}
-LDFLAGS ?= -X main.Version=$(VERSION)
+# REVISION is the commit, with -dirty when tracked files changed: `searxgate
+# version` and the image's org.opencontainers.image.revision say it.
+REVISION ?= ${shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r="$$r-dirty"; }; echo "$$r"}
+LDFLAGS ?= -X main.Version=$(VERSION) -X main.Revision=$(REVISION)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit e2e bench bench-routing run demo clean
+.PHONY: help build test vet fmt-check unit e2e systemd-check image image-test bench bench-routing run demo clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,7 +24,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit e2e ## vet, gofmt check, every test under -race and the browser test (what CI runs)
+test: vet fmt-check unit e2e systemd-check image-test ## vet, gofmt check, every test under -race, the browser test, the unit check and the image test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -56,15 +59,58 @@ run: build ## run searxgate with its defaults (pass flags with ARGS="..."); Ctrl
 	$(BIN) $(ARGS)
 
 DEMO_DIR ?= $(CURDIR)/out/demo
-demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1
+# The demo's ports: the fleet takes DEMO_N ports from DEMO_SIM_PORT on (0:
+# any free ones), searxgate DEMO_PORT. make demo checks they are free first.
+DEMO_N        ?= 30
+DEMO_SIM_PORT ?= 19000
+DEMO_PORT     ?= 8888
+demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DEMO_PORT=8888 DEMO_SIM_PORT=19000)
+	@DEMO_N=$(DEMO_N) DEMO_SIM_PORT=$(DEMO_SIM_PORT) DEMO_PORT=$(DEMO_PORT) bash -c '\
+	taken() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
+	if taken $$DEMO_PORT; then echo "make demo: port $$DEMO_PORT is taken: pick another, e.g. make demo DEMO_PORT=$$((DEMO_PORT + 10000))" >&2; exit 1; fi; \
+	if [ "$$DEMO_SIM_PORT" != 0 ]; then for p in $$(seq $$DEMO_SIM_PORT $$((DEMO_SIM_PORT + DEMO_N - 1))); do \
+		if [ "$$p" = "$$DEMO_PORT" ] || taken $$p; then echo "make demo: port $$p of the fleet ($$DEMO_SIM_PORT-$$((DEMO_SIM_PORT + DEMO_N - 1))) is taken: pick others, e.g. make demo DEMO_SIM_PORT=$$((DEMO_SIM_PORT + 1000)), or DEMO_SIM_PORT=0 for any free ones" >&2; exit 1; fi; \
+	done; fi'
 	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json
-	@echo "starting a fleet of 30 fake SearXNG instances on 127.0.0.1:19000-19029"
-	@$(BIN) sim --n 30 --mix mixed --seed 1 --port 19000 --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
+	@echo "starting a fleet of $(DEMO_N) fake SearXNG instances on 127.0.0.1$(if $(filter 0,$(DEMO_SIM_PORT)),, ports $(DEMO_SIM_PORT) on)"
+	@$(BIN) sim --n $(DEMO_N) --mix mixed --seed 1 --port $(DEMO_SIM_PORT) --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
 	sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
-	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; sleep 0.1; done; \
-	echo "searxgate on http://127.0.0.1:8888/  (try: curl 'http://127.0.0.1:8888/search?q=hello&format=json')"; \
-	echo "status page: http://127.0.0.1:8888/status   stop with Ctrl-C"; \
-	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:8888
+	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; kill -0 $$sim 2>/dev/null || break; sleep 0.1; done; \
+	if [ ! -s $(DEMO_DIR)/instances.json ]; then echo "make demo: the fleet did not start:" >&2; cat $(DEMO_DIR)/sim.log >&2; exit 1; fi; \
+	echo "searxgate on http://127.0.0.1:$(DEMO_PORT)/  (try: curl 'http://127.0.0.1:$(DEMO_PORT)/search?q=hello&format=json')"; \
+	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   stop with Ctrl-C"; \
+	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
+
+systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
+	bash deploy/systemd/check.sh
+
+image-test: ## build the image, run it on the host network against a sim fleet, search through it (skips without podman or docker)
+	bash deploy/image-test.sh
+
+# image: the Containerfile's FROM scratch image around a static binary built
+# here, with this host's CA certificates. No registry is needed. CONTAINER
+# is podman or docker, whichever is found first; podman writes OCI images by
+# default, which drop HEALTHCHECK, so it builds with --format docker (and
+# keeps no intermediate images: the steps are copies, cheap to redo).
+IMAGE     ?= localhost/searxgate
+IMAGE_TAG ?= $(subst +,-,$(VERSION))
+CONTAINER ?= ${shell command -v podman 2>/dev/null || command -v docker 2>/dev/null}
+CA_CERTS  ?= /etc/ssl/certs/ca-certificates.crt
+IMAGE_SOURCE ?= https://github.com/searxgate/searxgate
+IMAGE_DIR ?= $(CURDIR)/out/image
+IMAGE_UID := 65532
+image: ## build the container image localhost/searxgate:<version> and :latest (podman or docker; no registry)
+	@test -n "$(CONTAINER)" || { echo "make image: neither podman nor docker is installed (apt-get install podman)" >&2; exit 1; }
+	@test -s "$(CA_CERTS)" || { echo "make image: no CA certificates at $(CA_CERTS) (apt-get install ca-certificates, or make image CA_CERTS=path)" >&2; exit 1; }
+	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)/data
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(IMAGE_DIR)/searxgate ./cmd/searxgate
+	@cp "$(CA_CERTS)" $(IMAGE_DIR)/ca-certificates.crt
+	@printf 'searxgate:x:$(IMAGE_UID):$(IMAGE_UID):searxgate:/data:/nonexistent\n' > $(IMAGE_DIR)/passwd
+	@printf 'searxgate:x:$(IMAGE_UID):\n' > $(IMAGE_DIR)/group
+	$(CONTAINER) build $(if $(findstring podman,$(notdir $(CONTAINER))),--format docker --layers=false) -f Containerfile \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg SOURCE=$(IMAGE_SOURCE) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_DIR)
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin out/image

@@ -13,6 +13,7 @@ require (
 	github.com/tidwall/gjson v1.20.3
 	github.com/valyala/fasthttp v1.78.0
 	go.etcd.io/bbolt v1.5.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.62.0
 )
 

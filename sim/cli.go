@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -27,7 +28,6 @@ import (
 // returns nil.
 func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("searxgate sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	n := fs.Int("n", 40, "number of instances (1..1000)")
 	mix := fs.String("mix", "mixed", "named fleet: healthy, mixed or hostile")
 	seed := fs.Int64("seed", 1, "seed of every random choice (mix, jitter, directory priors)")
@@ -36,11 +36,13 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dirPath := fs.String("write-directory", "", "write the fleet's searx.space-shaped instances.json to this file")
 	ctrlPort := fs.Int("control-port", -1, "serve the control endpoint (GET /truth, /instances, /instances.json; POST /reset) on this port; 0 takes any free port, -1 none")
 	scale := fs.Float64("latency-scale", 1, "multiply every instance's latency by this factor")
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs)
 			return nil
 		}
-		return fmt.Errorf("%w: %w", ErrUsage, err)
+		return fmt.Errorf("%w: %s (searxgate sim --help lists the flags)", ErrUsage, strings.Replace(err.Error(), " -", " --", 1))
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -105,6 +107,25 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	<-ctrlDone
 	errs = append(errs, f.Close())
 	return errors.Join(errs...)
+}
+
+// printUsage writes sim's help: its flags written --name, as searxgate's
+// other commands write theirs, with their defaults.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, "Usage: searxgate sim [flags]\n\nRuns a fleet of fake SearXNG instances on 127.0.0.1 until interrupted.\n\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "      %s", usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }
 
 // writeFileAtomic writes b to path through a temporary file and a rename.

@@ -42,9 +42,13 @@ func TestRunCLIErrors(t *testing.T) {
 			}
 		})
 	}
-	var stderr strings.Builder
-	if err := RunCLI(context.Background(), []string{"-h"}, io.Discard, &stderr); err != nil || !strings.Contains(stderr.String(), "-write-directory") {
-		t.Errorf("-h: %v, usage %q", err, stderr.String())
+	// The help goes to stdout, its flags written with two dashes.
+	for _, h := range []string{"-h", "--help"} {
+		var stdout strings.Builder
+		if err := RunCLI(context.Background(), []string{h}, &stdout, io.Discard); err != nil ||
+			!strings.Contains(stdout.String(), "\n  --write-directory string\n") || strings.Contains(stdout.String(), "\n  -w") {
+			t.Errorf("%s: %v, usage %q", h, err, stdout.String())
+		}
 	}
 }
 

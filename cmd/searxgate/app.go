@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -139,9 +141,12 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 // openStore makes the data folder and opens the store in it.
 func (a *App) openStore() error {
 	if err := os.MkdirAll(a.cfg.Data, 0o750); err != nil {
-		return fmt.Errorf("--data (SEARXGATE_DATA): %w", err)
+		return fmt.Errorf("--data (SEARXGATE_DATA): cannot make the folder %s: %w", a.cfg.Data, err)
 	}
 	st, err := store.Open(filepath.Join(a.cfg.Data, "searxgate.db"), store.Options{Logger: a.log, Clock: a.clock})
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("--data (SEARXGATE_DATA): searxgate cannot write in %s, give it a folder it may write: %w", a.cfg.Data, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -150,6 +155,15 @@ func (a *App) openStore() error {
 		a.log.Warn("the store was damaged: it was moved aside and a fresh one started", "moved_to", moved)
 	}
 	return nil
+}
+
+// privateHint adds to an error of the address guard the setting that lets
+// such an address through.
+func privateHint(err error) error {
+	if errors.Is(err, directory.ErrPrivateAddress) {
+		return fmt.Errorf("%w (for an instance on this machine or a home network, add --allow-private, SEARXGATE_ALLOW_PRIVATE=true)", err)
+	}
+	return err
 }
 
 // closeOpened closes what NewApp opened before it failed: the shared
@@ -270,7 +284,7 @@ func (a *App) buildOperator(ctx context.Context) error {
 	}
 	for _, in := range a.cfg.Instances {
 		if err := a.ops.AddFlag(ctx, in); err != nil {
-			return err
+			return privateHint(err)
 		}
 	}
 	return nil
@@ -296,7 +310,7 @@ func (a *App) loadDirectory(ctx context.Context) error {
 	}
 	list, err := a.source.Load(ctx)
 	if err != nil {
-		return fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err)
+		return privateHint(fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err))
 	}
 	a.seedList(list, true)
 	return nil
@@ -474,9 +488,12 @@ func (a *App) Run(ctx context.Context) error {
 		a.flushLoop(bg)
 	}()
 
+	// Said before serving starts (the listener is bound already), so that
+	// the line comes before any answer.
+	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version,
+		"instances", a.servingWhat(), "data", filepath.Join(a.cfg.Data, "searxgate.db"))
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- a.server.Serve(a.ln) }()
-	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version)
 
 	var err error
 	select {

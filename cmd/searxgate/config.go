@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -269,7 +271,7 @@ func (o option) want() string {
 	case *bool:
 		return "want true or false"
 	case *time.Duration:
-		return "want a duration such as 4s, 500ms or 1h"
+		return "want a duration, e.g. 4s, 500ms or 1h"
 	}
 	return "not a valid value"
 }
@@ -294,7 +296,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (Con
 	for _, o := range opts {
 		if v := getenv(envName(o.name)); v != "" {
 			if err := fs.Set(o.name, v); err != nil {
-				return c, fmt.Errorf("%s=%q: %s", envName(o.name), v, o.want())
+				return c, fmt.Errorf("%s=%q (--%s): %s", envName(o.name), v, o.name, o.want())
 			}
 			*listFromEnv[o.name] = true // a list flag then replaces the list instead of adding to it
 		}
@@ -303,7 +305,7 @@ func parseConfig(args []string, getenv func(string) string, help io.Writer) (Con
 		printHelp(help)
 		return c, err
 	} else if err != nil {
-		return c, fmt.Errorf("%w (searxgate --help lists the flags)", err)
+		return c, flagError(err, opts)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q (flags start with --)", fs.Arg(0))
@@ -428,6 +430,25 @@ func (c *Config) splitCredentials() {
 	}
 }
 
+// badFlagValue matches the flag package's message for a value its flag
+// cannot take: `invalid value "4" for flag -deadline: parse error` (and
+// `invalid boolean value ... for -name`).
+var badFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-([a-z0-9-]+): `)
+
+// flagError rewrites a flag parse error to name the flag with two dashes,
+// its variable and what a value of its kind looks like.
+func flagError(err error, opts []option) error {
+	if m := badFlagValue.FindStringSubmatch(err.Error()); m != nil {
+		for _, o := range opts {
+			if o.name == m[2] {
+				return fmt.Errorf("--%s (%s) %s: %s", o.name, envName(o.name), m[1], o.want())
+			}
+		}
+	}
+	msg := strings.Replace(err.Error(), " -", " --", 1) // "flag provided but not defined: --nope"
+	return fmt.Errorf("%s (searxgate --help lists the flags)", msg)
+}
+
 // Validate checks every setting; its errors name the flag and the variable.
 func (c *Config) Validate() error {
 	var errs []error
@@ -450,14 +471,23 @@ func (c *Config) Validate() error {
 // validatePlaces checks where searxgate listens, keeps its data and finds
 // its instances.
 func (c *Config) validatePlaces(bad func(flagName, format string, args ...any)) {
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		bad("listen", "%q is not host:port", c.Listen)
+	if _, port, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%q is not host:port, e.g. 127.0.0.1:8888", c.Listen)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		bad("listen", "%q has the port %q: want 0 (any free one) to 65535", c.Listen, port)
 	}
 	if c.Data == "" {
 		bad("data", "must not be empty")
 	}
 	if c.Directory == "" {
 		bad("directory", "must not be empty")
+	}
+	// A list on a private address would be refused at start, and searxgate
+	// would fall back to the public instances of its snapshot: say so now.
+	if lower := strings.ToLower(c.Directory); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
+		if err := (directory.Guard{AllowPrivate: c.AllowPrivate}).CheckLiteral(c.Directory); errors.Is(err, directory.ErrPrivateAddress) {
+			bad("directory", "%q is not on a public address: add --allow-private (SEARXGATE_ALLOW_PRIVATE=true) to read a list on this machine or a private network", c.Directory)
+		}
 	}
 	for _, in := range c.Instances {
 		if !strings.HasPrefix(in, "http://") && !strings.HasPrefix(in, "https://") {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -89,6 +93,19 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{[]string{"--log-format", "xml"}, nil, []string{"--log-format", "SEARXGATE_LOG_FORMAT"}},
 		{[]string{"--public-url", "example.org"}, nil, []string{"--public-url", "SEARXGATE_PUBLIC_URL"}},
 		{[]string{"stray"}, nil, []string{"unexpected argument"}},
+		// The operator's first minutes: a value of the wrong kind says the
+		// kind with an example; a port out of range is caught before
+		// anything starts; an unknown flag is written with two dashes.
+		{[]string{"--deadline", "4"}, nil, []string{"--deadline (SEARXGATE_DEADLINE)", `"4"`, "a duration, e.g. 4s"}},
+		{nil, map[string]string{"SEARXGATE_DEADLINE": "4"}, []string{"SEARXGATE_DEADLINE", "(--deadline)", "a duration, e.g. 4s"}},
+		{[]string{"--queue", "lots"}, nil, []string{"--queue (SEARXGATE_QUEUE)", "whole number"}},
+		{[]string{"--access-log=maybe"}, nil, []string{"--access-log (SEARXGATE_ACCESS_LOG)", "true or false"}},
+		{[]string{"--listen", ":99999"}, nil, []string{"--listen (SEARXGATE_LISTEN)", `"99999"`, "65535"}},
+		{[]string{"--listen", "127.0.0.1:http"}, nil, []string{"--listen (SEARXGATE_LISTEN)", "65535"}},
+		{[]string{"--listen", "8888"}, nil, []string{"--listen (SEARXGATE_LISTEN)", "e.g. 127.0.0.1:8888"}},
+		{[]string{"--nope"}, nil, []string{"--nope", "searxgate --help"}},
+		{[]string{"--directory", "http://127.0.0.1:19000/instances.json"}, nil, []string{"--directory (SEARXGATE_DIRECTORY)", "--allow-private"}},
+		{[]string{"--directory", "http://localhost/instances.json"}, nil, []string{"--directory (SEARXGATE_DIRECTORY)", "--allow-private"}},
 	}
 	for _, c := range cases {
 		_, err := parseConfig(c.args, env(c.env), io.Discard)
@@ -102,9 +119,113 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 			}
 		}
 	}
+	// With --allow-private the same list is fine.
+	if _, err := parseConfig([]string{"--directory", "http://127.0.0.1:19000/instances.json", "--allow-private"}, env(nil), io.Discard); err != nil {
+		t.Errorf("a loopback list with --allow-private: %v", err)
+	}
+
 	// Every problem is reported at once.
 	_, err := parseConfig([]string{"--deadline", "1h", "--max-attempts", "99"}, env(nil), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--deadline") || !strings.Contains(err.Error(), "--max-attempts") {
 		t.Errorf("two bad flags: %v", err)
 	}
 }
+
+// TestStartErrorsNameTheSetting: what stops searxgate at start names the
+// setting that fixes it: an own instance on a private address without
+// --allow-private, a --data that is not a folder it can make.
+func TestStartErrorsNameTheSetting(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"private instance", []string{"--instance", "http://127.0.0.1:9/", "--data", t.TempDir()},
+			[]string{"--instance (SEARXGATE_INSTANCE)", "not a public address: 127.0.0.1", "--allow-private", "SEARXGATE_ALLOW_PRIVATE=true"}},
+		{"data is a file", []string{"--data", filepath.Join(notDir, "data")},
+			[]string{"--data (SEARXGATE_DATA)", "cannot make the folder"}},
+	} {
+		cfg, err := parseConfig(append([]string{"--listen", "127.0.0.1:0", "--directory", "none"}, c.args...), env(nil), io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		app, err := NewApp(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		if err == nil {
+			app.closeOpened()
+			_ = app.ln.Close()
+			t.Errorf("%s: searxgate started", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", c.name, err, w)
+			}
+		}
+	}
+}
+
+// TestServingLine: the start-up line says, in one line, where searxgate
+// serves, which instances it searches and where its data lives.
+func TestServingLine(t *testing.T) {
+	data := t.TempDir()
+	cfg, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--directory", "none", "--allow-private",
+		"--instance", "http://127.0.0.1:9/", "--data", data}, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	g, err := runGateway(t, cfg, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.app.checked
+	if err := g.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, `msg="searxgate is serving"`) {
+			line = l
+		}
+	}
+	for _, want := range []string{"addr=http://" + g.addr + "/",
+		`instances="1 of your own first (http://127.0.0.1:9/), then no public ones (--directory none)"`,
+		"data=" + filepath.Join(data, "searxgate.db")} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the serving line %q does not say %q", line, want)
+		}
+	}
+}
+
+// TestMCPHelp: searxgate mcp --help writes its flags with two dashes, as
+// serve's help does, and never shows a token from the environment.
+func TestMCPHelp(t *testing.T) {
+	var out, errb strings.Builder
+	code := mcpCommand(context.Background(), []string{"--help"}, io.NopCloser(strings.NewReader("")), nopWriteCloser{&out}, &errb,
+		env(map[string]string{"SEARXGATE_MCP_TOKEN": "s3cret-token", "SEARXGATE_GATEWAY": "http://127.0.0.1:1"}))
+	help := errb.String()
+	if code != 0 || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q", code, out.String())
+	}
+	for _, want := range []string{"\n  --gateway string\n", "\n  --mcp-token string\n", "(default http://127.0.0.1:8888)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("mcp --help lacks %q:\n%s", want, help)
+		}
+	}
+	if strings.Contains(help, "s3cret-token") || strings.Contains(help, "127.0.0.1:1\n") {
+		t.Errorf("mcp --help shows a value from the environment:\n%s", help)
+	}
+	errb.Reset()
+	if code := mcpCommand(context.Background(), []string{"--nope"}, io.NopCloser(strings.NewReader("")), nopWriteCloser{&out}, &errb, env(nil)); code != 2 ||
+		!strings.Contains(errb.String(), "--nope") || !strings.Contains(errb.String(), "searxgate mcp --help") {
+		t.Errorf("--nope: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -5,7 +5,9 @@
 //
 // Subcommands: serve (the default), sim (a fleet of fake instances on
 // 127.0.0.1), mcp (MCP on stdin/stdout, forwarded to a running
-// searxgate's /mcp) and version. Every setting of serve has a flag and a
+// searxgate's /mcp), healthcheck (GET /healthz on --listen, exit 0 or 1: the
+// container image's HEALTHCHECK, which has no shell or curl) and version.
+// Every setting of serve has a flag and a
 // SEARXGATE_ environment variable; the flag wins. Config.Validate names
 // both in its errors.
 //

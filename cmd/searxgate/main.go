@@ -27,8 +27,9 @@ func main() {
 var commands = []struct{ use, what string }{
 	{"searxgate [serve] [flags]", "serve searches (the default); its flags are below"},
 	{"searxgate mcp [flags]", "speak MCP on stdin/stdout, forwarding to a running searxgate"},
-	{"searxgate sim [flags]", "run a fleet of fake SearXNG instances on 127.0.0.1 (sim -h: its flags)"},
-	{"searxgate version", "print the version"},
+	{"searxgate sim [flags]", "run fake SearXNG instances on 127.0.0.1 (sim --help: its flags)"},
+	{"searxgate healthcheck [flags]", "exit 0 when the searxgate on --listen answers /healthz, else 1"},
+	{"searxgate version", "print the version and the revision it was built from"},
 	{"searxgate help", "print this help (also --help, -h)"},
 }
 
@@ -44,8 +45,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return serve(ctx, args, stdout, stderr, getenv)
 	case "mcp":
 		return mcpCommand(ctx, args, os.Stdin, os.Stdout, stderr, getenv)
+	case "healthcheck":
+		return healthcheckCommand(ctx, args, stdout, stderr, getenv)
 	case "version":
-		fmt.Fprintln(stdout, "searxgate", Version)
+		fmt.Fprintln(stdout, versionLine(Version, Revision))
 		return 0
 	case "sim":
 		if err := sim.RunCLI(ctx, args, stdout, stderr); err != nil {

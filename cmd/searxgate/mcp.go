@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/valyala/fasthttp"
@@ -104,26 +105,30 @@ Flags (each also read from its environment variable; a flag wins):
 // mcpCommand runs the stdio bridge: MCP on in and out, forwarded to the
 // gateway.
 func mcpCommand(ctx context.Context, args []string, in io.ReadCloser, out io.WriteCloser, stderr io.Writer, getenv func(string) string) int {
-	gateway, token := "http://127.0.0.1:8888", ""
-	if v := getenv("SEARXGATE_GATEWAY"); v != "" {
-		gateway = v
-	}
-	if v := getenv("SEARXGATE_MCP_TOKEN"); v != "" {
-		token = v
-	}
+	// The help shows the built-in defaults, never a token from the
+	// environment: the variables fill in what no flag set, after parsing.
+	var gateway, token string
 	fs := flag.NewFlagSet("searxgate mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&gateway, "gateway", gateway, "the running searxgate's address (env SEARXGATE_GATEWAY)")
-	fs.StringVar(&token, "mcp-token", token, "its MCP token, when it has one (env SEARXGATE_MCP_TOKEN)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, mcpUsage)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&gateway, "gateway", "http://127.0.0.1:8888", "the running searxgate's address (env SEARXGATE_GATEWAY)")
+	fs.StringVar(&token, "mcp-token", "", "its MCP token, when it has one (env SEARXGATE_MCP_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			// Standard output is the protocol's only when serving.
+			fmt.Fprint(stderr, mcpUsage)
+			printFlagDefaults(stderr, fs)
 			return 0
 		}
+		fmt.Fprintf(stderr, "searxgate mcp: %s (searxgate mcp --help lists the flags)\n", strings.Replace(err.Error(), " -", " --", 1))
 		return 2
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if v := getenv("SEARXGATE_GATEWAY"); v != "" && !set["gateway"] {
+		gateway = v
+	}
+	if v := getenv("SEARXGATE_MCP_TOKEN"); v != "" && !set["mcp-token"] {
+		token = v
 	}
 	if u, err := url.Parse(gateway); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		fmt.Fprintf(stderr, "searxgate mcp: --gateway (SEARXGATE_GATEWAY): %q is not an http(s) URL\n", gateway)

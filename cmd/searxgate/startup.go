@@ -52,6 +52,23 @@ func (a *App) instances(tier pool.Tier) []string {
 	return out
 }
 
+// servingWhat says, for the start-up line, which instances searxgate
+// searches: its own first, then how many of the list's and from where.
+func (a *App) servingWhat() string {
+	var parts []string
+	if own := a.instances(pool.Own); len(own) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of your own first (%s)", len(own), strings.Join(own, ", ")))
+	}
+	src := strings.TrimSpace(a.cfg.Directory)
+	switch public := len(a.instances(pool.Public)); {
+	case strings.EqualFold(src, directory.None):
+		parts = append(parts, "no public ones (--directory none)")
+	default:
+		parts = append(parts, fmt.Sprintf("%d public from %s", public, src))
+	}
+	return strings.Join(parts, ", then ")
+}
+
 // startupCheck reads the terms of the list's instances (as they are about
 // to be searched anyway) and then judges whether any instance can be
 // searched at all; when none can, it says why in one ERROR line and keeps

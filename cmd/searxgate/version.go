@@ -13,6 +13,12 @@ import (
 // it.
 var Version string
 
+// Revision is the commit searxgate was built from: what the build set with
+// -ldflags "-X main.Revision=..." (make build and make image do, from git),
+// else the VCS revision the toolchain stamped ("-dirty" when the tree had
+// changes), else "". searxgate version and the image's labels show it.
+var Revision string
+
 // devVersion is the version of a build that says nothing better.
 const devVersion = "0.1.0-dev"
 
@@ -22,6 +28,38 @@ func init() {
 		info = nil
 	}
 	Version = resolveVersion(Version, info)
+	Revision = resolveRevision(Revision, info)
+}
+
+// versionLine is what searxgate version prints: the version, then the
+// revision when it is known.
+func versionLine(version, revision string) string {
+	if revision == "" {
+		return "searxgate " + version
+	}
+	return "searxgate " + version + " revision " + revision
+}
+
+// resolveRevision picks the revision to report: the one set at build time,
+// else the toolchain's vcs.revision (with "-dirty"), else "".
+func resolveRevision(set string, info *debug.BuildInfo) string {
+	if set = strings.TrimSpace(set); set != "" || info == nil {
+		return set
+	}
+	var rev string
+	var dirty bool
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
 }
 
 // pseudoVersion matches the tail of a Go pseudo-version

@@ -48,6 +48,41 @@ func TestResolveVersion(t *testing.T) {
 	}
 }
 
+// TestResolveRevision: the revision comes from -ldflags first, then from
+// the toolchain's vcs.revision.
+func TestResolveRevision(t *testing.T) {
+	const rev = "abc1234def5678abc1234def5678abc1234def56"
+	info := func(settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	for _, c := range []struct {
+		name string
+		set  string
+		info *debug.BuildInfo
+		want string
+	}{
+		{"ldflags win", "0123456", info("vcs.revision", rev), "0123456"},
+		{"no build info", "", nil, ""},
+		{"clean checkout", "", info("vcs.revision", rev, "vcs.modified", "false"), rev},
+		{"changed checkout", "", info("vcs.revision", rev, "vcs.modified", "true"), rev + "-dirty"},
+		{"no VCS", "", info(), ""},
+	} {
+		if got := resolveRevision(c.set, c.info); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if got := versionLine("v1.2.3", "0123456"); got != "searxgate v1.2.3 revision 0123456" {
+		t.Errorf("versionLine with a revision = %q", got)
+	}
+	if got := versionLine("v1.2.3", ""); got != "searxgate v1.2.3" {
+		t.Errorf("versionLine without a revision = %q", got)
+	}
+}
+
 // TestVersionCommand: searxgate version prints the resolved version, the
 // one the User-Agent carries.
 func TestVersionCommand(t *testing.T) {
@@ -58,8 +93,8 @@ func TestVersionCommand(t *testing.T) {
 	if code := Main(context.Background(), []string{"version"}, &out, &out, env(nil)); code != 0 {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
-	if got := strings.TrimSpace(out.String()); got != "searxgate "+Version {
-		t.Errorf("searxgate version printed %q, want %q", got, "searxgate "+Version)
+	if got := strings.TrimSpace(out.String()); got != versionLine(Version, Revision) || !strings.HasPrefix(got, "searxgate "+Version) {
+		t.Errorf("searxgate version printed %q, want %q", got, versionLine(Version, Revision))
 	}
 	if ua := userAgent("ops@example.org"); ua != "searxgate/"+Version+" (+ops@example.org)" {
 		t.Errorf("User-Agent %q does not carry the version %q", ua, Version)
