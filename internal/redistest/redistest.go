@@ -126,6 +126,49 @@ func (s *Server) signal(sig os.Signal) {
 	}
 }
 
+// Do sends one command (spoken by hand, as Keys) and returns its reply:
+// a status, a bulk string or an integer as text ("" for a nil reply); an
+// error reply is returned as an error.
+func (s *Server) Do(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
+		return line[1:], nil
+	case strings.HasPrefix(line, "-"):
+		return "", fmt.Errorf("redistest: %s", line[1:])
+	case strings.HasPrefix(line, "$"):
+		size, err := strconv.Atoi(line[1:])
+		if err != nil || size < 0 {
+			return "", err
+		}
+		v := make([]byte, size+2)
+		if _, err := io.ReadFull(r, v); err != nil {
+			return "", err
+		}
+		return string(v[:size]), nil
+	}
+	return "", fmt.Errorf("redistest: %s answered %q", args[0], line)
+}
+
 // Keys returns the keys matching pattern (KEYS, spoken by hand so that
 // a test outside package redis needs no Redis client).
 func (s *Server) Keys(pattern string) ([]string, error) {
