@@ -569,9 +569,9 @@ func (s *Shared) restore(ctx context.Context) error {
 	if err := s.republish(ctx); err != nil {
 		return err
 	}
-	if err := s.loadOpens(ctx); err != nil {
-		s.opens.Store(true) // the heartbeat loop tries again
-	}
+	// Read by the heartbeat loop, right after this heartbeat: OnOpen
+	// may need what its owner builds after Connect (cmd's pool).
+	s.opens.Store(true)
 	return nil
 }
 

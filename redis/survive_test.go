@@ -128,6 +128,9 @@ func TestLostStateIsNoticed(t *testing.T) {
 		t.Fatal("the circuit replica 0 opened is not back in Redis")
 	}
 	for i, h := range hs[1:] {
+		if err := reps[1+i].loadOpens(ctx); err != nil { // the heartbeat loop's part
+			t.Fatal(err)
+		}
 		if _, ok := h.get("j"); !ok {
 			t.Fatalf("replica %d did not learn the circuit written back", i+1)
 		}
