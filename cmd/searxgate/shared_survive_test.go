@@ -314,3 +314,28 @@ func TestReplicasIgnoreForgedRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasSayCoalesced: an answer another replica was searching at
+// that moment says X-Searxgate-Cache: coalesced, not hit.
+func TestReplicasSayCoalesced(t *testing.T) {
+	srv := redistest.Start(t)
+	fleet, dir := startFleet(t, 25, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: 400 * time.Millisecond, JSON: true}})
+	gws := startReplicas(t, srv, dir, 2)
+	done := make(chan answer, 1)
+	go func() { done <- gws[0].get(t, "/search?format=json&q=joined+search", nil) }()
+	waitFor(t, 3*time.Second, "the first replica's search holds its lock", func() bool {
+		keys, _ := srv.Keys("searxgate:c:l:*")
+		return len(keys) > 0
+	})
+	b := gws[1].get(t, "/search?format=json&q=joined+search", nil)
+	a := <-done
+	if a.status != 200 || b.status != 200 {
+		t.Fatalf("statuses %d and %d", a.status, b.status)
+	}
+	if got := b.header.Get("X-Searxgate-Cache"); got != "coalesced" {
+		t.Fatalf("the joined answer says X-Searxgate-Cache: %q, want coalesced", got)
+	}
+	if n := totalSearches(fleet); n != 1 {
+		t.Fatalf("%d upstream searches for one query on two replicas, want 1", n)
+	}
+}
