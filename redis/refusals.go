@@ -91,6 +91,13 @@ func (s *Shared) Opened(inst string, until time.Time, reason string) {
 	if o, ok := s.opened[inst]; !ok || until.After(o.until) {
 		s.opened[inst] = opening{until: until, reason: reason}
 	}
+	if len(s.opened) > 1024 { // a large pool, long open: drop what closed
+		for k, o := range s.opened {
+			if !o.until.After(now) {
+				delete(s.opened, k)
+			}
+		}
+	}
 	s.mu.Unlock()
 	s.enqueue(func(ctx context.Context) error { return s.tell(ctx, inst, until, reason, now) })
 }

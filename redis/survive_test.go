@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,73 +298,6 @@ func TestForgedAnswersAreMisses(t *testing.T) {
 	}
 }
 
-// delayProxy forwards TCP to Redis, holding each of Redis's answers for
-// the delay it is set to.
-type delayProxy struct {
-	ln    net.Listener
-	delay atomic.Int64 // ns
-}
-
-func startDelayProxy(t *testing.T, target string) *delayProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &delayProxy{ln: ln}
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards conns
-	var conns []net.Conn
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			cl, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				_ = cl.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, cl, up)
-			mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, cl); _ = up.Close() }()
-			go func() {
-				defer wg.Done()
-				defer cl.Close()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := up.Read(buf)
-					if n > 0 {
-						time.Sleep(time.Duration(p.delay.Load()))
-						if _, werr := cl.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return p
-}
-
-func (p *delayProxy) url() string { return "redis://" + p.ln.Addr().String() + "/0" }
-
 // TestSlowRedis: a Redis that answers slower than OpTimeout (but well
 // within the heartbeats' bound) costs one timeout: the first search to
 // wait opens the circuit, the slow heartbeats do not close it again (no
@@ -375,9 +305,9 @@ func (p *delayProxy) url() string { return "redis://" + p.ln.Addr().String() + "
 // searches back.
 func TestSlowRedis(t *testing.T) {
 	srv := redistest.Start(t)
-	px := startDelayProxy(t, srv.Addr())
+	px := srv.Delayed()
 	const timeout = 100 * time.Millisecond
-	s, err := New(Options{URL: px.url(), Secret: testSecret, Group: "slow", OpTimeout: timeout,
+	s, err := New(Options{URL: px.URL(), Secret: testSecret, Group: "slow", OpTimeout: timeout,
 		Heartbeat: 200 * time.Millisecond, Budget: []proxy.Window{{Max: 1000, Per: 20 * time.Second}}})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +318,7 @@ func TestSlowRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, s)
-	px.delay.Store(int64(3 * timeout))
+	px.Set(3 * timeout)
 	slow := 0
 	flapped := false
 	start := time.Now()
@@ -416,7 +346,7 @@ func TestSlowRedis(t *testing.T) {
 	if st.Shared || !strings.Contains(st.LastError, "slower than the searches' timeout") {
 		t.Fatalf("status %+v, want local, saying Redis is slow", st)
 	}
-	px.delay.Store(0)
+	px.Set(0)
 	deadline := time.Now().Add(5 * time.Second)
 	for !s.Status().Shared {
 		if time.Now().After(deadline) {

@@ -25,8 +25,14 @@ const testHeartbeat = 200 * time.Millisecond
 // heartbeat; more flags may follow.
 func startReplica(t *testing.T, srv *redistest.Server, dir string, more ...string) *gateway {
 	t.Helper()
+	return startReplicaAt(t, srv.URL(), dir, append([]string{"--redis-timeout", "500ms"}, more...)...)
+}
+
+// startReplicaAt is startReplica on the Redis at redisURL.
+func startReplicaAt(t *testing.T, redisURL, dir string, more ...string) *gateway {
+	t.Helper()
 	args := append([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", dir, "--data", t.TempDir(),
-		"--redis", srv.URL(), "--egress", "test", "--redis-timeout", "500ms", "--client-rate", "0"}, more...)
+		"--redis", redisURL, "--egress", "test", "--client-rate", "0"}, more...)
 	if !slicesHas(more, "--secret-file") {
 		args = append(args, "--secret", testSecret)
 	}
@@ -338,4 +344,45 @@ func TestReplicasSayCoalesced(t *testing.T) {
 	if n := totalSearches(fleet); n != 1 {
 		t.Fatalf("%d upstream searches for one query on two replicas, want 1", n)
 	}
+}
+
+// TestReplicaOnASlowRedis: a Redis whose answers come 300 ms late (a
+// proxy holds them), with --redis-timeout 100ms: one search pays the
+// timeout, the next ones do not wait on Redis, the slow heartbeats do
+// not bring it back, and once Redis is quick again the replica shares
+// again.
+func TestReplicaOnASlowRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	slow := srv.Delayed()
+	_, dir := startFleet(t, 26, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	const timeout = 100 * time.Millisecond
+	g := startReplicaAt(t, slow.URL(), dir, "--redis-timeout", timeout.String())
+	if st, _ := sharedStatus(g.app); !st.Shared {
+		t.Fatalf("status %+v, want shared", st)
+	}
+	slow.Set(3 * timeout)
+	waited, flapped := 0, false
+	start := time.Now()
+	for i := 0; time.Since(start) < 1500*time.Millisecond; i++ { // several slow heartbeats
+		t0 := time.Now()
+		if a := g.get(t, fmt.Sprintf("/search?format=json&q=slow+redis+%d", i), nil); a.status != 200 && a.status != 503 {
+			t.Fatalf("search %d: %d %s", i, a.status, a.body)
+		}
+		if time.Since(t0) >= timeout {
+			waited++
+		}
+		if st, _ := sharedStatus(g.app); waited > 0 && st.Shared {
+			flapped = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// One; a second only if this loaded machine stalled a search that long.
+	if waited == 0 || waited > 2 {
+		t.Fatalf("%d searches waited the timeout on a slow Redis, want 1", waited)
+	}
+	if flapped {
+		t.Fatal("slow heartbeats brought the searches back to a slow Redis")
+	}
+	slow.Set(0)
+	waitFor(t, 5*time.Second, "shared again once Redis is quick", func() bool { st, _ := sharedStatus(g.app); return st.Shared })
 }

@@ -171,8 +171,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 	})
 	var gws []*gateway
 	for range 3 {
-		gws = append(gws, startGatewayWith(t, &failResolver{}, dir, "",
-			"--redis", srv.URL(), "--secret", testSecret, "--redis-timeout", "500ms", "--client-rate", "0"))
+		gws = append(gws, startReplica(t, srv, dir)) // a quick heartbeat: the outage is seen at once
 	}
 	waitFor(t, 10*time.Second, "every replica sees three", func() bool {
 		for _, g := range gws {
