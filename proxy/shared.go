@@ -84,7 +84,7 @@ type SharedState struct {
 	Since    time.Time `json:"since"` // when Shared last changed
 	Group    string    `json:"group"` // the egress group
 	Replica  string    `json:"replica"`
-	Replicas int       `json:"replicas"` // replicas of the group seen in the last minute
+	Replicas int       `json:"replicas"` // replicas of the group seen in the last three heartbeats (6 s)
 	// LastError is the failure that made this replica decide alone.
 	LastError string `json:"last_error,omitempty"`
 	// LocalTakes counts searches the local share decided (monotone).

@@ -381,6 +381,8 @@ func (s *Shared) down(err error) {
 		msg = "redis is out of memory: this replica keeps to its share of each budget until Redis can write again (raise maxmemory, or use --maxmemory-policy volatile-lru)"
 	case errors.Is(err, ErrAuth):
 		msg = "redis refused this replica's credentials: it keeps to its share of each budget (check the user and password in --redis)"
+	case timedOut(err):
+		msg = "redis did not answer within the searches' timeout: this replica keeps to its share of each budget until it answers in time again (see --redis-timeout)"
 	}
 	s.log.Warn(msg, "err", err, "replicas", n, "group", s.opt.Group)
 }
