@@ -672,8 +672,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	format := caps.format()
 	// The budget counts the search when it is sent, not when it was
 	// planned: its terms may have taken a while to read.
-	p.polite.Restamp(inst, l.takenAt, p.now())
 	now = p.now() // the search's own time starts after its terms were read
+	p.polite.Restamp(inst, l.takenAt, now)
+	p.sharedRestamp(inst, lease.Own(), l.takenAt, now)
 	v, elapsed, err := p.safeAsk(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no

@@ -27,6 +27,15 @@ type SharedBudget interface {
 	Take(ctx context.Context, inst string, now time.Time) (ok bool, until time.Time)
 }
 
+// SharedRestamper is a SharedBudget that can move a search it took at
+// taken to now, when it is sent later than it was planned (its
+// instance's terms were read first): the shared windows then count when
+// the instance sees it, as the local ones do (Politeness.Restamp). It
+// must not block the search.
+type SharedRestamper interface {
+	Restamp(inst string, taken, now time.Time)
+}
+
 // SharedCache is an answer cache shared by the replicas, behind the
 // in-memory one and in front of the Store. Keys are the proxy's cache keys
 // (keyed hashes; see Keyer), whose second half an implementation may seal
@@ -75,7 +84,7 @@ type SharedState struct {
 	Since    time.Time `json:"since"` // when Shared last changed
 	Group    string    `json:"group"` // the egress group
 	Replica  string    `json:"replica"`
-	Replicas int       `json:"replicas"` // replicas of the group seen in the last minute
+	Replicas int       `json:"replicas"` // replicas of the group seen in the last three heartbeats (6 s)
 	// LastError is the failure that made this replica decide alone.
 	LastError string `json:"last_error,omitempty"`
 	// LocalTakes counts searches the local share decided (monotone).
@@ -153,6 +162,14 @@ func (p *Proxy) sharedTake(ctx context.Context, inst string, now time.Time) bool
 	return ok
 }
 
+// sharedRestamp moves a search of the public instance inst to when it is
+// sent, in the shared budget, when it can move searches.
+func (p *Proxy) sharedRestamp(inst string, own bool, taken, now time.Time) {
+	if r, ok := p.cfg.Shared.Budget.(SharedRestamper); ok && !own {
+		r.Restamp(inst, taken, now)
+	}
+}
+
 // sharedGet reads the keyed hash sk from the shared cache, when there is
 // one (the caller keeps what it found in memory, under the plain key).
 func (p *Proxy) sharedGet(ctx context.Context, sk string) (Cached, bool) {
@@ -182,7 +199,9 @@ func (p *Proxy) sharedFlight(ctx context.Context, sk *searchKey, start, deadline
 		return nil, func() {}
 	}
 	p.metrics.sharedJoined.Add(1)
-	return &Response{JSON: c.JSON, Instance: c.Instance, Cached: true, Coalesced: true, expires: c.Expires}, nil
+	// Coalesced, not Cached: the answer is another replica's search of
+	// this moment, not one kept from before.
+	return &Response{JSON: c.JSON, Instance: c.Instance, Coalesced: true, expires: c.Expires}, nil
 }
 
 // sharedPut offers an answer to the shared cache, when there is one.

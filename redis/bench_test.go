@@ -43,7 +43,7 @@ func benchProxy(b *testing.B, fleet *sim.Fleet, s *Shared) *proxy.Proxy {
 func benchShared(b *testing.B, srv *redistest.Server, budget []proxy.Window) *Shared {
 	b.Helper()
 	s, err := New(Options{URL: srv.URL(), Group: fmt.Sprintf("bench%d", groupSeq.Add(1)), Budget: budget,
-		OpTimeout: 100 * time.Millisecond})
+		Secret: testSecret, OpTimeout: 100 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strconv"
 	"time"
@@ -12,22 +13,27 @@ import (
 )
 
 // takeScript takes one search of an instance from every window of the
-// group's budget at once, or none. KEYS are the windows' sorted sets (one
-// per window and instance: member = one search, score = its time in µs);
-// ARGV[1] is the new search's member, then Max and Per (ms) per window.
-// Time is Redis's own (TIME), so the replicas' clocks do not matter. A
-// window allows one more search when fewer than Max of its searches are
-// younger than Per, as SearXNG's limiter counts (and proxy.Politeness).
-// It returns {1, now, now} when taken, else {0, free, now}: free is when
-// the last window to free allows one, in µs of Redis's clock.
+// group's budget at once, or none. KEYS[1] is the epoch key, then the
+// windows' sorted sets (one per window and instance: member = one
+// search, score = its time in µs); ARGV[1] is the new search's member,
+// ARGV[2] the epoch this replica knows, then the limit and Per (ms) per
+// window. Time is Redis's own (TIME), so the replicas' clocks do not
+// matter. A window allows one more search when fewer than its limit of
+// its searches are younger than Per, as SearXNG's limiter counts (and
+// proxy.Politeness). It returns {1, now, now} when taken, {0, free, now}
+// when not (free is when the last window to free allows one, in µs of
+// Redis's clock), and {-1, 0, now} when the epoch is not the one the
+// replica knows: Redis lost its memory, and nothing is taken.
 var takeScript = goredis.NewScript(`
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return {-1, 0, now} end
 local free = 0
-for i, key in ipairs(KEYS) do
-  local max = tonumber(ARGV[2 * i])
-  local per = tonumber(ARGV[2 * i + 1]) * 1000
+for i = 2, #KEYS do
+  local key = KEYS[i]
+  local max = tonumber(ARGV[2 * i - 1])
+  local per = tonumber(ARGV[2 * i]) * 1000
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - per)
   local n = redis.call('ZCARD', key)
   if n >= max then
@@ -37,12 +43,32 @@ for i, key in ipairs(KEYS) do
   end
 end
 if free > now then return {0, free, now} end
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now, ARGV[1])
-  redis.call('PEXPIRE', key, tonumber(ARGV[2 * i + 1]) + 1000)
+for i = 2, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2 * i]) + 1000)
 end
 return {1, now, now}
 `)
+
+// restampScript moves one search to Redis's now in every window that
+// still holds it (ZADD XX: a window rebuilt without it is left alone):
+// KEYS are the windows, ARGV[1] the member.
+var restampScript = goredis.NewScript(`
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, 'XX', now, ARGV[1])
+end
+return 1
+`)
+
+// limit is how many searches the group takes from window w: one fewer
+// than its Max (but at least one). The search kept as a margin is for
+// what the windows cannot see exactly: a search whose move to its send
+// time (Restamp) was lost with a slow Redis, the moments between Redis's
+// clock and the instance's, a window straddling an outage.
+func limit(w proxy.Window) int { return max(w.Max-1, 1) }
 
 // replayScript writes searches back into the windows (after Redis was
 // unreachable, or restarted empty): ARGV[1] is the number of windows,
@@ -78,18 +104,43 @@ func (s *Shared) windowKeys(inst string) []string {
 // Take takes one search of the public instance inst from the group's
 // budget (see proxy.SharedBudget). While Redis is unreachable it decides
 // alone, on a budget of 1/N of the group's, N being the replicas seen
-// within SeenFor when Redis last answered.
+// within SeenFor when Redis last answered; while the shared windows are
+// rebuilt (after an outage, or once Redis lost its memory) a search must
+// fit both that share and the shared windows.
 func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, time.Time) {
 	if len(s.opt.Budget) == 0 {
 		return true, now
 	}
 	member := s.member()
-	ok, until, err := s.takeShared(ctx, inst, now, member)
-	if err != nil {
+	if !s.up.Load() || s.lost.Load() {
 		s.local.Add(1)
 		return s.takeLocal(inst, now, member)
 	}
-	if ok {
+	rebuilding := s.rebuilding(now)
+	if rebuilding {
+		// The local share first (it records the search), then the
+		// shared windows as rebuilt so far; a refusal there takes the
+		// search back from the share.
+		if ok, until := s.takeLocal(inst, now, member); !ok {
+			s.local.Add(1)
+			return false, until
+		}
+	}
+	ok, until, err := s.takeShared(ctx, inst, now, member)
+	switch {
+	case err != nil:
+		s.local.Add(1)
+		if errors.Is(err, errLost) {
+			s.lost.Store(true)
+			s.poke() // the heartbeat loop rebuilds
+		}
+		if rebuilding {
+			return true, now // the share allowed it, and recorded it
+		}
+		return s.takeLocal(inst, now, member)
+	case !ok && rebuilding:
+		s.untake(inst, member)
+	case ok && !rebuilding:
 		s.record(inst, now, member)
 	}
 	return ok, until
@@ -97,15 +148,19 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 
 // takeShared runs the window script.
 func (s *Shared) takeShared(ctx context.Context, inst string, now time.Time, member string) (bool, time.Time, error) {
-	args := make([]any, 0, 1+2*len(s.opt.Budget))
-	args = append(args, member)
+	args := make([]any, 0, 2+2*len(s.opt.Budget))
+	args = append(args, member, *s.epoch.Load())
 	for _, w := range s.opt.Budget {
-		args = append(args, w.Max, w.Per.Milliseconds())
+		args = append(args, limit(w), w.Per.Milliseconds())
 	}
+	keys := append([]string{s.epochKey()}, s.windowKeys(inst)...)
 	var res []int64
 	err := s.do(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = takeScript.Run(ctx, s.fast, s.windowKeys(inst), args...).Int64Slice()
+		res, err = takeScript.Run(ctx, s.fast, keys, args...).Int64Slice()
+		if err == nil && len(res) == 3 && res[0] == -1 {
+			err = errLost
+		}
 		return err
 	})
 	if err != nil {
@@ -117,8 +172,50 @@ func (s *Shared) takeShared(ctx context.Context, inst string, now time.Time, mem
 	if res[0] == 1 {
 		return true, now, nil
 	}
-	// Redis's "free" as a span from its now, on the local clock.
-	return false, now.Add(time.Duration(res[1]-res[2]) * time.Microsecond), nil
+	// Redis's "free" as a span from its now, on the local clock; never
+	// further than the longest window (whoever wrote a search into the
+	// future holds no instance longer than that).
+	free := time.Duration(res[1]-res[2]) * time.Microsecond
+	return false, now.Add(min(free, s.longest())), nil
+}
+
+// longest is the longest window's span.
+func (s *Shared) longest() time.Duration {
+	var d time.Duration
+	for _, w := range s.opt.Budget {
+		d = max(d, w.Per)
+	}
+	return d
+}
+
+// Restamp moves one search of inst this replica took at taken to now,
+// when it is sent (see proxy.SharedRestamper): in its own history at
+// once, in the shared windows through the queued writes (Redis's time
+// then is a little after the send, which only keeps the search counted a
+// little longer).
+func (s *Shared) Restamp(inst string, taken, now time.Time) {
+	if !now.After(taken) {
+		return
+	}
+	s.mu.Lock()
+	h := s.hist[inst]
+	member := ""
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].at.Equal(taken) {
+			member = h[i].member
+			// now is after every time in h: it goes last.
+			h = append(h[:i], h[i+1:]...)
+			h = append(h, take{at: now, member: member})
+			s.hist[inst] = h
+			break
+		}
+	}
+	s.mu.Unlock()
+	if member == "" {
+		return
+	}
+	keys := s.windowKeys(inst)
+	s.enqueue(func(ctx context.Context) error { return restampScript.Run(ctx, s.slow, keys, member).Err() })
 }
 
 type replyError string
@@ -127,17 +224,18 @@ func (e replyError) Error() string { return string(e) }
 
 const errBadReply = replyError("redis: unexpected reply from the window script")
 
-// share is this replica's part of window w among n replicas: Max/n
+// share is this replica's part of window w among n replicas: limit(w)/n
 // searches per Per, or, when that is less than one, one search per
-// Per·n/Max.
-func share(w proxy.Window, n int) (limit int, span time.Duration) {
+// Per·n/limit(w).
+func share(w proxy.Window, n int) (max int, span time.Duration) {
+	l := limit(w)
 	if n <= 1 {
-		return w.Max, w.Per
+		return l, w.Per
 	}
-	if w.Max >= n {
-		return w.Max / n, w.Per
+	if l >= n {
+		return l / n, w.Per
 	}
-	return 1, time.Duration((int64(w.Per)*int64(n) + int64(w.Max) - 1) / int64(w.Max))
+	return 1, time.Duration((int64(w.Per)*int64(n) + int64(l) - 1) / int64(l))
 }
 
 // takeLocal is Take while Redis is unreachable: this replica's own
@@ -149,11 +247,11 @@ func (s *Shared) takeLocal(inst string, now time.Time, member string) (bool, tim
 	h := s.hist[inst]
 	var until time.Time
 	for _, w := range s.opt.Budget {
-		limit, span := share(w, n)
+		most, span := share(w, n)
 		// h is oldest first: the searches younger than span are a suffix.
 		i := sort.Search(len(h), func(i int) bool { return now.Sub(h[i].at) < span })
-		if len(h)-i >= limit {
-			if f := h[len(h)-limit].at.Add(span); f.After(until) {
+		if len(h)-i >= most {
+			if f := h[len(h)-most].at.Add(span); f.After(until) {
 				until = f
 			}
 		}
@@ -163,6 +261,20 @@ func (s *Shared) takeLocal(inst string, now time.Time, member string) (bool, tim
 	}
 	s.recordLocked(inst, now, member, n)
 	return true, now
+}
+
+// untake takes back the search member from this replica's history (the
+// shared windows refused it after the local share allowed it).
+func (s *Shared) untake(inst, member string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hist[inst]
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].member == member {
+			s.hist[inst] = append(h[:i], h[i+1:]...)
+			return
+		}
+	}
 }
 
 // record remembers one search this replica made, for the fallback and
@@ -228,6 +340,7 @@ func (s *Shared) replay(ctx context.Context) error {
 func (s *Shared) Forget(inst string) {
 	s.mu.Lock()
 	delete(s.hist, inst)
+	delete(s.opened, inst)
 	s.mu.Unlock()
 }
 
@@ -256,5 +369,8 @@ func (s *Shared) Trial(ctx context.Context, inst string, until, now time.Time) (
 	if left <= 0 { // gone meanwhile: a moment, then try again
 		left = 10 * time.Millisecond
 	}
+	// No claim lasts longer than this replica's own would: whoever set
+	// one with a longer TTL holds the instance no longer.
+	left = min(left, ttl)
 	return false, now.Add(left)
 }

@@ -15,23 +15,41 @@ import (
 // half of the proxy's cache key (a keyed hash, never the query). The value
 // is the answer sealed with the key's second half, which is never written
 // anywhere (see proxy.SealAnswer), after a small clear header: who
-// answered, when, and when it expires. Redis drops it StaleFor after it
-// expires. The lock of a search in flight is "searxgate:c:l:<hex id>".
+// answered, when, and when it expires; a MAC (see auth.go) over the id,
+// the header and the sealed answer closes it, so that whoever can write
+// Redis cannot make an old answer fresh, or say another instance gave
+// it. Redis drops it StaleFor after it expires. The lock of a search in
+// flight is "searxgate:c:l:<hex id>".
 
-const recordVersion = 1
+// recordVersion 2 added the MAC; a version 1 record (keyed with a secret
+// kept in Redis) is a miss.
+const recordVersion = 2
 
 // encode writes a record: version, stored and expires (Unix ms), the
-// instance, then the sealed answer.
-func encode(c proxy.Cached, sealed []byte) []byte {
-	b := make([]byte, 0, 1+8+8+2+len(c.Instance)+len(sealed))
+// instance, the sealed answer, then the MAC of all that and the id.
+func (s *Shared) encode(id string, c proxy.Cached, sealed []byte) []byte {
+	b := make([]byte, 0, 1+8+8+2+len(c.Instance)+len(sealed)+macLen)
 	b = append(b, recordVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(c.StoredAt.UnixMilli()))
 	b = binary.BigEndian.AppendUint64(b, uint64(c.Expires.UnixMilli()))
 	b = binary.BigEndian.AppendUint16(b, uint16(min(len(c.Instance), 0xffff)))
 	b = append(b, c.Instance[:min(len(c.Instance), 0xffff)]...)
-	return append(b, sealed...)
+	b = append(b, sealed...)
+	return append(b, s.sign([]byte("answer"), []byte(id), b)...)
 }
 
+// check returns the record without its MAC, if the MAC is right for id.
+func (s *Shared) check(id string, b []byte) ([]byte, bool) {
+	if len(b) < macLen {
+		return nil, false
+	}
+	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
+	return body, s.verify(mac, []byte("answer"), []byte(id), body)
+}
+
+// decode reads a record's clear header; b is the record without its MAC
+// (check), or whole when only the header is read (a drop: the sealed
+// answer then ends with the MAC, which is never opened).
 func decode(b []byte) (c proxy.Cached, sealed []byte, ok bool) {
 	if len(b) < 19 || b[0] != recordVersion {
 		return c, nil, false
@@ -65,13 +83,21 @@ func (s *Shared) Get(ctx context.Context, key string) (proxy.Cached, bool) {
 	if err != nil {
 		return proxy.Cached{}, false
 	}
-	return open(key, v)
+	return s.open(key, v)
 }
 
-// open reads a kept answer: its clear header, then the answer sealed
-// under key (proxy.OpenAnswer).
-func open(key string, v []byte) (proxy.Cached, bool) {
-	c, sealed, ok := decode(v)
+// open reads a kept answer: its MAC, its clear header, then the answer
+// sealed under key (proxy.OpenAnswer).
+func (s *Shared) open(key string, v []byte) (proxy.Cached, bool) {
+	id, _, ok := proxy.SplitCacheKey(key)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	body, ok := s.check(id, v)
+	if !ok {
+		return proxy.Cached{}, false
+	}
+	c, sealed, ok := decode(body)
 	if !ok {
 		return proxy.Cached{}, false
 	}
@@ -96,7 +122,7 @@ func (s *Shared) Put(key string, c proxy.Cached) {
 	if ttl <= 0 {
 		return
 	}
-	v, k := encode(c, sealed), s.answerKey(id)
+	v, k := s.encode(id, c, sealed), s.answerKey(id)
 	s.enqueue(func(ctx context.Context) error { return s.slow.Set(ctx, k, v, ttl).Err() })
 }
 
@@ -166,7 +192,7 @@ func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.C
 			return proxy.Cached{}, false
 		}
 		if v, ok := vals[0].(string); ok {
-			if c, ok := open(key, []byte(v)); ok && s.opt.Clock.Now().Before(c.Expires) {
+			if c, ok := s.open(key, []byte(v)); ok && s.opt.Clock.Now().Before(c.Expires) {
 				return c, true
 			}
 		}
@@ -214,7 +240,7 @@ func (s *Shared) CacheDropInstance(inst string) (int, error) {
 }
 
 // CachePurge drops every answer from Redis (see proxy.CacheDropper); the
-// secret and the locks stay.
+// locks stay.
 func (s *Shared) CachePurge() (int, error) { return s.dropAnswers(nil) }
 
 // dropAnswers deletes the answers doomed says so of (all when nil).

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,14 +24,50 @@ import (
 )
 
 // ErrDown is returned (wrapped) by an operation skipped because Redis is
-// unreachable: the circuit of its own is open until a heartbeat answers.
+// unreachable: the circuit of its own is open until heartbeats answer in
+// time again.
 var ErrDown = errors.New("redis: unreachable")
+
+// ErrOOM and ErrAuth name the two failures an operator fixes in Redis
+// itself rather than in the network: Redis refuses writes because it
+// reached maxmemory (with a policy that evicts nothing), or refuses this
+// replica's credentials (NOAUTH, WRONGPASS, NOPERM).
+var (
+	ErrOOM  = errors.New("redis: out of memory (maxmemory reached and nothing to evict)")
+	ErrAuth = errors.New("redis: the credentials were refused")
+)
+
+// errLost is what a take gets when the epoch key is not the one this
+// replica knows: Redis lost its memory (a restart, FLUSHALL, a failover,
+// an eviction), and the shared windows are to be rebuilt first.
+var errLost = errors.New("redis: the shared state was lost (the epoch key changed)")
+
+// named wraps err with what an operator should read in it: ErrOOM,
+// ErrAuth, or ErrDown for everything else.
+func named(err error) error {
+	if err == nil || errors.Is(err, ErrDown) || errors.Is(err, ErrOOM) || errors.Is(err, ErrAuth) || errors.Is(err, errLost) {
+		return err
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "OOM "):
+		return fmt.Errorf("%w: %w", ErrOOM, err)
+	case strings.HasPrefix(msg, "NOAUTH "), strings.HasPrefix(msg, "WRONGPASS "), strings.HasPrefix(msg, "NOPERM "):
+		return fmt.Errorf("%w: %w", ErrAuth, err)
+	}
+	return fmt.Errorf("%w: %w", ErrDown, err)
+}
 
 // Options configure a Shared; zero values take defaults.
 type Options struct {
 	// URL is redis://[user:pass@]host:port[/db], rediss://… (TLS) or
 	// unix:///path/to/socket[?db=N]. Valkey speaks the same.
 	URL string
+	// Secret is the operator's secret, the same on every replica (cmd's
+	// --secret). The messages of the refusal feed, the openings kept in
+	// Redis and the clear header of every kept answer are authenticated
+	// with a key derived from it; it is never written to Redis. Required.
+	Secret []byte
 	// Group names the egress group: replicas that leave through the same
 	// address share one budget and one feed of refusals (default
 	// "default"). Answers are shared by every group.
@@ -39,19 +77,30 @@ type Options struct {
 	Replica string
 	// Budget is the politeness budget of one public instance, shared by
 	// the group (proxy.Config.Budget; default 10 per 20 s, 100 per 10 min).
+	// The shared windows keep one search of each window as a margin (see
+	// limit).
 	Budget []proxy.Window
-	// OpTimeout bounds every operation a search waits on (default 10 ms);
-	// Failures in a row (default 3) open the circuit: searches then stop
-	// asking Redis until a heartbeat answers again.
+	// OpTimeout bounds every operation a search waits on (default 50 ms).
+	// A search that waited it once opens the circuit at once; other
+	// failures (a refused connection, costing no wait) open it after
+	// Failures in a row (default 3). Searches then stop asking Redis
+	// until Recover heartbeats in a row (default 3) answered within
+	// OpTimeout.
 	OpTimeout time.Duration
 	Failures  int
-	// Heartbeat is how often this replica says it is alive and, while
-	// Redis is unreachable, how often it tries again (default 2 s).
+	Recover   int
+	// Heartbeat is how often this replica says it is alive (default 2 s);
+	// while Redis is unreachable it tries four times as often.
 	Heartbeat time.Duration
 	// SeenFor is how long a replica counts as alive after its last
-	// heartbeat (default 1 min): N, the divisor of the local budgets
-	// while Redis is unreachable, counts the replicas seen within it.
+	// heartbeat (default three heartbeats): N, the divisor of the local
+	// budgets while Redis is unreachable or rebuilt, counts the replicas
+	// seen within it. A replica that stops cleanly removes itself at once.
 	SeenFor time.Duration
+	// MaxHeard caps an opening heard from another replica (default 10
+	// min, a third of the pool's 30 min maximum): past it this replica's
+	// own trial decides. See refusals.go.
+	MaxHeard time.Duration
 	// StaleFor is how long past its expiry an answer stays in Redis, to
 	// be served stale when nothing answers (default 24 h).
 	StaleFor time.Duration
@@ -65,6 +114,12 @@ type Options struct {
 	// own clock, so the replicas' clocks do not matter.
 	Clock clock.Clock
 }
+
+// ErrNoSecret is New's error without Options.Secret.
+var ErrNoSecret = errors.New("redis: a secret shared by the replicas is required")
+
+// minSecret is the shortest secret New takes.
+const minSecret = 16
 
 func (o *Options) defaults() {
 	if o.Group == "" {
@@ -87,16 +142,22 @@ func (o *Options) defaults() {
 	}
 	o.Budget = ws
 	if o.OpTimeout <= 0 {
-		o.OpTimeout = 10 * time.Millisecond
+		o.OpTimeout = 50 * time.Millisecond
 	}
 	if o.Failures <= 0 {
 		o.Failures = 3
+	}
+	if o.Recover <= 0 {
+		o.Recover = 3
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 2 * time.Second
 	}
 	if o.SeenFor <= 0 {
-		o.SeenFor = time.Minute
+		o.SeenFor = 3 * o.Heartbeat
+	}
+	if o.MaxHeard <= 0 {
+		o.MaxHeard = 10 * time.Minute
 	}
 	if o.StaleFor <= 0 {
 		o.StaleFor = 24 * time.Hour
@@ -108,7 +169,7 @@ func (o *Options) defaults() {
 }
 
 // slowTimeout bounds what no search waits on: heartbeats, the queued
-// writes, publishing, reading the secret.
+// writes, publishing.
 const slowTimeout = 500 * time.Millisecond
 
 // Shared is searxgate's state shared with the other replicas through
@@ -118,21 +179,36 @@ type Shared struct {
 	opt    Options
 	fast   *goredis.Client // what searches wait on: OpTimeout, no retry
 	slow   *goredis.Client // heartbeats, writes, pub/sub
-	prefix string          // "searxgate:g:<group>:": budgets, refusals, replicas
+	prefix string          // "searxgate:g:<group>:": budgets, refusals, replicas, epoch
 	cache  string          // "searxgate:c:": answers and in-flight locks, for every group
+	mac    []byte          // the key messages, openings and answers' headers are authenticated with
 	log    *slog.Logger
 
-	up    atomic.Bool  // Redis answered the last heartbeat and searches may ask it
-	opens atomic.Bool  // the circuits others opened are to be read (Run does it)
+	up    atomic.Bool  // Redis answered and searches may ask it
+	opens atomic.Bool  // the circuits others opened are to be read again (the heartbeat loop does it)
+	lost  atomic.Bool  // the epoch changed: the shared windows are rebuilt before searches trust them
 	fails atomic.Int32 // failures in a row of the searches' operations
 	n     atomic.Int64 // replicas of the group seen within SeenFor (at least 1)
 	seq   atomic.Uint64
+	// epoch is the value of the epoch key this replica knows ("" before
+	// Redis first answered); rebuild is until when (local clock, Unix ns)
+	// every take also keeps to the local share: the other replicas write
+	// back what they remember within a heartbeat or two.
+	epoch   atomic.Pointer[string]
+	rebuild atomic.Int64
+	oom     atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
+	kick    chan struct{}
 
-	mu       sync.Mutex // guards since, lastErr, hist
+	// good counts the heartbeats in a row that answered within OpTimeout
+	// while searches do not ask Redis.
+	good atomic.Int32
+
+	mu       sync.Mutex // guards since, lastErr, hist, opened
 	since    time.Time  // when up last changed
 	lastErr  string
-	hist     map[string][]take // this replica's own searches per instance, for the fallback and the replay
-	local    atomic.Uint64     // takes decided by the local fallback
+	hist     map[string][]take  // this replica's own searches per instance, for the fallback and the replay
+	opened   map[string]opening // the circuits this replica opened itself, while they are open: written back after an outage or a loss
+	local    atomic.Uint64      // takes decided by the local fallback
 	writes   chan func(context.Context) error
 	closed   chan struct{}
 	closeOne sync.Once
@@ -140,15 +216,25 @@ type Shared struct {
 
 // take is one search this replica made to an instance.
 type take struct {
-	at     time.Time // local clock
+	at     time.Time // local clock: when it was taken, then when it was sent (Restamp)
 	member string    // its member in the shared windows
+}
+
+// opening is one circuit this replica opened: until when (local clock),
+// and why.
+type opening struct {
+	until  time.Time
+	reason string
 }
 
 // New connects to Redis (lazily: an unreachable one is not an error, the
 // replica starts on its local budgets and joins when it answers). A URL
-// that cannot be read is an error.
+// that cannot be read, or a missing secret, is an error.
 func New(opt Options) (*Shared, error) {
 	opt.defaults()
+	if len(opt.Secret) < minSecret {
+		return nil, fmt.Errorf("%w (at least %d bytes)", ErrNoSecret, minSecret)
+	}
 	ro, err := goredis.ParseURL(opt.URL)
 	if err != nil {
 		// Never the URL itself: it may hold a password.
@@ -182,13 +268,17 @@ func New(opt Options) (*Shared, error) {
 		slow:   goredis.NewClient(&slow),
 		prefix: "searxgate:g:" + opt.Group + ":",
 		cache:  "searxgate:c:",
+		mac:    macKey(opt.Secret),
 		log:    opt.Logger,
 		hist:   map[string][]take{},
+		opened: map[string]opening{},
 		writes: make(chan func(context.Context) error, 1024),
 		closed: make(chan struct{}),
+		kick:   make(chan struct{}, 1),
 		since:  opt.Clock.Now(),
 	}
 	s.n.Store(1)
+	s.epoch.Store(new(string))
 	return s, nil
 }
 
@@ -199,9 +289,17 @@ func (s *Shared) Connect(ctx context.Context) error {
 	return s.heartbeat(ctx)
 }
 
-// Close closes the connections. Run's loops end with their context.
+// Close removes this replica from the replicas seen (so that the others'
+// N drops at once), then closes the connections. Run's loops end with
+// their context.
 func (s *Shared) Close() error {
-	s.closeOne.Do(func() { close(s.closed) })
+	first := false
+	s.closeOne.Do(func() { close(s.closed); first = true })
+	if first && s.up.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), slowTimeout)
+		_ = s.slow.ZRem(ctx, s.prefix+"replicas", s.opt.Replica).Err()
+		cancel()
+	}
 	return errors.Join(s.fast.Close(), s.slow.Close())
 }
 
@@ -229,6 +327,9 @@ func (s *Shared) Status() Status {
 
 // do runs f against the searches' client within OpTimeout, unless Redis
 // is known to be unreachable. A nil reply (goredis.Nil) is not a failure.
+// A timeout opens the circuit at once: a Redis that was slow once is
+// likely slow for the next search too, and each search should pay for it
+// at most once.
 func (s *Shared) do(ctx context.Context, f func(ctx context.Context) error) error {
 	if !s.up.Load() {
 		return ErrDown
@@ -245,10 +346,23 @@ func (s *Shared) do(ctx context.Context, f func(ctx context.Context) error) erro
 		// without Redis, but Redis itself did not fail.
 		return err
 	}
-	if int(s.fails.Add(1)) >= s.opt.Failures {
+	if errors.Is(err, errLost) {
+		return err
+	}
+	err = named(err)
+	if timedOut(err) || int(s.fails.Add(1)) >= s.opt.Failures {
 		s.down(err)
 	}
 	return err
+}
+
+// timedOut reports whether err is an operation that ran out of time.
+func timedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // down notes that Redis is unreachable, logging it once.
@@ -259,79 +373,161 @@ func (s *Shared) down(err error) {
 	s.mu.Lock()
 	s.since, s.lastErr = s.opt.Clock.Now(), err.Error()
 	s.mu.Unlock()
+	s.poke() // the heartbeat loop probes at its quicker pace from now
 	n := s.n.Load()
-	s.log.Warn("redis is unreachable: this replica keeps to its share of each budget and answers from its own cache until it is back",
-		"err", err, "replicas", n, "group", s.opt.Group)
+	msg := "redis is unreachable: this replica keeps to its share of each budget and answers from its own cache until it is back"
+	switch {
+	case errors.Is(err, ErrOOM):
+		msg = "redis is out of memory: this replica keeps to its share of each budget until Redis can write again (raise maxmemory, or use --maxmemory-policy volatile-lru)"
+	case errors.Is(err, ErrAuth):
+		msg = "redis refused this replica's credentials: it keeps to its share of each budget (check the user and password in --redis)"
+	case timedOut(err):
+		msg = "redis did not answer within the searches' timeout: this replica keeps to its share of each budget until it answers in time again (see --redis-timeout)"
+	}
+	s.log.Warn(msg, "err", err, "replicas", n, "group", s.opt.Group)
 }
 
-// heartbeats says this replica is alive every Heartbeat, and notices when
-// Redis goes and comes back.
+// poke makes the heartbeat loop run a heartbeat now.
+func (s *Shared) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// heartbeats says this replica is alive every Heartbeat, four times as
+// often while searches do not ask Redis, and at once when a search saw
+// the epoch change.
 func (s *Shared) heartbeats(ctx context.Context) {
-	tick, stop := s.opt.Clock.NewTicker(s.opt.Heartbeat)
-	defer stop()
 	for {
 		if s.up.Load() && s.opens.CompareAndSwap(true, false) {
 			if err := s.loadOpens(ctx); err != nil {
 				s.opens.Store(true) // next time
 			}
 		}
+		every := s.opt.Heartbeat
+		if !s.up.Load() {
+			every /= 4
+		}
+		timer, stop := s.opt.Clock.NewTimer(every)
 		select {
 		case <-ctx.Done():
+			stop()
 			return
 		case <-s.closed:
+			stop()
 			return
-		case <-tick:
-			_ = s.heartbeat(ctx)
+		case <-s.kick:
+			stop()
+		case <-timer:
 		}
+		_ = s.heartbeat(ctx)
 	}
 }
 
-// heartbeatScript records a replica as seen at Redis's time and returns
-// how many were seen within the last ARGV[2] ms.
+// heartbeatScript records a replica as seen at Redis's time, reads the
+// epoch key (making it ARGV[3] when it is missing) and returns how many
+// replicas were seen within the last ARGV[2] ms, and the epoch.
 var heartbeatScript = goredis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-return redis.call('ZCARD', KEYS[1])
+local e = redis.call('GET', KEYS[2])
+if not e then
+  redis.call('SET', KEYS[2], ARGV[3])
+  e = ARGV[3]
+end
+return {redis.call('ZCARD', KEYS[1]), e}
 `)
 
-// heartbeat runs one heartbeat; when Redis answers again after being
-// unreachable, this replica's own recent searches are written back into
-// the shared windows (Redis may have restarted empty) before searches use
-// them again.
+// heartbeat runs one heartbeat. It notices when Redis lost its memory
+// (the epoch key changed or vanished), and it brings searches back to
+// Redis after an outage only once Recover heartbeats in a row answered
+// within OpTimeout. Either way this replica first writes back what it
+// knows (restore), and for a while keeps to its local share as well.
 func (s *Shared) heartbeat(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, slowTimeout)
 	defer cancel()
-	n, err := heartbeatScript.Run(ctx, s.slow, []string{s.prefix + "replicas"}, s.opt.Replica, s.opt.SeenFor.Milliseconds()).Int64()
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	candidate := hex.EncodeToString(b[:])
+	start := s.opt.Clock.Now()
+	res, err := heartbeatScript.Run(ctx, s.slow, []string{s.prefix + "replicas", s.epochKey()},
+		s.opt.Replica, s.opt.SeenFor.Milliseconds(), candidate).Slice()
+	rtt := s.opt.Clock.Now().Sub(start)
+	var n int64
+	var epoch string
+	if err == nil {
+		if len(res) != 2 {
+			err = errBadReply
+		} else {
+			n, _ = res[0].(int64)
+			epoch, _ = res[1].(string)
+			if epoch == "" {
+				err = errBadReply
+			}
+		}
+	}
 	if err != nil {
+		err = named(err)
+		s.good.Store(0)
 		if s.up.Load() {
 			s.down(err)
 		} else {
-			s.mu.Lock()
-			s.lastErr = err.Error()
-			s.mu.Unlock()
+			s.note(err.Error())
 		}
 		return err
 	}
 	s.n.Store(max(n, 1))
-	if s.up.Load() {
-		return nil
+	if known := *s.epoch.Load(); known != "" && known != epoch {
+		s.lost.Store(true)
 	}
-	if err := s.replay(ctx); err != nil {
-		s.mu.Lock()
-		s.lastErr = err.Error()
-		s.mu.Unlock()
+	s.epoch.Store(&epoch)
+	up := s.up.Load()
+	if up {
+		s.good.Store(0) // counted afresh after the next failure
+		if !s.lost.Load() {
+			return nil
+		}
+	} else {
+		if rtt > s.opt.OpTimeout {
+			s.good.Store(0)
+			s.note(fmt.Sprintf("%v: redis answers in %v, slower than the searches' timeout (%v)", ErrDown, rtt.Round(time.Millisecond), s.opt.OpTimeout))
+			return nil
+		}
+		if int(s.good.Add(1)) < s.need() {
+			return nil
+		}
+	}
+	lost := s.lost.Load()
+	if err := s.restore(ctx); err != nil {
+		err = named(err)
+		s.note(err.Error())
 		return err
 	}
+	s.lost.Store(false)
+	if up || lost || s.hadFailed() {
+		// The other replicas write back what they remember within a
+		// heartbeat or two (they notice the epoch, or come back
+		// themselves): until then the local share counts too.
+		s.rebuild.Store(s.opt.Clock.Now().Add(2 * s.opt.Heartbeat).UnixNano())
+	}
+	if lost {
+		s.log.Warn("redis lost the shared state (its epoch key changed): this replica wrote back its recent searches and open circuits, and keeps to its share of each budget while the others do",
+			"group", s.opt.Group, "replicas", n)
+	}
+	if up {
+		return nil
+	}
 	s.fails.Store(0)
+	s.good.Store(0)
 	s.mu.Lock()
 	first := s.lastErr == ""
 	s.since, s.lastErr = s.opt.Clock.Now(), ""
 	s.up.Store(true)
 	s.mu.Unlock()
-	s.opens.Store(true)
 	if first {
 		s.log.Info("redis answers: budgets, refusals and answers are shared", "group", s.opt.Group, "replicas", n)
 	} else {
@@ -340,28 +536,54 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 	return nil
 }
 
-// Secret returns the secret the group's replicas key the answer cache
-// with, making it on first use (SET NX), so that one search has one key on
-// every replica. Whoever can read Redis can read it, as whoever can read
-// searxgate.db can read the local one.
-func (s *Shared) Secret(ctx context.Context) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, slowTimeout)
-	defer cancel()
-	fresh := make([]byte, 32)
-	_, _ = rand.Read(fresh)
-	key := s.cache + "secret"
-	if err := s.slow.SetNX(ctx, key, fresh, 0).Err(); err != nil {
-		return nil, err
+// need is how many heartbeats in a row must answer in time before
+// searches ask Redis: one when it never failed, Recover after a failure.
+func (s *Shared) need() int {
+	if s.hadFailed() {
+		return s.opt.Recover
 	}
-	v, err := s.slow.Get(ctx, key).Bytes()
-	if err != nil {
-		return nil, err
-	}
-	if len(v) < 16 {
-		return nil, fmt.Errorf("redis: the cache secret at %s is too short", key)
-	}
-	return v, nil
+	return 1
 }
+
+// hadFailed reports whether Redis failed since this replica last shared
+// (or since it started).
+func (s *Shared) hadFailed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr != ""
+}
+
+// note keeps the last error for Status.
+func (s *Shared) note(msg string) {
+	s.mu.Lock()
+	s.lastErr = msg
+	s.mu.Unlock()
+}
+
+// restore writes back what this replica knows into Redis: its recent
+// searches into the shared windows, the circuits it opened that are still
+// open; then reads the circuits the others opened. Run when searches come
+// back to Redis and when Redis lost its memory.
+func (s *Shared) restore(ctx context.Context) error {
+	if err := s.replay(ctx); err != nil {
+		return err
+	}
+	if err := s.republish(ctx); err != nil {
+		return err
+	}
+	// Read by the heartbeat loop, right after this heartbeat: OnOpen
+	// may need what its owner builds after Connect (cmd's pool).
+	s.opens.Store(true)
+	return nil
+}
+
+// rebuilding reports whether takes keep to the local share as well, the
+// shared windows being rebuilt.
+func (s *Shared) rebuilding(now time.Time) bool {
+	return s.lost.Load() || now.UnixNano() < s.rebuild.Load()
+}
+
+func (s *Shared) epochKey() string { return s.prefix + "epoch" }
 
 // enqueue queues a write no search waits on; it is dropped when the queue
 // is full or Redis unreachable.
@@ -389,11 +611,26 @@ func (s *Shared) writer(ctx context.Context) {
 				continue
 			}
 			wctx, cancel := context.WithTimeout(ctx, slowTimeout)
-			if err := f(wctx); err != nil && !errors.Is(err, goredis.Nil) {
-				s.log.Debug("a shared write failed", "err", err)
-			}
+			s.wrote(f(wctx))
 			cancel()
 		}
+	}
+}
+
+// wrote notes how a queued write ended: Redis out of memory is said once
+// (until a write succeeds again), other failures at debug.
+func (s *Shared) wrote(err error) {
+	switch {
+	case err == nil || errors.Is(err, goredis.Nil):
+		s.oom.Store(false)
+	case errors.Is(named(err), ErrOOM):
+		s.note(named(err).Error())
+		if s.oom.CompareAndSwap(false, true) {
+			s.log.Warn("redis is out of memory: answers and open circuits are not kept there until it can write again (raise maxmemory, or use --maxmemory-policy volatile-lru)",
+				"group", s.opt.Group)
+		}
+	default:
+		s.log.Debug("a shared write failed", "err", named(err))
 	}
 }
 

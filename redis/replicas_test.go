@@ -261,7 +261,7 @@ func TestReplicasShareAnswers(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !rb.Coalesced || !rb.Cached {
+	if !rb.Coalesced || rb.Cached {
 		t.Fatalf("the second replica's answer %+v, want one joined from the first", rb)
 	}
 	if n := fleet.Instances()[0].Truth().Searches; n != 1 {
@@ -313,7 +313,7 @@ func waitKey(t *testing.T, srv *redistest.Server, pattern string) {
 func TestReplicasWithoutRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	fleet := startFleet(t, fast(2)...)
-	reps := newReplicas(t, srv, fleet, 3, Options{Failures: 1})
+	reps := newReplicas(t, srv, fleet, 3, Options{Failures: 1, Recover: 1})
 	for _, r := range reps {
 		if st := r.shared.Status(); !st.Shared || st.Replicas != 3 {
 			t.Fatalf("status %+v, want shared among 3", st)

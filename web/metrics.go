@@ -327,7 +327,7 @@ func writeSearches(e *expo, p *proxy.Proxy) {
 			shared = 1
 		}
 		e.one("searxgate_replicas_shared", "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone.", shared)
-		e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last minute.", float64(st.Replicas))
+		e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last three heartbeats (6 s).", float64(st.Replicas))
 		e.family("searxgate_replica_local_takes_total", "counter", "Searches this replica's own share of a budget decided, while Redis did not answer.")
 		e.count(st.LocalTakes, "searxgate_replica_local_takes_total")
 		e.family("searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent.")

@@ -70,6 +70,9 @@ type App struct {
 	// shared is the state shared with the other replicas (--redis; nil
 	// without it): see shared.go.
 	shared *redis.Shared
+	// secret is the operator's secret (--secret, --secret-file), read at
+	// start when --redis is set; nil otherwise.
+	secret []byte
 
 	// refusedAtSeed counts the entries of the last list the address guard
 	// refused (a private literal address, a localhost name).
@@ -112,12 +115,12 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 		}
 	}()
 	if err := a.openShared(ctx); err != nil {
-		return nil, fmt.Errorf("--redis (SEARXGATE_REDIS): %w", err)
+		return nil, err
 	}
 	if err := a.buildPool(); err != nil {
 		return nil, err
 	}
-	imageSecret := a.buildCache(ctx)
+	imageSecret := a.buildCache()
 	if err := a.buildProxy(); err != nil {
 		return nil, err
 	}
@@ -210,17 +213,16 @@ func (a *App) poolEvent(e pool.Event) {
 
 // buildCache makes the queue of answers for the store and the per-client
 // limiter, and returns the secret image links are signed from.
-func (a *App) buildCache(ctx context.Context) []byte {
+func (a *App) buildCache() []byte {
 	if a.cfg.Budget20s == 0 || a.cfg.Budget10m == 0 {
 		a.log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
 	a.cache = newCacheQueue(a.store, a.log, a.cfg.CacheTTL)
-	imageSecret := a.store.CacheSecret()
-	if sec := a.sharedSecret(ctx); sec != nil {
+	imageSecret := a.cacheSecret()
+	if a.secret != nil {
 		// One key per search on every replica, and image links any
 		// replica can serve.
-		a.cache.useSecret(sec, true)
-		imageSecret = sec
+		a.cache.useSecret(imageSecret)
 	}
 	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
 	return imageSecret

@@ -24,9 +24,7 @@ type cacheQueue struct {
 	st    *store.Store
 	log   *slog.Logger
 	keyer atomic.Pointer[proxy.Keyer]
-	// sharedKey is set once the keyer is the replicas' shared one (--redis).
-	sharedKey atomic.Bool
-	off       bool // --cache-ttl 0: nothing is kept on disk
+	off   bool // --cache-ttl 0: nothing is kept on disk
 
 	// flushing is held by a flush from take until its batch is written or
 	// requeued, and by a drop or a purge: neither can land between a flush
@@ -92,15 +90,14 @@ func cacheKeep(ttl time.Duration) time.Duration {
 const maxPendingCache = 4096
 
 // CacheKey keys the cache with the store's per-install secret, or with
-// the replicas' shared one (--redis), so that one search has one key on
-// every replica.
+// the one derived from the operator's secret (--redis), so that one
+// search has one key on every replica.
 func (q *cacheQueue) CacheKey(plain string) string { return q.keyer.Load().CacheKey(plain) }
 
 // useSecret keys the cache with secret from now on (answers cached under
 // the former key are no longer found: they expire).
-func (q *cacheQueue) useSecret(secret []byte, shared bool) {
+func (q *cacheQueue) useSecret(secret []byte) {
 	q.keyer.Store(proxy.NewKeyer(secret))
-	q.sharedKey.Store(shared)
 }
 
 func (q *cacheQueue) CacheGet(key string) (proxy.Cached, bool) {

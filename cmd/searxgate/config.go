@@ -104,6 +104,14 @@ type Config struct {
 	Redis        string        // redis://, rediss:// or unix:// URL; "" = one process, nothing shared
 	Egress       string        // the replicas that leave through one address share one budget
 	RedisTimeout time.Duration // the longest a search waits on Redis
+	// The operator's secret, the same on every replica (--redis needs
+	// one): given, or read from a file at start.
+	Secret     string
+	SecretFile string
+
+	// redisHeartbeat replaces the shared state's heartbeat (2 s); tests
+	// set it so that outages and recoveries take fractions of a second.
+	redisHeartbeat time.Duration
 }
 
 // option is one setting: its flag, its env var and its help.
@@ -161,7 +169,7 @@ func defaultConfig() Config {
 		MaxOwnInstances: 100,
 
 		Egress:       "default",
-		RedisTimeout: 10 * time.Millisecond,
+		RedisTimeout: 50 * time.Millisecond,
 	}
 }
 
@@ -240,6 +248,8 @@ func (c *Config) options() []option {
 		{"redis", "Redis or Valkey shared by several searxgates (redis://host:6379/0, rediss://…, unix:///path.sock): one budget per instance, refusals, answers (none: nothing shared)", &c.Redis},
 		{"egress", "the group of replicas that leave through one address: they share one budget per instance (with --redis)", &c.Egress},
 		{"redis-timeout", "the longest a search waits on Redis before this replica decides alone (with --redis)", &c.RedisTimeout},
+		{"secret", "the secret every replica sharing one Redis is given, at least 16 characters (required with --redis, or --secret-file): it keys the shared cache, signs image links and authenticates what the replicas tell each other; never stored in Redis", &c.Secret},
+		{"secret-file", "a file holding --secret (its first line), for secrets kept out of the environment and the command line", &c.SecretFile},
 	}
 }
 
@@ -620,6 +630,39 @@ func (c *Config) validateShared(bad func(flagName, format string, args ...any)) 
 	if c.RedisTimeout < time.Millisecond || c.RedisTimeout > time.Second {
 		bad("redis-timeout", "%v is outside 1ms to 1s", c.RedisTimeout)
 	}
+	switch {
+	case c.Secret != "" && c.SecretFile != "":
+		bad("secret", "give either --secret or --secret-file (SEARXGATE_SECRET_FILE), not both")
+	case c.Redis != "" && c.Secret == "" && c.SecretFile == "":
+		bad("secret", "is required with --redis: give every replica the same secret (or --secret-file); `openssl rand -hex 32` makes one")
+	case c.Secret != "" && len(c.Secret) < minSecret:
+		bad("secret", "is %d characters, want at least %d", len(c.Secret), minSecret)
+	}
+}
+
+// minSecret is the shortest --secret taken.
+const minSecret = 16
+
+// readSecret returns the operator's secret: --secret, or the first line
+// of --secret-file; nil when neither is given. Errors name the flag,
+// never the secret.
+func (c *Config) readSecret() ([]byte, error) {
+	if c.SecretFile == "" {
+		if c.Secret == "" {
+			return nil, nil
+		}
+		return []byte(c.Secret), nil
+	}
+	b, err := os.ReadFile(c.SecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("--secret-file (SEARXGATE_SECRET_FILE): %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	line = strings.TrimSpace(line)
+	if len(line) < minSecret {
+		return nil, fmt.Errorf("--secret-file (SEARXGATE_SECRET_FILE): the secret in %s is %d characters, want at least %d", c.SecretFile, len(line), minSecret)
+	}
+	return []byte(line), nil
 }
 
 // redactURL hides a URL's password, for error messages.

@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -23,10 +27,20 @@ func (a *App) openShared(ctx context.Context) error {
 	if a.cfg.Redis == "" {
 		return nil
 	}
+	secret, err := a.cfg.readSecret()
+	if err != nil {
+		return err
+	}
+	if secret == nil { // Validate says so first; this is the last word
+		return errors.New("--secret (SEARXGATE_SECRET): is required with --redis")
+	}
+	a.secret = secret
 	s, err := redis.New(redis.Options{
 		URL:       a.cfg.Redis,
+		Secret:    secret,
 		Group:     a.cfg.Egress,
 		OpTimeout: a.cfg.RedisTimeout,
+		Heartbeat: a.cfg.redisHeartbeat,
 		Budget:    publicBudget(a.cfg),
 		// Heard from another replica of the egress: a.pool exists by
 		// the time Run starts the feed.
@@ -35,7 +49,7 @@ func (a *App) openShared(ctx context.Context) error {
 		Clock:  a.clock,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("--redis (SEARXGATE_REDIS): %w", err)
 	}
 	a.shared = s
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -60,41 +74,19 @@ func (a *App) proxyShared() proxy.Shared {
 	return proxy.Shared{Budget: a.shared, Cache: a.shared, Trials: a.shared, Status: a.shared.Status}
 }
 
-// sharedSecret is the secret the replicas key the answer cache with, from
-// Redis; nil without --redis or when Redis does not answer now (the cache
-// is then keyed with the store's secret until useSharedSecret succeeds).
-func (a *App) sharedSecret(ctx context.Context) []byte {
-	if a.shared == nil {
-		return nil
+// cacheSecret is what keys the answer cache and signs image links: with
+// --redis, a key derived from the operator's secret, the same on every
+// replica, so that one search has one key everywhere and any replica
+// serves another's image links; alone, the store's per-install secret.
+// Never a secret kept in Redis: whoever can write Redis could then forge
+// answers and image links.
+func (a *App) cacheSecret() []byte {
+	if a.secret == nil {
+		return a.store.CacheSecret()
 	}
-	sec, err := a.shared.Secret(ctx)
-	if err != nil {
-		a.log.Warn("the shared cache secret could not be read from redis: answers are not shared until it is", "err", err)
-		return nil
-	}
-	return sec
-}
-
-// keepTryingSecret reads the shared secret until it has it, when start-up
-// could not, and keys the cache with it from then on.
-func (a *App) keepTryingSecret(ctx context.Context) {
-	if a.shared == nil || a.cache.sharedKey.Load() {
-		return
-	}
-	tick, stop := a.clock.NewTicker(5 * time.Second)
-	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-			if sec, err := a.shared.Secret(ctx); err == nil {
-				a.cache.useSecret(sec, true)
-				a.log.Info("the cache is now keyed with the replicas' shared secret")
-				return
-			}
-		}
-	}
+	m := hmac.New(sha256.New, a.secret)
+	m.Write([]byte("searxgate cache key v1"))
+	return m.Sum(nil)
 }
 
 // shareEvent passes a circuit this replica opened to the other replicas
@@ -116,8 +108,5 @@ func (a *App) runShared(ctx context.Context) {
 	if a.shared == nil {
 		return
 	}
-	done := make(chan struct{})
-	go func() { defer close(done); a.keepTryingSecret(ctx) }()
 	a.shared.Run(ctx)
-	<-done
 }

@@ -39,10 +39,14 @@ func TestSharedFlags(t *testing.T) {
 		args []string
 		want string // in the error; "" = valid
 	}{
-		{[]string{"--redis", "redis://127.0.0.1:6379/0"}, ""},
-		{[]string{"--redis", "rediss://user:pw@cache.example:6380/1", "--egress", "eu-1"}, ""},
-		{[]string{"--redis", "unix:///run/redis/redis.sock"}, ""},
-		{[]string{"--redis", "http://user:secret@127.0.0.1:6379"}, "--redis (SEARXGATE_REDIS)"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--secret", testSecret}, ""},
+		{[]string{"--redis", "rediss://user:pw@cache.example:6380/1", "--egress", "eu-1", "--secret-file", "/run/secrets/searxgate"}, ""},
+		{[]string{"--redis", "unix:///run/redis/redis.sock", "--secret", testSecret}, ""},
+		{[]string{"--redis", "http://user:s3cretpw@127.0.0.1:6379", "--secret", testSecret}, "--redis (SEARXGATE_REDIS)"},
+		// Replicas sharing Redis need the operator's secret.
+		{[]string{"--redis", "redis://127.0.0.1:6379/0"}, "--secret (SEARXGATE_SECRET): is required with --redis"},
+		{[]string{"--redis", "redis://127.0.0.1:6379/0", "--secret", "short"}, "--secret (SEARXGATE_SECRET)"},
+		{[]string{"--secret", testSecret, "--secret-file", "/run/secrets/searxgate"}, "--secret (SEARXGATE_SECRET)"},
 		{[]string{"--egress", "has space"}, "--egress (SEARXGATE_EGRESS)"},
 		{[]string{"--egress", ""}, "--egress (SEARXGATE_EGRESS)"},
 		{[]string{"--redis-timeout", "5s"}, "--redis-timeout (SEARXGATE_REDIS_TIMEOUT)"},
@@ -53,11 +57,14 @@ func TestSharedFlags(t *testing.T) {
 			t.Errorf("%v: %v", c.args, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%v: error %v, want one naming %s", c.args, err, c.want)
-		case err != nil && strings.Contains(err.Error(), "secret"):
-			t.Errorf("%v: the error shows the password: %v", c.args, err)
+		case err != nil && (strings.Contains(err.Error(), "s3cretpw") || strings.Contains(err.Error(), testSecret) || strings.Contains(err.Error(), "short")):
+			t.Errorf("%v: the error shows the password or the secret: %v", c.args, err)
 		}
 	}
 }
+
+// testSecret is the operator's secret of the tests' replicas.
+const testSecret = "the tests' secret, 32 bytes long"
 
 // TestReplicasThroughRedis: three searxgates with --redis on one fleet,
 // load spread over them: no instance gets more than its budget in 20 s,
@@ -72,7 +79,7 @@ func TestReplicasThroughRedis(t *testing.T) {
 	var gws []*gateway
 	for range 3 {
 		gws = append(gws, startGatewayWith(t, &failResolver{}, dir, "",
-			"--redis", srv.URL(), "--egress", "test", "--redis-timeout", "500ms", "--client-rate", "0"))
+			"--redis", srv.URL(), "--secret", testSecret, "--egress", "test", "--redis-timeout", "500ms", "--client-rate", "0"))
 	}
 	for i, g := range gws {
 		if st, ok := sharedStatus(g.app); !ok || !st.Shared || st.Group != "test" {
@@ -164,8 +171,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 	})
 	var gws []*gateway
 	for range 3 {
-		gws = append(gws, startGatewayWith(t, &failResolver{}, dir, "",
-			"--redis", srv.URL(), "--redis-timeout", "500ms", "--client-rate", "0"))
+		gws = append(gws, startReplica(t, srv, dir)) // a quick heartbeat: the outage is seen at once
 	}
 	waitFor(t, 10*time.Second, "every replica sees three", func() bool {
 		for _, g := range gws {
@@ -225,7 +231,7 @@ func TestReplicasThroughRedisOutage(t *testing.T) {
 func TestSharedStateReachesTheProxy(t *testing.T) {
 	srv := redistest.Start(t)
 	_, dir := startFleet(t, 13, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
-	g := startGatewayWith(t, &failResolver{}, dir, "", "--redis", srv.URL(), "--egress", "eu-1", "--redis-timeout", "500ms")
+	g := startGatewayWith(t, &failResolver{}, dir, "", "--redis", srv.URL(), "--secret", testSecret, "--egress", "eu-1", "--redis-timeout", "500ms")
 	st, ok := g.app.proxy.SharedState()
 	if !ok || !st.Shared || st.Group != "eu-1" || st.Replicas != 1 {
 		t.Fatalf("shared state %+v, %v", st, ok)

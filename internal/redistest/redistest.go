@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -126,6 +127,49 @@ func (s *Server) signal(sig os.Signal) {
 	}
 }
 
+// Do sends one command (spoken by hand, as Keys) and returns its reply:
+// a status, a bulk string or an integer as text ("" for a nil reply); an
+// error reply is returned as an error.
+func (s *Server) Do(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", s.Addr(), 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(c, b.String()); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "+"), strings.HasPrefix(line, ":"):
+		return line[1:], nil
+	case strings.HasPrefix(line, "-"):
+		return "", fmt.Errorf("redistest: %s", line[1:])
+	case strings.HasPrefix(line, "$"):
+		size, err := strconv.Atoi(line[1:])
+		if err != nil || size < 0 {
+			return "", err
+		}
+		v := make([]byte, size+2)
+		if _, err := io.ReadFull(r, v); err != nil {
+			return "", err
+		}
+		return string(v[:size]), nil
+	}
+	return "", fmt.Errorf("redistest: %s answered %q", args[0], line)
+}
+
 // Keys returns the keys matching pattern (KEYS, spoken by hand so that
 // a test outside package redis needs no Redis client).
 func (s *Server) Keys(pattern string) ([]string, error) {
@@ -180,3 +224,81 @@ func (s *Server) Stop() {
 	_ = s.cmd.Wait()
 	s.cmd = nil
 }
+
+// Delay is a TCP proxy in front of a Server that holds each of the
+// server's answers for the delay it is set to: a slow Redis, or a slow
+// network to it.
+type Delay struct {
+	ln    net.Listener
+	delay atomic.Int64 // ns
+}
+
+// Delayed starts a Delay in front of s (no delay until Set); it stops
+// when the test ends.
+func (s *Server) Delayed() *Delay {
+	s.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	d := &Delay{ln: ln}
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards conns
+	var conns []net.Conn
+	s.t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			cl, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", s.Addr())
+			if err != nil {
+				_ = cl.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, cl, up)
+			mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(up, cl); _ = up.Close() }()
+			go func() { defer wg.Done(); d.copyBack(cl, up) }()
+		}
+	}()
+	return d
+}
+
+// copyBack copies the server's answers to the client, each read held
+// for the delay.
+func (d *Delay) copyBack(cl, up net.Conn) {
+	defer cl.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := up.Read(buf)
+		if n > 0 {
+			time.Sleep(time.Duration(d.delay.Load()))
+			if _, werr := cl.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Set sets the delay of every answer from now on.
+func (d *Delay) Set(delay time.Duration) { d.delay.Store(int64(delay)) }
+
+// URL is the redis:// URL that reaches the server through the delay.
+func (d *Delay) URL() string { return "redis://" + d.ln.Addr().String() + "/0" }
