@@ -150,6 +150,20 @@ func (p *Pool) Len() int {
 	return len(p.list)
 }
 
+// PublicLen returns the number of public instances that are not
+// disabled: what the politeness budgets of the public pool add up over.
+func (p *Pool) PublicLen() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	n := 0
+	for i := range p.slots {
+		if s := &p.slots[i]; !s.own && !s.disabled {
+			n++
+		}
+	}
+	return n
+}
+
 // mono converts a clock time to nanoseconds since the pool's epoch.
 func (p *Pool) mono(t time.Time) int64 {
 	if t.IsZero() {

@@ -3,6 +3,9 @@ package proxy
 import (
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/sim"
 )
 
 func TestPolitenessWindows(t *testing.T) {
@@ -258,5 +261,23 @@ func TestRestamp(t *testing.T) {
 	p.Take("a", t0.Add(22*time.Second))
 	if got, want := p.FreeAt("a", t0.Add(22*time.Second)), t0.Add(22*time.Second+budgetMargin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v (the 3rd most recent is the one sent at 2 s)", got.Sub(t0), want.Sub(t0))
+	}
+}
+
+// TestPublicCapacity: what the public pool serves, sustained and at once,
+// from the budget's windows and the public instances (own ones do not
+// count).
+func TestPublicCapacity(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	// The default budget: 10 in 20 s (30 a minute), 100 in 10 min (10 a
+	// minute, the sustained rate), two instances.
+	if per, burst := e.proxy.PublicCapacity(); per != 20 || burst != 20 {
+		t.Fatalf("capacity %v a minute, %v at once; want 20 and 20", per, burst)
+	}
+	e.pool.Add("https://own.example/", pool.Own)
+	if per, _ := e.proxy.PublicCapacity(); per != 20 {
+		t.Fatalf("an own instance counted: %v a minute", per)
 	}
 }

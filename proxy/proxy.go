@@ -306,7 +306,7 @@ func New(cfg Config) (*Proxy, error) {
 	p.polite.base, p.acPolite.base, p.extra.base = base, base, base
 	p.polite.rings = recordRings{g: p.recs}
 	p.acPolite.rings = recordRings{g: p.recs, ac: true}
-	p.fair = newFairShare(cfg.Budget, cfg.Pool.Len)
+	p.fair = newFairShare(cfg.Budget, cfg.Pool.PublicLen)
 	p.fair.base = base
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
@@ -425,6 +425,27 @@ func (p *Proxy) Wait(ctx context.Context) error {
 
 // Metrics returns the proxy's counters (live; read with its methods).
 func (p *Proxy) Metrics() *Metrics { return p.metrics }
+
+// PublicCapacity is what the public pool's budgets allow in all: per
+// minute, sustained (by the window that allows the fewest a minute), and
+// at once (the shortest window's Max), times the public instances; 0, 0
+// when there is no public instance or no budget.
+func (p *Proxy) PublicCapacity() (perMinute, burst float64) {
+	var shortest time.Duration
+	for _, w := range p.cfg.Budget {
+		if w.Max <= 0 || w.Per <= 0 {
+			continue
+		}
+		if r := float64(w.Max) * float64(time.Minute) / float64(w.Per); perMinute == 0 || r < perMinute {
+			perMinute = r
+		}
+		if shortest == 0 || w.Per < shortest {
+			shortest, burst = w.Per, float64(w.Max)
+		}
+	}
+	n := float64(p.pool.PublicLen())
+	return perMinute * n, burst * n
+}
 
 // Politeness returns the per-instance budget, for the status page.
 func (p *Proxy) Politeness() *Politeness { return p.polite }

@@ -27,6 +27,9 @@ import (
 type ClientLimiter struct {
 	perSec float64 // tokens added per second
 	burst  float64
+	// capacity, when set, is what the public pool serves a minute and at
+	// once: no client's rate or burst goes past it (WithCapacity).
+	capacity func() (perMinute, burst float64)
 
 	mu      sync.Mutex // guards buckets and swept
 	buckets map[netip.Prefix]*bucket
@@ -64,6 +67,29 @@ func NewClientLimiter(perMinute, burst int) *ClientLimiter {
 		burst:   float64(max(burst, 1)),
 		buckets: make(map[netip.Prefix]*bucket),
 	}
+}
+
+// WithCapacity bounds every client's rate and burst by what the public
+// pool serves (capacity: searches a minute, sustained, and at once; 0 =
+// none), so that the default limit follows the pool: on a small pool no
+// client may ask more than it can serve. It returns l (nil stays nil).
+func (l *ClientLimiter) WithCapacity(capacity func() (perMinute, burst float64)) *ClientLimiter {
+	if l != nil {
+		l.capacity = capacity
+	}
+	return l
+}
+
+// rates is the refill per second and the burst at this moment.
+func (l *ClientLimiter) rates() (perSec, burst float64) {
+	perSec, burst = l.perSec, l.burst
+	if l.capacity != nil {
+		if c, b := l.capacity(); c > 0 {
+			perSec = math.Min(perSec, c/60)
+			burst = math.Min(burst, math.Max(1, b))
+		}
+	}
+	return perSec, burst
 }
 
 // clientKey is what a client is counted as: its IPv4 address, or the /64
@@ -131,20 +157,22 @@ func (l *ClientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Dur
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
 		l.sweep(now)
 	}
+	perSec, burst := l.rates()
 	b, ok := l.buckets[key]
 	if !ok {
-		b = &bucket{tokens: l.burst, last: now}
+		b = &bucket{tokens: burst, last: now}
 		l.buckets[key] = b
 	}
 	if d := now.Sub(b.last); d > 0 { // a clock read before the last one adds nothing
-		b.tokens = math.Min(l.burst, b.tokens+d.Seconds()*l.perSec)
+		b.tokens = math.Min(burst, b.tokens+d.Seconds()*perSec)
 		b.last = now
 	}
+	b.tokens = math.Min(b.tokens, burst) // the pool shrank
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
 	}
-	wait := time.Duration((1 - b.tokens) / l.perSec * float64(time.Second))
+	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
 	return false, wait
 }
 

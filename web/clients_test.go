@@ -270,3 +270,39 @@ func FuzzClientAddr(f *testing.F) {
 		_ = clientKey(got)
 	})
 }
+
+// TestLimiterFollowsCapacity: the rate and burst of every client are
+// bounded by what the public pool serves a minute; without a public
+// instance (0) the configured limit stands.
+func TestLimiterFollowsCapacity(t *testing.T) {
+	capacity := 90.0 // 3 public instances, 10 per 20 s each
+	l := NewClientLimiter(120, 60).WithCapacity(func() (float64, float64) { return capacity, capacity / 3 })
+	now := fixedNow
+	key := netip.MustParsePrefix("203.0.113.1/32")
+	n := 0
+	for {
+		ok, _ := l.allowAt(key, now)
+		if !ok {
+			break
+		}
+		n++
+	}
+	if n != 30 {
+		t.Fatalf("a burst of %d, want 30 (a third of the pool's 90 a minute)", n)
+	}
+	if ok, wait := l.allowAt(key, now); ok || wait.Round(time.Millisecond) != 667*time.Millisecond {
+		t.Fatalf("the next search waits %v, want 1/1.5 s (90 a minute)", wait)
+	}
+	capacity = 0 // own instances only: the configured limit
+	other := netip.MustParsePrefix("198.51.100.1/32")
+	n = 0
+	for {
+		if ok, _ := l.allowAt(other, now); !ok {
+			break
+		}
+		n++
+	}
+	if n != 60 {
+		t.Fatalf("a burst of %d without public instances, want the configured 60", n)
+	}
+}

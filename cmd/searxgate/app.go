@@ -273,6 +273,9 @@ func (a *App) buildProxy() error {
 	if err != nil {
 		return err
 	}
+	// The client limit follows what the public pool serves: on a small
+	// pool no client may ask more than it can answer.
+	a.limiter.WithCapacity(a.proxy.PublicCapacity)
 	return a.restoreCaps()
 }
 
