@@ -41,6 +41,9 @@ func classifyRedirect(a Answer) Verdict {
 // which: FeelingLucky for a lone "!!" word, ExternalBang for a word that
 // starts with "!!" and names a bang ("!!g", "!!w").
 func BangOf(query string) (Reason, bool) {
+	if !strings.Contains(query, "!!") {
+		return "", false // every search asks: no allocation for the usual one
+	}
 	for _, w := range strings.Fields(query) {
 		if !strings.HasPrefix(w, "!!") {
 			continue

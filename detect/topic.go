@@ -71,35 +71,23 @@ func enoughMention(asked []string, results []Result) bool {
 const TemplateMin = 4
 
 // templated reports whether results only wrap the query in a template:
-// with the query's words taken out, every title reads the same, and so
-// does every snippet ("Buy <q> cheap", "Best <q> deals ..."). A results
-// page of real engines has titles of their own; a hostile or broken
-// instance that echoes the query into canned results has one. Caught:
-// pages whose every title and snippet is the same text around the query.
-// Not caught: templates with a counter or a varying word in them, pages
-// that mix canned and real results, and real results that do not repeat
-// the query (those are for the off-topic rule).
-func templated(asked []string, results []Result) bool {
-	words := matchWords(asked)
-	if len(results) < TemplateMin || len(words) == 0 {
+// every title reads the same, and so does every snippet ("Buy <q> cheap",
+// "Best <q> deals ..."), once case is set aside: within one answer the
+// query is the same, so a template fills in the same text every time. A
+// results page of real engines has titles of their own; a hostile or
+// broken instance that echoes the query into canned results has one.
+// Caught: pages whose every title and snippet are the same text. Not
+// caught: templates with a counter or a varying word in them, pages that
+// mix canned and real results, and real results that do not repeat the
+// query (those are for the off-topic rule). It allocates nothing.
+func templated(results []Result) bool {
+	if len(results) < TemplateMin {
 		return false
 	}
-	var title0, content0 []byte
-	var buf []byte
-	strip := func(s string) []byte {
-		buf = appendFold(buf[:0], s)
-		for _, w := range words {
-			buf = bytes.ReplaceAll(buf, w, nil)
-		}
-		return bytes.Join(bytes.Fields(buf), []byte{' '})
-	}
-	for i := range results {
-		t, c := strip(results[i].Title), strip(results[i].Content)
-		if i == 0 {
-			title0, content0 = t, c
-			continue
-		}
-		if !bytes.Equal(t, title0) || !bytes.Equal(c, content0) {
+	t0, c0 := strings.TrimSpace(results[0].Title), strings.TrimSpace(results[0].Content)
+	for i := range results[1:] {
+		x := &results[i+1]
+		if !strings.EqualFold(strings.TrimSpace(x.Title), t0) || !strings.EqualFold(strings.TrimSpace(x.Content), c0) {
 			return false
 		}
 	}

@@ -269,7 +269,7 @@ func judge(query string, r *Results, formats []string) Verdict {
 		// anything. OK, as SearXNG itself serves it.
 	case len(r.Results) < FewResults && len(r.UnresponsiveEngines) > 0:
 		v.Kind, v.Reason = Soft, EnginesDown
-	case !enoughMention(asked, r.Results), templated(asked, r.Results):
+	case !enoughMention(asked, r.Results), templated(r.Results):
 		v.Kind, v.Reason = Soft, OffTopic
 	}
 	return v

@@ -181,7 +181,7 @@ var searchParams = []string{"language", "safesearch", "categories", "time_range"
 
 // images reports whether the search asks for the images category.
 func (s search) images() bool {
-	for _, c := range strings.Split(s.params["categories"], ",") {
+	for c := range strings.SplitSeq(s.params["categories"], ",") {
 		if strings.TrimSpace(c) == "images" {
 			return true
 		}
