@@ -47,9 +47,16 @@ func formatContentType(format string) string {
 
 // search serves /search (and / with q) in the format asked.
 func (s *Server) search(ctx *fasthttp.RequestCtx) {
-	// The preferences (cookies) fill in what the request does not say.
-	pr := readPrefs(ctx)
-	req, err := proxy.ParseRequest(withPrefs{params{ctx}, &pr})
+	// The preferences (cookies) fill in what the request does not say. A
+	// request without cookies (every API client) has none to read: its
+	// empty parameters are absent, as withPrefs makes them with the
+	// default preferences.
+	var pp proxy.Params = nonEmpty{params{ctx}}
+	if len(ctx.Request.Header.Peek("Cookie")) > 0 {
+		pr := readPrefs(ctx)
+		pp = withPrefs{params{ctx}, &pr}
+	}
+	req, err := proxy.ParseRequest(pp)
 	// SearXNG checks the format before the query: a disabled format is
 	// refused even without q.
 	if !s.formatEnabled(req.Format) {
@@ -135,6 +142,14 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	default:
 		s.writeHTML(ctx, req, results, res)
 	}
+}
+
+// nonEmpty is a request's parameters with the empty ones absent.
+type nonEmpty struct{ params }
+
+func (n nonEmpty) Get(name string) (string, bool) {
+	v, ok := n.params.Get(name)
+	return v, ok && v != ""
 }
 
 // redirect answers 302 to loc, with the short page Werkzeug writes for
