@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,15 +27,7 @@ func healthyFleet(t *testing.T, n int, cfg sim.Config, flags ...string) (*sim.Fl
 		cfg.Instances = append(cfg.Instances, sim.InstanceConfig{ID: fmt.Sprintf("ok-%d", i), Behaviour: sim.Fast, Latency: 20 * time.Millisecond, JSON: true})
 	}
 	cfg.Seed = 31
-	f, err := sim.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	dir := filepath.Join(t.TempDir(), "instances.json")
-	if err := os.WriteFile(dir, f.Directory(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f, dir := startFleetConfig(t, cfg)
 	return f, startGateway(t, dir, "", append([]string{"--client-rate", "0"}, flags...)...) // a later --client-rate wins
 }
 

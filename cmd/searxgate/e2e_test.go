@@ -25,7 +25,13 @@ import (
 // startFleet starts a sim fleet on 127.0.0.1 and writes its directory file.
 func startFleet(t *testing.T, seed int64, instances []sim.InstanceConfig) (*sim.Fleet, string) {
 	t.Helper()
-	f, err := sim.Start(sim.Config{Instances: instances, Seed: seed})
+	return startFleetConfig(t, sim.Config{Instances: instances, Seed: seed})
+}
+
+// startFleetConfig is startFleet for a fleet configured in full.
+func startFleetConfig(t *testing.T, cfg sim.Config) (*sim.Fleet, string) {
+	t.Helper()
+	f, err := sim.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
