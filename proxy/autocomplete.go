@@ -24,7 +24,8 @@ const autocompleteTTL = time.Hour
 
 // Autocomplete returns suggestions for the prefix q, from an instance whose
 // /config names an autocomplete backend, within its politeness budget, and
-// cached. It asks at most two instances and never waits for a budget.
+// cached. It asks at most two instances, the operator's own first, and
+// never waits for a budget.
 func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {
@@ -58,7 +59,13 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		// A lease, like a search's: the instance's circuit, its trial and
 		// its in-flight limit apply, and a refusal here cools it down.
 		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(time.Second))
-		leases, err := p.pool.Checkout(lctx, 1, skip)
+		// The operator's own instances first: suggestions cost a public
+		// instance's small autocompletion budget only when none of them
+		// offers it now.
+		leases, err := p.pool.CheckoutOwn(lctx, 1, skip)
+		if err != nil || len(leases) == 0 {
+			leases, err = p.pool.Checkout(lctx, 1, skip)
+		}
 		if err != nil || len(leases) == 0 {
 			cancel()
 			break

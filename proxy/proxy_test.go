@@ -596,3 +596,25 @@ func TestSpawnedWorkIsWaitedForAndCloseEndsWorkers(t *testing.T) {
 		t.Fatal("spawn accepted work after Close")
 	}
 }
+
+// TestAutocompleteAsksOwnFirst: suggestions come from the operator's own
+// instance when it offers them, sparing the public ones' small budget,
+// whatever the ranking says.
+func TestAutocompleteAsksOwnFirst(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	own := e.urls[1] // ranked second (its prior is the slower one)
+	e.pool.Add(own, pool.Own)
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	for _, q := range []string{"tid", "tida", "tidal"} {
+		if out, err := e.proxy.Autocomplete(context.Background(), q, "en"); err != nil || len(out) == 0 {
+			t.Fatalf("%q: %q %v", q, out, err)
+		}
+	}
+	if pub := e.fleet.Instances()[0].Truth().Requests; pub != 0 {
+		t.Fatalf("the public instance got %d autocompletions while the own one offered them", pub)
+	}
+}
