@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -319,6 +320,39 @@ func (p *Politeness) Restamp(instance string, taken, now time.Time) {
 		return
 	}
 }
+
+// Untake forgets one search counted at taken: it was never sent (the
+// budget shared with other replicas said no after the local one said
+// yes), so it must not hold the local window.
+func (p *Politeness) Untake(instance string, taken time.Time) {
+	if p == nil {
+		return
+	}
+	t := p.nanos(taken)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.rings.ring(instance, false)
+	if r == nil {
+		return
+	}
+	size := p.class(r).size
+	n := len(r.times)
+	for k := 1; k <= n; k++ {
+		if r.at(k, size) != t {
+			continue
+		}
+		// Shift the older ones up by one; the oldest place gets a time no
+		// window counts.
+		for ; k < n; k++ {
+			r.set(k, size, r.at(k+1, size))
+		}
+		r.set(n, size, forgotten)
+		return
+	}
+}
+
+// forgotten is a ring time no window counts (Untake's).
+const forgotten = math.MinInt64 / 2
 
 // set replaces the k-th most recent time (k = 1 is the newest).
 func (r *timeRing) set(k, size int, t int64) {

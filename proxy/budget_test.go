@@ -281,3 +281,26 @@ func TestPublicCapacity(t *testing.T) {
 		t.Fatalf("an own instance counted: %v a minute", per)
 	}
 }
+
+// TestUntake: a search counted but never sent gives its place in the
+// window back, and the ring stays in order.
+func TestUntake(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	p := NewPoliteness(Window{Max: 3, Per: 20 * time.Second})
+	for i := range 3 {
+		p.Take("a", t0.Add(time.Duration(i)*time.Second))
+	}
+	if p.Allowed("a", t0.Add(3*time.Second)) {
+		t.Fatal("the window should be full")
+	}
+	p.Untake("a", t0.Add(time.Second))
+	if !p.Allowed("a", t0.Add(3*time.Second)) || p.Used("a", t0.Add(3*time.Second), 20*time.Second) != 2 {
+		t.Fatalf("after Untake: allowed %v, used %d; want room for one, 2 used",
+			p.Allowed("a", t0.Add(3*time.Second)), p.Used("a", t0.Add(3*time.Second), 20*time.Second))
+	}
+	p.Take("a", t0.Add(4*time.Second))
+	// The oldest counted is now the one at 0 s: the window frees at 20 s.
+	if got, want := p.FreeAt("a", t0.Add(5*time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+		t.Fatalf("FreeAt %v, want %v", got.Sub(t0), want.Sub(t0))
+	}
+}

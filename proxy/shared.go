@@ -137,7 +137,11 @@ func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.
 	if !p.polite.takeClass(inst, classOf(own, own && p.limited(inst)), now) {
 		return false
 	}
-	return own || p.sharedTake(ctx, inst, now)
+	if own || p.sharedTake(ctx, inst, now) {
+		return true
+	}
+	p.polite.Untake(inst, now) // not sent: the local window gets it back
+	return false
 }
 
 // limited reports whether searxgate paces the own instance inst below
