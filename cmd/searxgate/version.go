@@ -46,8 +46,16 @@ func resolveRevision(set string, info *debug.BuildInfo) string {
 	if set = strings.TrimSpace(set); set != "" || info == nil {
 		return set
 	}
-	var rev string
-	var dirty bool
+	rev, dirty := vcsRevision(info)
+	if rev != "" && dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+// vcsRevision is the revision the toolchain stamped into info, and
+// whether the tree had changes.
+func vcsRevision(info *debug.BuildInfo) (rev string, dirty bool) {
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -56,10 +64,7 @@ func resolveRevision(set string, info *debug.BuildInfo) string {
 			dirty = s.Value == "true"
 		}
 	}
-	if rev != "" && dirty {
-		rev += "-dirty"
-	}
-	return rev
+	return rev, dirty
 }
 
 // pseudoVersion matches the tail of a Go pseudo-version
@@ -89,16 +94,7 @@ func resolveVersion(set string, info *debug.BuildInfo) string {
 	if known && !strings.HasSuffix(main, "+dirty") && !pseudoVersion.MatchString(main) {
 		return main
 	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
+	rev, dirty := vcsRevision(info)
 	if rev != "" {
 		v := devVersion + "+" + rev[:min(len(rev), 7)]
 		if dirty {
