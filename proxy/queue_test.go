@@ -375,3 +375,51 @@ func TestAnsweredBy(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderWhoseClientLeftStillAnswersFollowers: the search others joined
+// goes on when its own client goes away; they get its answer.
+func TestLeaderWhoseClientLeftStillAnswersFollowers(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: 200 * time.Millisecond, JSON: true})
+	for _, q := range []string{"left alone", "left again"} {
+		req := Request{Query: q, PageNo: 1, Format: FormatJSON}
+		lctx, leave := context.WithCancel(context.Background())
+		leaderDone := make(chan error, 1)
+		go func() { _, err := e.proxy.Search(lctx, req); leaderDone <- err }()
+		waitFor(t, "the leader in flight", func() bool {
+			select {
+			case err := <-leaderDone:
+				t.Fatalf("%q: the leader ended before anyone joined: %v", q, err)
+			default:
+			}
+			e.proxy.flights.mu.Lock()
+			defer e.proxy.flights.mu.Unlock()
+			return len(e.proxy.flights.m) == 1
+		})
+		followerDone := make(chan *Response, 1)
+		go func() {
+			res, err := e.proxy.Search(context.Background(), req)
+			if err != nil {
+				t.Errorf("%q, the follower: %v", q, err)
+			}
+			followerDone <- res
+		}()
+		waitFor(t, "the follower joined", func() bool {
+			e.proxy.flights.mu.Lock()
+			defer e.proxy.flights.mu.Unlock()
+			for _, fl := range e.proxy.flights.m {
+				return fl.dups == 1
+			}
+			return false
+		})
+		leave() // the leader's client goes away
+		<-leaderDone
+		res := <-followerDone
+		if res == nil || !res.Coalesced {
+			t.Fatalf("%q: the follower got %+v, want the leader's answer, coalesced", q, res)
+		}
+	}
+	if n := e.searches(0); n != 2 {
+		t.Fatalf("%d upstream searches, want one per query", n)
+	}
+}
