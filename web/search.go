@@ -47,16 +47,7 @@ func formatContentType(format string) string {
 
 // search serves /search (and / with q) in the format asked.
 func (s *Server) search(ctx *fasthttp.RequestCtx) {
-	// The preferences (cookies) fill in what the request does not say. A
-	// request without cookies (every API client) has none to read: its
-	// empty parameters are absent, as withPrefs makes them with the
-	// default preferences.
-	var pp proxy.Params = nonEmpty{params{ctx}}
-	if len(ctx.Request.Header.Peek("Cookie")) > 0 {
-		pr := readPrefs(ctx)
-		pp = withPrefs{params{ctx}, &pr}
-	}
-	req, err := proxy.ParseRequest(pp)
+	req, err := proxy.ParseRequest(searchParams(ctx))
 	// SearXNG checks the format before the query: a disabled format is
 	// refused even without q.
 	if !s.formatEnabled(req.Format) {
@@ -82,28 +73,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		s.noAnswer(ctx, req, err)
 		return
 	}
-	h := &ctx.Response.Header
-	h.Set(HeaderInstance, res.Instance)
-	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
-	if res.Redirect != "" && (req.Format == proxy.FormatHTML || res.Soft == string(detect.ExternalBang)) {
-		// A bang: SearXNG redirects before it looks at the format, and so
-		// does searxgate. Feeling lucky redirects the HTML page only; the
-		// other formats get its one result.
-		redirect(ctx, res.Redirect)
-		return
-	}
-	if res.Fanout != "" {
-		h.Set(HeaderFanout, res.Fanout)
-	}
-	switch {
-	case res.Stale:
-		h.Set(HeaderCache, "stale")
-	case res.Cached:
-		h.Set(HeaderCache, "hit")
-	case res.Coalesced:
-		h.Set(HeaderCache, "coalesced")
-	default:
-		h.Set(HeaderCache, "miss")
+	if answerHeaders(ctx, req, res) {
+		return // a redirect
 	}
 	if req.Format == proxy.FormatJSON {
 		body, err := classicJSON(res)
@@ -123,16 +94,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	if req.Format == proxy.FormatHTML {
-		if why, _ := detect.BangOf(req.Query); why == detect.FeelingLucky {
-			// Feeling lucky on the HTML page: SearXNG sends the browser to
-			// the first result, and so does searxgate when the instance
-			// it asked answered with results (JSON).
-			if loc := firstLink(results); loc != "" {
-				redirect(ctx, loc)
-				return
-			}
-		}
+	if req.Format == proxy.FormatHTML && feelingLucky(ctx, req, results) {
+		return
 	}
 	switch req.Format {
 	case proxy.FormatCSV:
@@ -142,6 +105,62 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	default:
 		s.writeHTML(ctx, req, results, res)
 	}
+}
+
+// searchParams are a search's parameters: the request's, with the
+// preferences (cookies) filling in what it does not say. A request
+// without cookies (every API client) has none to read: its empty
+// parameters are absent, as withPrefs makes them with the default
+// preferences.
+func searchParams(ctx *fasthttp.RequestCtx) proxy.Params {
+	if len(ctx.Request.Header.Peek("Cookie")) == 0 {
+		return nonEmpty{params{ctx}}
+	}
+	pr := readPrefs(ctx)
+	return withPrefs{params{ctx}, &pr}
+}
+
+// answerHeaders says who answered and how; for a bang it answers with its
+// redirect and reports true.
+func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Response) bool {
+	h := &ctx.Response.Header
+	h.Set(HeaderInstance, res.Instance)
+	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
+	if res.Redirect != "" && (req.Format == proxy.FormatHTML || res.Soft == string(detect.ExternalBang)) {
+		// A bang: SearXNG redirects before it looks at the format, and so
+		// does searxgate. Feeling lucky redirects the HTML page only; the
+		// other formats get its one result.
+		redirect(ctx, res.Redirect)
+		return true
+	}
+	if res.Fanout != "" {
+		h.Set(HeaderFanout, res.Fanout)
+	}
+	switch {
+	case res.Stale:
+		h.Set(HeaderCache, "stale")
+	case res.Cached:
+		h.Set(HeaderCache, "hit")
+	case res.Coalesced:
+		h.Set(HeaderCache, "coalesced")
+	default:
+		h.Set(HeaderCache, "miss")
+	}
+	return false
+}
+
+// feelingLucky sends the browser to the first result of a feeling-lucky
+// search ("!! words"), as SearXNG does, also when the instance asked
+// answered with results (JSON); it reports whether it did.
+func feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
+	if why, _ := detect.BangOf(req.Query); why != detect.FeelingLucky {
+		return false
+	}
+	loc := firstLink(results)
+	if loc != "" {
+		redirect(ctx, loc)
+	}
+	return loc != ""
 }
 
 // nonEmpty is a request's parameters with the empty ones absent.
