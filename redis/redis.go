@@ -450,26 +450,7 @@ return {redis.call('ZCARD', KEYS[1]), e}
 func (s *Shared) heartbeat(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, slowTimeout)
 	defer cancel()
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	candidate := hex.EncodeToString(b[:])
-	start := s.opt.Clock.Now()
-	res, err := heartbeatScript.Run(ctx, s.slow, []string{s.prefix + "replicas", s.epochKey()},
-		s.opt.Replica, s.opt.SeenFor.Milliseconds(), candidate).Slice()
-	rtt := s.opt.Clock.Now().Sub(start)
-	var n int64
-	var epoch string
-	if err == nil {
-		if len(res) != 2 {
-			err = errBadReply
-		} else {
-			n, _ = res[0].(int64)
-			epoch, _ = res[1].(string)
-			if epoch == "" {
-				err = errBadReply
-			}
-		}
-	}
+	n, epoch, rtt, err := s.beat(ctx)
 	if err != nil {
 		err = named(err)
 		s.good.Store(0)
@@ -518,9 +499,39 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 		s.log.Warn("redis lost the shared state (its epoch key changed): this replica wrote back its recent searches and open circuits, and keeps to its share of each budget while the others do",
 			"group", s.opt.Group, "replicas", n)
 	}
-	if up {
-		return nil
+	if !up {
+		s.cameBack(n)
 	}
+	return nil
+}
+
+// beat writes this replica's heartbeat and reads the group's: the
+// replicas seen, the epoch, and how long Redis took.
+func (s *Shared) beat(ctx context.Context) (n int64, epoch string, rtt time.Duration, err error) {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	candidate := hex.EncodeToString(b[:])
+	start := s.opt.Clock.Now()
+	res, err := heartbeatScript.Run(ctx, s.slow, []string{s.prefix + "replicas", s.epochKey()},
+		s.opt.Replica, s.opt.SeenFor.Milliseconds(), candidate).Slice()
+	rtt = s.opt.Clock.Now().Sub(start)
+	if err != nil {
+		return 0, "", rtt, err
+	}
+	if len(res) != 2 {
+		return 0, "", rtt, errBadReply
+	}
+	n, _ = res[0].(int64)
+	epoch, _ = res[1].(string)
+	if epoch == "" {
+		return 0, "", rtt, errBadReply
+	}
+	return n, epoch, rtt, nil
+}
+
+// cameBack shares again after an outage (or for the first time), and
+// says so once.
+func (s *Shared) cameBack(n int64) {
 	s.fails.Store(0)
 	s.good.Store(0)
 	s.mu.Lock()
@@ -533,7 +544,6 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 	} else {
 		s.log.Info("redis is back: budgets, refusals and answers are shared again", "group", s.opt.Group, "replicas", n)
 	}
-	return nil
 }
 
 // need is how many heartbeats in a row must answer in time before

@@ -341,15 +341,9 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detec
 	s.render(ctx, fasthttp.StatusOK, "results.html", d)
 }
 
-// buildSearchPage turns an answer into what the page shows; image turns an
-// upstream image URL into the page's link to it ("" = no image); pr are
-// the preferences of the request's cookies (nil = none); tabs the
-// categories of its tabs.
-func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
-	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
-	if p.PageNo < 1 {
-		p.PageNo = 1
-	}
+// setControls fills in the page's tabs, time ranges and safe-search
+// choices for req.
+func (p *searchPage) setControls(req proxy.Request, pr *prefs, tabs []string) {
 	p.Category = "general"
 	if len(req.Categories) == 1 && slices.Contains(tabs, req.Categories[0]) {
 		p.Category = req.Categories[0]
@@ -373,41 +367,61 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 	for _, o := range [][2]string{{"", "Safe search: default"}, {"0", "Safe search: off"}, {"1", "Safe search: moderate"}, {"2", "Safe search: strict"}} {
 		p.SafeSearch = append(p.SafeSearch, option{o[0], o[1], req.SafeSearch == o[0]})
 	}
-	if r != nil {
-		for _, a := range r.Answers {
-			p.Answers = append(p.Answers, link{Text: clean(a, maxContent)})
-		}
-		for _, list := range []struct {
-			in  []string
-			out *[]link
-		}{{r.Corrections, &p.Corrections}, {r.Suggestions, &p.Suggestions}} {
-			for _, c := range list.in {
-				c = clean(c, maxTitle)
-				if c == "" {
-					continue
-				}
-				q := req
-				q.Query = c
-				*list.out = append(*list.out, link{Text: c, Href: "/search?" + q.Values(1).Encode()})
-			}
-		}
-		for i := range r.Infoboxes {
-			p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i], image))
-		}
-		for i := range r.Results {
-			v := resultOf(&r.Results[i], image)
-			if v.Image != "" && (p.Category == "images" || r.Results[i].Template == "images.html") {
-				p.Images = append(p.Images, v)
+}
+
+// setResults fills in what the answer r says: answers, corrections,
+// suggestions, infoboxes, results and images, the count and the engines
+// that failed.
+func (p *searchPage) setResults(req proxy.Request, r *detect.Results, image func(string) string) {
+	for _, a := range r.Answers {
+		p.Answers = append(p.Answers, link{Text: clean(a, maxContent)})
+	}
+	for _, list := range []struct {
+		in  []string
+		out *[]link
+	}{{r.Corrections, &p.Corrections}, {r.Suggestions, &p.Suggestions}} {
+		for _, c := range list.in {
+			c = clean(c, maxTitle)
+			if c == "" {
 				continue
 			}
-			p.Results = append(p.Results, v)
+			q := req
+			q.Query = c
+			*list.out = append(*list.out, link{Text: c, Href: "/search?" + q.Values(1).Encode()})
 		}
-		if r.NumberOfResults > 0 {
-			p.Count = formatCount(r.NumberOfResults)
+	}
+	for i := range r.Infoboxes {
+		p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i], image))
+	}
+	for i := range r.Results {
+		v := resultOf(&r.Results[i], image)
+		if v.Image != "" && (p.Category == "images" || r.Results[i].Template == "images.html") {
+			p.Images = append(p.Images, v)
+			continue
 		}
-		for _, e := range r.UnresponsiveEngines {
-			p.Unresponse = append(p.Unresponse, clean(e[0], 60)+" ("+clean(e[1], 60)+")")
-		}
+		p.Results = append(p.Results, v)
+	}
+	if r.NumberOfResults > 0 {
+		p.Count = formatCount(r.NumberOfResults)
+	}
+	for _, e := range r.UnresponsiveEngines {
+		p.Unresponse = append(p.Unresponse, clean(e[0], 60)+" ("+clean(e[1], 60)+")")
+	}
+
+}
+
+// buildSearchPage turns an answer into what the page shows; image turns an
+// upstream image URL into the page's link to it ("" = no image); pr are
+// the preferences of the request's cookies (nil = none); tabs the
+// categories of its tabs.
+func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
+	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
+	if p.PageNo < 1 {
+		p.PageNo = 1
+	}
+	p.setControls(req, pr, tabs)
+	if r != nil {
+		p.setResults(req, r, image)
 	}
 	if p.PageNo > 1 {
 		p.Prev = "/search?" + req.Values(p.PageNo-1).Encode()
