@@ -103,8 +103,8 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 		return
 	}
 	h := heldOutcome{l: l, o: o, elapsed: elapsed, fair: op.p.cfg.HedgeFloor}
-	if st := op.p.pool.Stats(l.inst); st.Measured {
-		h.fair = max(h.fair, 2*time.Duration(st.LatencyMS*float64(time.Millisecond)))
+	if lat, ok := op.p.usual(l.inst); ok {
+		h.fair = max(h.fair, 2*lat)
 	}
 	op.mu.Lock()
 	if op.answeredIn == 0 && !op.closed {

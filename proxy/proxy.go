@@ -660,8 +660,8 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 // yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
 func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time, func()) {
 	d := p.cfg.HedgeFloor * 3 / 2
-	if st := p.pool.Stats(r.url); st.Measured && st.LatencyMS > 0 {
-		d = max(time.Duration(st.LatencyMS*p.cfg.HedgeFactor*float64(time.Millisecond)), p.cfg.HedgeFloor)
+	if lat, ok := p.usual(r.url); ok && lat > 0 {
+		d = max(time.Duration(float64(lat)*p.cfg.HedgeFactor), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
 	if p.recs.capsOf(r).ConfigAt.IsZero() {

@@ -189,9 +189,19 @@ func (s *search) waitSlot() (leased, bool) {
 // deadline, as far as its instance's latency average says (with a
 // margin of a tenth).
 func (p *Proxy) inTime(l leased, now, deadline time.Time) (need time.Duration, ok bool) {
-	st := p.pool.Stats(l.inst)
-	need = time.Duration(st.LatencyMS * 1.1 * float64(time.Millisecond))
-	return need, !st.Measured || !now.Add(need).After(deadline)
+	lat, measured := p.usual(l.inst)
+	need = lat + lat/10
+	return need, !measured || !now.Add(need).After(deadline)
+}
+
+// usual is what a search of inst usually takes (its latency average), and
+// whether that was measured at all (a prior is only a guess).
+func (p *Proxy) usual(inst string) (time.Duration, bool) {
+	st := p.pool.Stats(inst)
+	if !st.Measured {
+		return 0, false
+	}
+	return time.Duration(st.LatencyMS * float64(time.Millisecond)), true
 }
 
 // granted ends w's wait with g.

@@ -346,13 +346,9 @@ func (s *search) slowForFan(l leased) bool {
 	if len(s.log) == 0 {
 		return false
 	}
-	first := s.p.pool.Stats(s.log[0].Instance)
-	st := s.p.pool.Stats(l.inst)
-	if !first.Measured || !st.Measured {
-		return false
-	}
-	limit := 2*first.LatencyMS + float64(s.p.cfg.FanoutGrace/time.Millisecond)
-	return st.LatencyMS > limit
+	first, ok1 := s.p.usual(s.log[0].Instance)
+	lat, ok2 := s.p.usual(l.inst)
+	return ok1 && ok2 && lat > 2*first+s.p.cfg.FanoutGrace
 }
 
 // queryFaultTTL is how long an answer whose poverty is the query's own
