@@ -370,14 +370,15 @@ func TestPolitenessPerServer(t *testing.T) {
 	t.Cleanup(srv.Close)
 	target := srv.Listener.Addr().String()
 	_, port, _ := net.SplitHostPort(target)
+	toSrv := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, target)
+	}
 	r := New(Config{
 		UserAgent:        "searxgate/test",
 		PerHostPerMinute: 5, // a burst of 1
 		Resolver:         fakeResolver{"one.test": publicIP, "two.test": publicIP},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		},
+		Dial:             toSrv,
 	})
 	var busy *BusyError
 	if _, err := r.Read(context.Background(), Request{URL: "http://one.test:" + port + "/page"}); err != nil {
@@ -387,20 +388,12 @@ func TestPolitenessPerServer(t *testing.T) {
 		t.Errorf("a second name for the same server read at once: %v, want busy", err)
 	}
 
-	r2 := New(Config{UserAgent: "searxgate/test", PerHostPerMinute: 5, Resolver: fakeResolver{"one.test": publicIP},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		}})
+	r2 := New(Config{UserAgent: "searxgate/test", PerHostPerMinute: 5, Resolver: fakeResolver{"one.test": publicIP}, Dial: toSrv})
 	if _, err := r2.Read(context.Background(), Request{URL: "http://one.test:" + port + "/hop"}); !errors.As(err, &busy) {
 		t.Errorf("a redirect was not charged: %v, want busy after one request's budget", err)
 	}
 
-	r3 := New(Config{UserAgent: "searxgate/test", Resolver: fakeResolver{"one.test": publicIP},
-		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		}})
+	r3 := New(Config{UserAgent: "searxgate/test", Resolver: fakeResolver{"one.test": publicIP}, Dial: toSrv})
 	if _, err := r3.Read(context.Background(), Request{URL: "http://one.test:" + port + "/fat-headers"}); err == nil {
 		t.Error("200 KB of response headers were read")
 	}

@@ -191,11 +191,7 @@ func waitQuiet(t *testing.T, g *gateway) {
 func ownFleet(t *testing.T, ic sim.InstanceConfig, flags ...string) (*sim.Fleet, *gateway) {
 	t.Helper()
 	ic.ID = "own"
-	f, err := sim.Start(sim.Config{Instances: []sim.InstanceConfig{ic}, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
+	f, _ := startFleet(t, 5, []sim.InstanceConfig{ic}) // its directory unused: --directory none
 	return f, startGateway(t, "none", "", append([]string{"--instance", f.Instance("own").URL(), "--client-rate", "0"}, flags...)...)
 }
 
