@@ -33,22 +33,32 @@ func ParseJSON(body []byte) (*Results, error) {
 	if tooDeep(body, maxJSONDepth) {
 		return nil, fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, maxJSONDepth)
 	}
-	if !gjson.ValidBytes(body) {
-		return nil, fmt.Errorf("%w: invalid JSON", ErrNotJSON)
-	}
 	// One copy of the body; every string read below points into it or is
-	// freshly allocated, never into the caller's buffer.
-	doc := gjson.Parse(string(body))
-	if !doc.IsObject() {
+	// freshly allocated, never into the caller's buffer. It is read once
+	// (jsonScan), checked as it is read.
+	sc := newScan(string(body))
+	if sc.peek() != '{' {
+		sc.skip()
+		if sc.end(); !sc.ok {
+			return nil, fmt.Errorf("%w: invalid JSON", ErrNotJSON)
+		}
 		return nil, fmt.Errorf("%w: not an object", ErrNotJSON)
 	}
-	// gjson.GetMany would scan once per key as well; one pass over the
-	// top level is cheaper.
 	var r Results
 	seen := false
 	var err error
-	doc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	sc.object(func(key string) {
+		if err != nil {
+			sc.skip() // what follows is still checked: invalid JSON is said first
+			return
+		}
+		if key == "results" {
+			seen = true
+			err = readResults(sc, &r)
+			return
+		}
+		v := sc.value()
+		switch key {
 		case "query":
 			seen = true
 			r.Query = text(v)
@@ -56,37 +66,13 @@ func ParseJSON(body []byte) (*Results, error) {
 			if v.Type == gjson.Number && !math.IsNaN(v.Num) {
 				r.NumberOfResults = v.Int()
 			}
-		case "results":
-			seen = true
-			if !v.IsArray() {
-				err = fmt.Errorf("%w: results is not a list", ErrNotJSON)
-				return false
-			}
-			r.Results = make([]Result, 0, 16)
-			v.ForEach(func(_, item gjson.Result) bool {
-				if x, ok := readResult(item); ok {
-					r.Results = append(r.Results, x)
-				}
-				return true
-			})
-		case "answers":
-			r.Answers = readAnswers(v)
-		case "corrections":
-			r.Corrections = readTexts(v)
-		case "suggestions":
-			r.Suggestions = readTexts(v)
-		case "infoboxes":
-			v.ForEach(func(_, item gjson.Result) bool {
-				if item.IsObject() {
-					r.Infoboxes = append(r.Infoboxes, readInfobox(item))
-				}
-				return true
-			})
-		case "unresponsive_engines":
-			r.UnresponsiveEngines = readUnresponsive(v)
+		default:
+			readTopLevel(&r, key, v)
 		}
-		return true
 	})
+	if sc.end(); !sc.ok {
+		return nil, fmt.Errorf("%w: invalid JSON", ErrNotJSON)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +81,49 @@ func ParseJSON(body []byte) (*Results, error) {
 	}
 	r.sanitize()
 	return &r, nil
+}
+
+// readResults reads the results list the scan is on into r.Results
+// (replacing any an earlier "results" member gave).
+func readResults(sc *jsonScan, r *Results) error {
+	if sc.peek() != '[' {
+		sc.skip()
+		return fmt.Errorf("%w: results is not a list", ErrNotJSON)
+	}
+	r.Results = make([]Result, 0, 16)
+	sc.array(func() {
+		if sc.peek() != '{' {
+			sc.skip() // not an object: not a result
+			return
+		}
+		var x Result
+		sc.object(func(key string) { resultField(&x, key, sc.value()) })
+		// Its URL is judged by sanitize, with parsed_url made in one parse.
+		r.Results = append(r.Results, x)
+	})
+	return nil
+}
+
+// readTopLevel reads the top-level member key other than query,
+// number_of_results and results.
+func readTopLevel(r *Results, key string, v gjson.Result) {
+	switch key {
+	case "answers":
+		r.Answers = readAnswers(v)
+	case "corrections":
+		r.Corrections = readTexts(v)
+	case "suggestions":
+		r.Suggestions = readTexts(v)
+	case "infoboxes":
+		v.ForEach(func(_, item gjson.Result) bool {
+			if item.IsObject() {
+				r.Infoboxes = append(r.Infoboxes, readInfobox(item))
+			}
+			return true
+		})
+	case "unresponsive_engines":
+		r.UnresponsiveEngines = readUnresponsive(v)
+	}
 }
 
 // readUnresponsive reads unresponsive_engines: [engine, reason] pairs, or
@@ -133,65 +162,57 @@ func text(v gjson.Result) string {
 	return ""
 }
 
-// readResult reads one result object. ok is false when it is not an
-// object.
-func readResult(v gjson.Result) (x Result, ok bool) {
-	if !v.IsObject() {
-		return x, false
+// resultField reads the member key of a result object into x: a known
+// field of the wrong type, and any unknown field, is kept cleaned in
+// x.Extra (putExtra).
+func resultField(x *Result, key string, f gjson.Result) {
+	typed := true
+	switch key {
+	case "url":
+		typed = f.Type == gjson.String
+		x.URL = f.Str
+	case "title":
+		typed = isStringOrNull(f)
+		x.Title = f.Str
+	case "content":
+		typed = isStringOrNull(f)
+		x.Content = f.Str
+	case "engine":
+		typed = isStringOrNull(f)
+		x.Engine = f.Str
+	case "category":
+		typed = isStringOrNull(f)
+		x.Category = f.Str
+	case "template":
+		typed = isStringOrNull(f)
+		x.Template = f.Str
+	case "publishedDate":
+		typed = isStringOrNull(f)
+		x.PublishedDate = f.Str
+	case "thumbnail":
+		typed = isStringOrNull(f)
+		x.Thumbnail = f.Str
+	case "img_src":
+		typed = isStringOrNull(f)
+		x.ImgSrc = f.Str
+	case "iframe_src":
+		typed = isStringOrNull(f)
+		x.IframeSrc = f.Str
+	case "score":
+		typed = f.Type == gjson.Number || f.Type == gjson.Null
+		x.Score = f.Num
+	case "engines":
+		x.Engines, typed = readStrings(f)
+	case "parsed_url":
+		// never trusted: rebuilt from url (sanitize)
+	case "positions":
+		x.Positions, typed = readInts(f)
+	default:
+		typed = false
 	}
-	v.ForEach(func(k, f gjson.Result) bool {
-		key := k.Str
-		typed := true
-		switch key {
-		case "url":
-			typed = f.Type == gjson.String
-			x.URL = f.Str
-		case "title":
-			typed = isStringOrNull(f)
-			x.Title = f.Str
-		case "content":
-			typed = isStringOrNull(f)
-			x.Content = f.Str
-		case "engine":
-			typed = isStringOrNull(f)
-			x.Engine = f.Str
-		case "category":
-			typed = isStringOrNull(f)
-			x.Category = f.Str
-		case "template":
-			typed = isStringOrNull(f)
-			x.Template = f.Str
-		case "publishedDate":
-			typed = isStringOrNull(f)
-			x.PublishedDate = f.Str
-		case "thumbnail":
-			typed = isStringOrNull(f)
-			x.Thumbnail = f.Str
-		case "img_src":
-			typed = isStringOrNull(f)
-			x.ImgSrc = f.Str
-		case "iframe_src":
-			typed = isStringOrNull(f)
-			x.IframeSrc = f.Str
-		case "score":
-			typed = f.Type == gjson.Number || f.Type == gjson.Null
-			x.Score = f.Num
-		case "engines":
-			x.Engines, typed = readStrings(f)
-		case "parsed_url":
-			// never trusted: rebuilt from url (sanitize)
-		case "positions":
-			x.Positions, typed = readInts(f)
-		default:
-			typed = false
-		}
-		if !typed {
-			putExtra(&x.Extra, key, f)
-		}
-		return true
-	})
-	// Its URL is judged by sanitize, with parsed_url made in one parse.
-	return x, true
+	if !typed {
+		putExtra(&x.Extra, key, f)
+	}
 }
 
 func isStringOrNull(v gjson.Result) bool {
