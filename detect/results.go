@@ -298,22 +298,32 @@ func parsedURL(u string) []string {
 	if err != nil {
 		return []string{"", "", "", "", "", ""}
 	}
-	return urlTuple(p)
+	return urlTuple(partsOf(p))
 }
 
-// urlTuple returns parsedURL's 6-tuple of a parsed URL.
-func urlTuple(p *url.URL) []string {
-	path, params := p.EscapedPath(), ""
+// linkParts is a URL split as url.Parse splits it, each part in its
+// escaped form: what parsed_url is made of.
+type linkParts struct{ scheme, host, path, query, fragment string }
+
+// partsOf returns the parts of a parsed URL (its user info, if any, as
+// part of the host, as SearXNG's netloc has it).
+func partsOf(p *url.URL) linkParts {
+	host := p.Host
+	if p.User != nil {
+		host = p.User.String() + "@" + host
+	}
+	return linkParts{p.Scheme, host, p.EscapedPath(), p.RawQuery, p.EscapedFragment()}
+}
+
+// urlTuple returns parsedURL's 6-tuple of a URL's parts.
+func urlTuple(p linkParts) []string {
+	path, params := p.path, ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
 			path, params = path[:i+j], path[i+j+1:]
 		}
 	}
-	host := p.Host
-	if p.User != nil {
-		host = p.User.String() + "@" + host
-	}
-	return []string{p.Scheme, host, path, params, p.RawQuery, p.EscapedFragment()}
+	return []string{p.scheme, p.host, path, params, p.query, p.fragment}
 }
 
 // httpURL reports whether u is an absolute http or https URL with a host,
@@ -324,8 +334,10 @@ func httpURL(u string) bool {
 	return ok
 }
 
-// parseLink parses u when httpURL holds for it.
-func parseLink(u string) (*url.URL, bool) {
+// parseLink splits u when httpURL holds for it. Most links are plain
+// (plainLink) and are split without url.Parse, which allocates the URL
+// and its unescaped copies; the others are parsed.
+func parseLink(u string) (linkParts, bool) {
 	var rest string
 	switch {
 	case len(u) > 7 && strings.EqualFold(u[:7], "http://"):
@@ -333,24 +345,95 @@ func parseLink(u string) (*url.URL, bool) {
 	case len(u) > 8 && strings.EqualFold(u[:8], "https://"):
 		rest = u[8:]
 	default:
-		return nil, false
+		return linkParts{}, false
 	}
 	if rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#' {
-		return nil, false
+		return linkParts{}, false
 	}
 	for i := 0; i < len(u); i++ {
 		if c := u[i]; c <= ' ' || c == 0x7f {
-			return nil, false
+			return linkParts{}, false
 		}
 	}
 	if hasBidi(u) {
-		return nil, false
+		return linkParts{}, false
+	}
+	if p, ok := plainLink(u[:len(u)-len(rest)], rest); ok {
+		return p, true
 	}
 	p, err := url.Parse(u)
 	if err != nil || p.Host == "" {
-		return nil, false
+		return linkParts{}, false
+	}
+	return partsOf(p), true
+}
+
+// plainLink splits an http(s) link (scheme its "http://" or "https://",
+// rest what follows, neither empty nor starting with a delimiter, free of
+// white space and control characters) when it is plain: a host of
+// letters, digits, dots and hyphens with an optional numeric port, and a
+// path and fragment of bytes url.Parse keeps as they are (unreserved,
+// sub-delimiters, ':', '@', '/', '?' in the fragment, and percent escapes
+// of two hex digits). The parts are then what url.Parse would give
+// (TestPlainLinkAsURLParse). ok is false when the link is not plain.
+func plainLink(scheme, rest string) (p linkParts, ok bool) {
+	p.scheme = "http"
+	if len(scheme) == 8 {
+		p.scheme = "https"
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	p.host, rest = rest[:end], rest[end:]
+	if !plainHost(p.host) {
+		return linkParts{}, false
+	}
+	if i := strings.IndexByte(rest, '#'); i >= 0 {
+		rest, p.fragment = rest[:i], rest[i+1:]
+	}
+	p.path, p.query, _ = strings.Cut(rest, "?")
+	if !plainPart(p.path, false) || !plainPart(p.fragment, true) {
+		return linkParts{}, false
 	}
 	return p, true
+}
+
+// plainHost: letters, digits, dots and hyphens, then at most one colon
+// and digits.
+func plainHost(h string) bool {
+	name, port, _ := strings.Cut(h, ":")
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPart: a path (or, with fragment, a fragment) of bytes url.Parse
+// keeps as they are.
+func plainPart(s string, fragment bool) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
+		case c == '?' && fragment:
+		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func appendStrings(dst []byte, v []string) []byte {
