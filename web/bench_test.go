@@ -1,12 +1,20 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -100,4 +108,74 @@ func hundredURLs() []string {
 		urls[i] = fmt.Sprintf("https://i%03d.example/", i)
 	}
 	return urls
+}
+
+// BenchmarkSearchMissJSON is the miss path through the whole handler: a
+// JSON search never asked before, answered by four in-memory instances
+// whose terms are known (JSON everywhere, as in steady state), with the
+// budgets lifted: parse the request, check out an instance, ask it, decode,
+// judge and sanitise its answer, re-encode it, cache it, write the
+// response. The instances send one gzipped ten-result answer made once, so
+// that the profile is searxgate's alone (the sim's rendering would be half
+// of it); the answer echoes no query, so it is judged on its results,
+// which mention the query's words.
+func BenchmarkSearchMissJSON(b *testing.B) {
+	h := missHandler(b)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var req fasthttp.Request
+		for pb.Next() {
+			req.SetRequestURI("/search?format=json&q=bench+miss+" + strconv.FormatInt(n.Add(1), 10))
+			var ctx fasthttp.RequestCtx
+			ctx.Init(&req, nil, nil)
+			h(&ctx)
+			if ctx.Response.StatusCode() != 200 || ctx.Response.Header.Peek("X-Searxgate-Cache") != nil && string(ctx.Response.Header.Peek("X-Searxgate-Cache")) != "miss" {
+				b.Errorf("status %d (%s): %.200s", ctx.Response.StatusCode(), ctx.Response.Header.Peek("X-Searxgate-Cache"), ctx.Response.Body())
+				return
+			}
+		}
+	})
+}
+
+// missHandler is searxgate's handler over four in-memory instances that
+// answer every search with one gzipped answer (see
+// BenchmarkSearchMissJSON).
+func missHandler(b *testing.B) fasthttp.RequestHandler {
+	body := strings.Replace(tenResults(), `"query":"bench",`, "", 1)
+	body = strings.ReplaceAll(body, "bench words", "bench miss words")
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(body))
+	_ = zw.Close()
+	ln := fasthttputil.NewInmemoryListener()
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.Response.Header.Set("Content-Encoding", "gzip")
+		ctx.SetBody(gz.Bytes())
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = ln.Close() })
+	p := pool.New(pool.Config{MaxInFlight: -1})
+	caps := map[string]proxy.Caps{}
+	now := time.Now()
+	for i := range 4 {
+		u := fmt.Sprintf("http://up%d.example/", i)
+		p.Add(u, pool.Public)
+		caps[u] = proxy.Caps{ConfigAt: now, ConfigOK: true, JSON: proxy.Yes, JSONAt: now}
+	}
+	px, err := proxy.New(proxy.Config{Pool: p, Budget: []proxy.Window{},
+		Upstream: proxy.UpstreamConfig{UserAgent: "searxgate-bench/1", MaxConns: 256,
+			Dial: func(string) (net.Conn, error) { return ln.Dial() }}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(px.Close)
+	px.ImportCaps(caps)
+	s, err := New(Config{Proxy: px, Pool: p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s.Handler()
 }
