@@ -91,13 +91,17 @@ func readResults(sc *jsonScan, r *Results) error {
 		return fmt.Errorf("%w: results is not a list", ErrNotJSON)
 	}
 	r.Results = make([]Result, 0, 16)
+	// The results' engine lists share one backing array (each capped at
+	// its own length, so that an append to one copies it): two engines a
+	// result made two allocations each.
+	strs := make([]string, 0, 64)
 	sc.array(func() {
 		if sc.peek() != '{' {
 			sc.skip() // not an object: not a result
 			return
 		}
 		var x Result
-		sc.object(func(key string) { resultField(&x, key, sc.value()) })
+		sc.object(func(key string) { resultField(&x, key, sc.value(), &strs) })
 		// Its URL is judged by sanitize, with parsed_url made in one parse.
 		r.Results = append(r.Results, x)
 	})
@@ -164,8 +168,8 @@ func text(v gjson.Result) string {
 
 // resultField reads the member key of a result object into x: a known
 // field of the wrong type, and any unknown field, is kept cleaned in
-// x.Extra (putExtra).
-func resultField(x *Result, key string, f gjson.Result) {
+// x.Extra (putExtra). Lists of strings are appended to *strs.
+func resultField(x *Result, key string, f gjson.Result, strs *[]string) {
 	typed := true
 	switch key {
 	case "url":
@@ -202,7 +206,7 @@ func resultField(x *Result, key string, f gjson.Result) {
 		typed = f.Type == gjson.Number || f.Type == gjson.Null
 		x.Score = f.Num
 	case "engines":
-		x.Engines, typed = readStrings(f)
+		x.Engines, typed = readStringsInto(f, strs)
 	case "parsed_url":
 		// never trusted: rebuilt from url (sanitize)
 	case "positions":
@@ -222,6 +226,13 @@ func isStringOrNull(v gjson.Result) bool {
 // readStrings reads a list of strings; ok is false when v is anything
 // else. Null and an empty list read as nil (written back as []).
 func readStrings(v gjson.Result) (out []string, ok bool) {
+	var strs []string
+	return readStringsInto(v, &strs)
+}
+
+// readStringsInto is readStrings appending to *strs: the list it returns
+// is a piece of it, capped at its length.
+func readStringsInto(v gjson.Result, strs *[]string) (out []string, ok bool) {
 	if v.Type == gjson.Null {
 		return nil, true
 	}
@@ -229,18 +240,25 @@ func readStrings(v gjson.Result) (out []string, ok bool) {
 		return nil, false
 	}
 	ok = true
+	start := len(*strs)
 	v.ForEach(func(_, e gjson.Result) bool {
 		if e.Type != gjson.String {
 			ok = false
 			return false
 		}
-		out = append(out, e.Str)
+		*strs = append(*strs, e.Str)
 		return true
 	})
+	all := *strs
 	if !ok {
+		clear(all[start:])
+		*strs = all[:start]
 		return nil, false
 	}
-	return out, true
+	if len(all) == start {
+		return nil, true
+	}
+	return all[start:len(all):len(all)], true
 }
 
 // readInts reads a list of integers; ok is false when v is anything else.

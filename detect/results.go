@@ -298,7 +298,7 @@ func parsedURL(u string) []string {
 	if err != nil {
 		return []string{"", "", "", "", "", ""}
 	}
-	return urlTuple(partsOf(p))
+	return appendTuple(nil, partsOf(p))
 }
 
 // linkParts is a URL split as url.Parse splits it, each part in its
@@ -315,15 +315,18 @@ func partsOf(p *url.URL) linkParts {
 	return linkParts{p.Scheme, host, p.EscapedPath(), p.RawQuery, p.EscapedFragment()}
 }
 
-// urlTuple returns parsedURL's 6-tuple of a URL's parts.
-func urlTuple(p linkParts) []string {
+// appendTuple appends parsedURL's 6-tuple of a URL's parts to dst and
+// returns the tuple, capped at its length.
+func appendTuple(dst []string, p linkParts) []string {
 	path, params := p.path, ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
 			path, params = path[:i+j], path[i+j+1:]
 		}
 	}
-	return []string{p.scheme, p.host, path, params, p.query, p.fragment}
+	n := len(dst)
+	dst = append(dst, p.scheme, p.host, path, params, p.query, p.fragment)
+	return dst[n:len(dst):len(dst)]
 }
 
 // httpURL reports whether u is an absolute http or https URL with a host,

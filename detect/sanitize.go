@@ -89,13 +89,19 @@ func link(u string) string {
 func (r *Results) sanitize() {
 	r.Query = StripBidi(r.Query)
 	kept := r.Results[:0]
+	// The parsed_url tuples share one backing array (see appendTuple).
+	var tuples []string
 	for i := range r.Results {
 		x := r.Results[i]
 		p, ok := parseLink(x.URL)
 		if !ok {
 			continue
 		}
-		x.ParsedURL = urlTuple(p)
+		if len(tuples)+6 > cap(tuples) {
+			tuples = make([]string, 0, 6*(len(r.Results)-i))
+		}
+		x.ParsedURL = appendTuple(tuples, p)
+		tuples = tuples[:len(tuples)+6]
 		x.Title = StripBidi(x.Title)
 		x.Content = StripBidi(x.Content)
 		x.Engine = StripBidi(x.Engine)

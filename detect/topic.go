@@ -44,7 +44,7 @@ func enoughMention(asked []string, results []Result) bool {
 	if need < 1 {
 		need = 1
 	}
-	var buf []byte
+	buf := make([]byte, 0, 512) // most results' title, snippet and URL fit
 	hits := 0
 	for i := range results {
 		x := &results[i]

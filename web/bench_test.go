@@ -126,9 +126,10 @@ func BenchmarkSearchMissJSON(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		var req fasthttp.Request
+		var ctx fasthttp.RequestCtx // reused, as the server reuses it
 		for pb.Next() {
 			req.SetRequestURI("/search?format=json&q=bench+miss+" + strconv.FormatInt(n.Add(1), 10))
-			var ctx fasthttp.RequestCtx
+			ctx.Response.Reset()
 			ctx.Init(&req, nil, nil)
 			h(&ctx)
 			if ctx.Response.StatusCode() != 200 || ctx.Response.Header.Peek("X-Searxgate-Cache") != nil && string(ctx.Response.Header.Peek("X-Searxgate-Cache")) != "miss" {
