@@ -140,24 +140,79 @@ func BenchmarkSearchMissJSON(b *testing.B) {
 	})
 }
 
+// BenchmarkSearchMissJSONOverTCP is BenchmarkSearchMissJSON with real
+// sockets on loopback between the client, searxgate and the instances, 64
+// connections at once, as sim/load/load.sh drives it: its profile shows
+// what the system calls and the hand-offs between goroutines cost a miss.
+func BenchmarkSearchMissJSONOverTCP(b *testing.B) {
+	h := missHandlerWith(b, func(tb testing.TB) func(string) (net.Conn, error) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		serveFixedAnswer(tb, ln)
+		addr := ln.Addr().String()
+		return func(string) (net.Conn, error) { return net.Dial("tcp", addr) }
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &fasthttp.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = ln.Close() })
+	c := &fasthttp.HostClient{Addr: ln.Addr().String(), MaxConns: 64}
+	var n atomic.Int64
+	b.SetParallelism(32) // 64 clients on 2 CPUs
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		for pb.Next() {
+			req.SetRequestURI("http://" + c.Addr + "/search?format=json&q=bench+miss+" + strconv.FormatInt(n.Add(1), 10))
+			if err := c.Do(req, resp); err != nil || resp.StatusCode() != 200 {
+				b.Errorf("%v %d: %.200s", err, resp.StatusCode(), resp.Body())
+				return
+			}
+		}
+	})
+}
+
 // missHandler is searxgate's handler over four in-memory instances that
 // answer every search with one gzipped answer (see
 // BenchmarkSearchMissJSON).
 func missHandler(b *testing.B) fasthttp.RequestHandler {
+	return missHandlerWith(b, func(tb testing.TB) func(string) (net.Conn, error) {
+		ln := fasthttputil.NewInmemoryListener()
+		serveFixedAnswer(tb, ln)
+		return func(string) (net.Conn, error) { return ln.Dial() }
+	})
+}
+
+// serveFixedAnswer serves one gzipped ten-result answer to every request
+// on ln until the test ends.
+func serveFixedAnswer(tb testing.TB, ln net.Listener) {
 	body := strings.Replace(tenResults(), `"query":"bench",`, "", 1)
 	body = strings.ReplaceAll(body, "bench words", "bench miss words")
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	_, _ = zw.Write([]byte(body))
 	_ = zw.Close()
-	ln := fasthttputil.NewInmemoryListener()
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
 		ctx.Response.Header.Set("Content-Encoding", "gzip")
 		ctx.SetBody(gz.Bytes())
 	}}
 	go func() { _ = srv.Serve(ln) }()
-	b.Cleanup(func() { _ = ln.Close() })
+	tb.Cleanup(func() { _ = ln.Close() })
+}
+
+// missHandlerWith is missHandler over instances listen starts (it returns
+// their dialer).
+func missHandlerWith(b *testing.B, listen func(testing.TB) func(string) (net.Conn, error)) fasthttp.RequestHandler {
+	dial := listen(b)
 	p := pool.New(pool.Config{MaxInFlight: -1})
 	caps := map[string]proxy.Caps{}
 	now := time.Now()
@@ -167,8 +222,7 @@ func missHandler(b *testing.B) fasthttp.RequestHandler {
 		caps[u] = proxy.Caps{ConfigAt: now, ConfigOK: true, JSON: proxy.Yes, JSONAt: now}
 	}
 	px, err := proxy.New(proxy.Config{Pool: p, Budget: []proxy.Window{},
-		Upstream: proxy.UpstreamConfig{UserAgent: "searxgate-bench/1", MaxConns: 256,
-			Dial: func(string) (net.Conn, error) { return ln.Dial() }}})
+		Upstream: proxy.UpstreamConfig{UserAgent: "searxgate-bench/1", MaxConns: 256, Dial: dial}})
 	if err != nil {
 		b.Fatal(err)
 	}

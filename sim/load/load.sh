@@ -38,7 +38,7 @@ for _ in $(seq 100); do [ -s "$OUT/instances.json" ] && break; sleep 0.05; done
 
 # searxgate with its politeness and client limits lifted: this measures the
 # gateway, not the budgets.
-"$OUT/searxgate" serve --listen $GATE --directory "$OUT/instances.json" --allow-private \
+GODEBUG=gctrace=1 "$OUT/searxgate" serve --listen $GATE --directory "$OUT/instances.json" --allow-private \
   --data "$OUT/data" --budget-20s 0 --budget-10m 0 --client-rate 0 \
   --max-in-flight 256 --max-conns-per-ip 0 --log-level info >"$OUT/gate.log" 2>&1 &
 gate=$!
@@ -97,7 +97,16 @@ run() { # name url [script]
       printf "| %s | %s | %s | %s | %s | %.1f | %.1f |\n", n, rps, p50, p99, (non2xx==""?0:non2xx),
         1e6*srv/hz/reqs, 1e6*s/hz/reqs}' "$OUT/$name.txt"
 }
-rss() { awk '/VmRSS/ {print $2" "$3}' "/proc/$1/status"; }
+# rss PID: resident memory, anonymous (the Go heap, stacks) apart from
+# file-backed (mostly searxgate.db's mapping: page cache the kernel may drop).
+rss() { awk '/^VmRSS/ {t=$2} /^RssAnon/ {a=$2} /^RssFile/ {f=$2} /^RssShmem/ {s=$2}
+  END {printf "%.1f MiB (anonymous %.1f MiB, file-backed %.1f MiB, shared %.1f MiB)", t/1024, a/1024, f/1024, s/1024}' "/proc/$1/status"; }
+# heap: the Go heap from searxgate's GC trace (GODEBUG=gctrace=1): live
+# after the last collection, and the largest at the start of one, against
+# what the caches may hold (the answer cache's 64 MiB and the suggestions'
+# 4 MiB, their defaults) and a fixed margin of 32 MiB for the rest.
+heap() { awk '/^gc [0-9]+ @/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+->[0-9]+->[0-9]+$/) {split($i, h, "->"); live = h[3]; if (h[1] + 0 > peak) peak = h[1] + 0}; n++}
+  END {bound = 64 + 4 + 32; printf "Go heap: %d MB live after the last of %d collections, at most %d MB at the start of one; bound %d MB (caches 68 + margin 32): %s", live, n, peak, bound, (peak <= bound ? "within" : "OVER")}' "$OUT/gate.log"; }
 
 echo "searxgate RSS before: $(rss $gate)" >&2
 {
@@ -120,5 +129,5 @@ echo "searxgate RSS before: $(rss $gate)" >&2
     }
     END {printf "| median | %.3f | %.3f |\n", median(h, NR), median(m, NR)}' "$OUT/rounds.txt"
 } >"$OUT/results.md"
-echo "searxgate RSS after: $(rss $gate)" | tee -a "$OUT/results.md" >&2
+{ echo; echo "searxgate RSS after: $(rss $gate)"; echo; echo "$(heap)"; } | tee -a "$OUT/results.md" >&2
 cat "$OUT/results.md"
