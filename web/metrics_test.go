@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
@@ -602,9 +604,10 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 // the process_* metrics (BenchmarkMetrics100Instances includes it).
 func BenchmarkProcessMetrics(b *testing.B) {
 	b.ReportAllocs()
-	var buf []byte
+	var pg page
 	for b.Loop() {
-		buf = processMetrics(buf[:0])
+		pg.b, pg.cur = pg.b[:0], ""
+		metrics.WriteProcMetrics(&pg)
 	}
 }
 
@@ -695,5 +698,59 @@ func TestMetricsFamiliesUnchanged(t *testing.T) {
 	}
 	if got != string(want) {
 		t.Errorf("/metrics' families changed (-update-families rewrites %s):\n got:\n%s\nwant:\n%s", familiesFile, got, want)
+	}
+}
+
+// TestPageDescribesTheLibrarysSamples: the page puts HELP and TYPE before
+// each family the library writes, whether its lines come whole or a byte
+// at a time, and drops the library's own metadata (its switch is
+// process-wide; here it is on for the test's length).
+func TestPageDescribesTheLibrarysSamples(t *testing.T) {
+	metrics.ExposeMetadata(true)
+	t.Cleanup(func() { metrics.ExposeMetadata(false) })
+	set := metrics.NewSet()
+	set.NewCounter(`searxgate_searches_total{outcome="cached"}`).Add(2)
+	set.NewPrometheusHistogramExt("searxgate_queue_wait_seconds", []float64{0.005, 1}).Update(0.5)
+	set.NewCounter("process_made_up_total").Inc()
+	write := func(pg *page) {
+		pg.family("searxgate_instance_health") // no sample: described all the same
+		pg.gaugeUint(1, "searxgate_build_info", "version", "a\"b\\c\nd\xff")
+		set.WritePrometheus(pg)
+	}
+	var whole page
+	write(&whole)
+	// The same samples, as the library writes them (its metadata on),
+	// fed a byte at a time.
+	var lib bytes.Buffer
+	metrics.WriteGaugeUint64(&lib, `searxgate_build_info{version="a\"b\\c\nd`+"\uFFFD"+`"}`, 1)
+	set.WritePrometheus(&lib)
+	if !strings.Contains(lib.String(), "# TYPE") {
+		t.Fatal("the library wrote no metadata: the test does not exercise dropping it")
+	}
+	var bytewise page
+	bytewise.family("searxgate_instance_health")
+	for _, c := range lib.Bytes() {
+		if _, err := bytewise.Write([]byte{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(whole.b) != string(bytewise.b) {
+		t.Errorf("whole lines and bytes differ:\n%s\n---\n%s", whole.b, bytewise.b)
+	}
+	fams := parseProm(t, string(whole.b))
+	if f := fams["searxgate_instance_health"]; f == nil || f.typ != "gauge" || len(f.samples) != 0 {
+		t.Errorf("the empty family: %+v", f)
+	}
+	if v, ok := value(fams["searxgate_build_info"], "version", "a\"b\\c\nd\uFFFD"); !ok || v != 1 {
+		t.Errorf("the escaped label: %v %v\n%s", v, ok, whole.b)
+	}
+	if f := fams["searxgate_queue_wait_seconds"]; f == nil || f.typ != "histogram" || len(f.samples) != 5 {
+		t.Errorf("the histogram: %+v", f)
+	}
+	if f := fams["searxgate_searches_total"]; f == nil || f.help != "Client searches, by how they were answered." {
+		t.Errorf("the counter's HELP: %+v", f)
+	}
+	if f := fams["process_made_up_total"]; f == nil || f.typ != "counter" {
+		t.Errorf("an undescribed process family: %+v", f)
 	}
 }

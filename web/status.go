@@ -136,8 +136,8 @@ func (s *Server) report(now time.Time) StatusReport {
 		r.Totals.QueueRefused = m.QueueRefused()
 		r.Totals.ClientLimited = m.ClientLimited()
 		r.Totals.Fanout = m.FanoutSearches()
-		if cum, sum := m.QueueWait().Snapshot(); cum[len(cum)-1] > 0 {
-			r.Totals.QueueWaitMS = sum * 1000 / float64(cum[len(cum)-1])
+		if n := m.QueueWait().Count(); n > 0 {
+			r.Totals.QueueWaitMS = m.QueueWait().Sum() * 1000 / float64(n)
 		}
 	}
 	if s.cfg.Problem != nil {
