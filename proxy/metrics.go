@@ -165,8 +165,10 @@ var families = [...]Family{
 func Families() []Family { return append([]Family(nil), families[:]...) }
 
 // WritePrometheus writes the counters, gauges and histograms in
-// Prometheus' text format, without HELP and TYPE lines (Families has
-// them); the shared replicas' families only when shared.
+// Prometheus' text format, the shared replicas' families only when
+// shared. It writes no HELP lines (Families has them) and no TYPE lines
+// unless the library's process-wide metrics.ExposeMetadata is on, which
+// searxgate leaves off.
 func (m *Metrics) WritePrometheus(w io.Writer, shared bool) {
 	m.set.WritePrometheus(w)
 	if shared {
