@@ -53,6 +53,15 @@
 // Forget, and by cmd when an instance is disabled) drops an instance's
 // answers from memory and from a CacheDropper store; PurgeCache drops all.
 //
+// Metrics (metrics.go) counts client searches, upstream attempts, the
+// queue and the shared replicas' work in a VictoriaMetrics metrics set of
+// each Proxy's own (never the library's global one): counters, a gauge
+// and Prometheus histograms with le buckets from 5 ms to 8 s; Families
+// gives their HELP texts, which the library has none of. Recording one
+// search allocates nothing. Each instance's lifetime totals by verdict
+// and reason stay out of the set: web labels them, bounded, at scrape
+// time.
+//
 // The upstream client (fasthttp, one HostClient per instance) says who it
 // is in its User-Agent, sends a complete header set with the search's own
 // Accept-Language, nothing of the client's, never follows redirects, caps

@@ -100,9 +100,15 @@
 //     sees (a scrape's newcomers in URL order) keep their label until the
 //     process ends, even after they leave the pool, and every later one
 //     is summed under instance="other" for good, so no counter ever goes
-//     down. Upstream reasons are detect's, anything else is "other". Its
-//     process_* metrics come from VictoriaMetrics' metrics (read from
-//     /proc); its go_* ones are left out, as they stop the world.
+//     down. Upstream reasons are detect's, anything else is "other".
+//     Every sample is written by VictoriaMetrics' metrics: the search
+//     path's counters and histograms from the proxy's set, the process's
+//     gauges from the Server's, what is read at scrape time (instances,
+//     shared replicas, tool calls) through its Write* helpers, and its
+//     process_* metrics (read from /proc); its go_* ones are left out, as
+//     they stop the world. The HELP and TYPE lines are searxgate's own
+//     (webFamilies, proxy.Families): the library's carry no HELP text and
+//     its switch for them is process-wide, so /metrics drops them.
 //   - The instance API takes instance URLs percent-encoded in the path
 //     (DELETE /api/instances/https%3A%2F%2Fexample.org%2F); clients and
 //     proxies in front must not decode %2F.

@@ -2,12 +2,12 @@ package web
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"os"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -15,7 +15,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
-	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 )
 
@@ -36,6 +35,52 @@ var knownReasons = func() map[string]bool {
 // heapMetric is runtime/metrics' name for the bytes of heap objects
 // (runtime.MemStats.HeapAlloc), read without stopping the world.
 const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// webFamilies are the families this face writes itself: the process's
+// own state, the pool's instances and what they were asked, the state
+// shared with other replicas, the MCP tool calls. proxy.Families are the
+// search path's.
+var webFamilies = []proxy.Family{
+	{Name: "searxgate_build_info", Type: "gauge", Help: "searxgate's version; always 1."},
+	{Name: "searxgate_goroutines", Type: "gauge", Help: "Goroutines running now."},
+	{Name: "searxgate_heap_bytes", Type: "gauge", Help: "Bytes of allocated heap objects."},
+	{Name: "searxgate_open_fds", Type: "gauge", Help: "Open file descriptors (files and connections)."},
+	{Name: "searxgate_replicas_shared", Type: "gauge", Help: "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone."},
+	{Name: "searxgate_replicas_seen", Type: "gauge", Help: "Replicas of this egress group seen in the last three heartbeats (6 s)."},
+	{Name: "searxgate_replica_local_takes_total", Type: "counter", Help: "Searches this replica's own share of a budget decided, while Redis did not answer."},
+	{Name: "searxgate_upstream_searches_total", Type: "counter", Help: "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled; excused: the query's, the client's or searxgate's doing, not the instance's)."},
+	{Name: "searxgate_upstream_reasons_total", Type: "counter", Help: "Upstream searches that were not OK, by instance and reason."},
+	{Name: "searxgate_instances", Type: "gauge", Help: "Instances in the pool."},
+	{Name: "searxgate_instances_usable", Type: "gauge", Help: "Instances that could be asked now (enabled, circuit not open, within budget)."},
+	{Name: "searxgate_instances_disabled", Type: "gauge", Help: "Instances the operator disabled."},
+	{Name: "searxgate_circuits", Type: "gauge", Help: "Instances by circuit state."},
+	{Name: "searxgate_circuits_open", Type: "gauge", Help: "Instances whose circuit is open."},
+	{Name: "searxgate_instance_health", Type: "gauge", Help: "Health of each instance, 0 (unusable) to 100."},
+	{Name: "searxgate_instance_latency_seconds", Type: "gauge", Help: "Latency EWMA of each instance (the prior while not measured)."},
+	{Name: "searxgate_instance_failure_ratio", Type: "gauge", Help: "Failure-rate EWMA of each instance, 0 to 1."},
+	{Name: "searxgate_mcp_tool_calls_total", Type: "counter", Help: "MCP tool calls, by tool and outcome (ok, invalid, limited, failed)."},
+}
+
+// families are every family /metrics describes, by name; any other (the
+// library's process_* ones) is described by processFamily.
+var families = func() map[string]proxy.Family {
+	m := map[string]proxy.Family{}
+	for _, f := range append(proxy.Families(), webFamilies...) {
+		m[f.Name] = f
+	}
+	return m
+}()
+
+// processFamily describes a family of the library's process_* metrics,
+// which come without HELP and TYPE: one ending in _total is a counter,
+// any other a gauge.
+func processFamily(name string) proxy.Family {
+	typ := "gauge"
+	if strings.HasSuffix(name, "_total") {
+		typ = "counter"
+	}
+	return proxy.Family{Name: name, Type: typ, Help: "Process metric read from /proc (github.com/VictoriaMetrics/metrics)."}
+}
 
 // instanceLabels decides which instances /metrics names. A label, once
 // given, is never taken back or changed, so every per-instance series,
@@ -94,93 +139,130 @@ func (l *instanceLabels) label(inst string) string {
 	return "other"
 }
 
-// expo writes Prometheus' text format (version 0.0.4) for searxgate's own
-// families, with their HELP texts (VictoriaMetrics' metadata has none, and
-// its switch is process-wide) and without fmt, one append per sample.
-type expo struct{ b []byte }
-
-func (e *expo) family(name, typ, help string) {
-	e.b = append(e.b, "# HELP "...)
-	e.b = append(e.b, name...)
-	e.b = append(e.b, ' ')
-	e.b = appendEscaped(e.b, help, false)
-	e.b = append(e.b, "\n# TYPE "...)
-	e.b = append(e.b, name...)
-	e.b = append(e.b, ' ')
-	e.b = append(e.b, typ...)
-	e.b = append(e.b, '\n')
+// page is one /metrics answer in Prometheus' text format (version
+// 0.0.4). The samples come from the metrics library: its sets'
+// WritePrometheus and its Write* helpers write to the page as an
+// io.Writer. The page puts each family's HELP and TYPE lines (from
+// families) before its first sample, and drops the library's own comment
+// lines: its metadata has no HELP texts and its switch is process-wide.
+// Each family's samples must come in one run.
+type page struct {
+	b       []byte // the answer
+	partial []byte // the start of a line not ended yet
+	scratch []byte // where series builds a sample's name
+	cur     string // the family described last
 }
 
-// series starts a sample: name{labels...} and the space before the value;
-// labels alternate name, value.
-func (e *expo) series(name string, labels ...string) {
-	e.b = append(e.b, name...)
-	if len(labels) > 0 {
-		e.b = append(e.b, '{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				e.b = append(e.b, ',')
-			}
-			e.b = append(e.b, labels[i]...)
-			e.b = append(e.b, `="`...)
-			e.b = appendEscaped(e.b, strings.ToValidUTF8(labels[i+1], "\uFFFD"), true)
-			e.b = append(e.b, '"')
+// Write takes samples, whole lines or not.
+func (pg *page) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			pg.partial = append(pg.partial, p...)
+			break
 		}
-		e.b = append(e.b, '}')
+		if len(pg.partial) > 0 {
+			pg.partial = append(pg.partial, p[:i+1]...)
+			pg.line(pg.partial)
+			pg.partial = pg.partial[:0]
+		} else {
+			pg.line(p[:i+1])
+		}
+		p = p[i+1:]
 	}
-	e.b = append(e.b, ' ')
+	return n, nil
 }
 
-func (e *expo) gauge(v float64, name string, labels ...string) {
-	e.series(name, labels...)
-	e.b = appendFloat(e.b, v)
-	e.b = append(e.b, '\n')
-}
-
-func (e *expo) count(v uint64, name string, labels ...string) {
-	e.series(name, labels...)
-	e.b = strconv.AppendUint(e.b, v, 10)
-	e.b = append(e.b, '\n')
-}
-
-// one writes a family of one unlabelled gauge.
-func (e *expo) one(name, help string, v float64) {
-	e.family(name, "gauge", help)
-	e.gauge(v, name)
-}
-
-// histogram writes h with Prometheus' le buckets, proxy.LatencyBuckets()
-// (5 ms to 8 s, then +Inf), so dashboards made for them keep working.
-func (e *expo) histogram(name, help string, h *proxy.Histogram) {
-	e.family(name, "histogram", help)
-	cum, sum := h.Snapshot()
-	for i, c := range cum {
-		e.count(c, name+"_bucket", "le", leNames[i])
+// line adds one line ending in a newline: a sample, after its family's
+// HELP and TYPE when it starts a family; comments and blank lines are
+// dropped.
+func (pg *page) line(l []byte) {
+	end := bytes.IndexAny(l, "{ ")
+	if l[0] == '#' || end <= 0 {
+		return
 	}
-	e.gauge(sum, name+"_sum")
-	e.count(cum[len(cum)-1], name+"_count")
+	name := l[:end]
+	if string(name) != pg.cur {
+		if f, ok := familyOf(name); ok {
+			pg.family(f.Name)
+		} else {
+			pg.describe(processFamily(string(name)))
+		}
+	}
+	pg.b = append(pg.b, l...)
 }
 
-// leNames are the le labels of proxy.LatencyBuckets() and +Inf.
-var leNames = func() []string {
-	out := make([]string, 0, len(proxy.LatencyBuckets())+1)
-	for _, b := range proxy.LatencyBuckets() {
-		out = append(out, strconv.FormatFloat(b, 'g', -1, 64))
+// familyOf finds the family a sample's name belongs to: its own, or the
+// histogram it is a _bucket, _sum or _count of.
+func familyOf(name []byte) (proxy.Family, bool) {
+	if f, ok := families[string(name)]; ok {
+		return f, true
 	}
-	return append(out, "+Inf")
-}()
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := bytes.CutSuffix(name, []byte(suffix)); ok {
+			if f, ok := families[string(base)]; ok && f.Type == "histogram" {
+				return f, true
+			}
+		}
+	}
+	return proxy.Family{}, false
+}
 
-// appendFloat writes v as Prometheus reads it (+Inf, -Inf, NaN spelled so).
-func appendFloat(b []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(b, "NaN"...)
-	case math.IsInf(v, 1):
-		return append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Inf"...)
+// family starts the family name (one of families), with no sample yet:
+// its HELP and TYPE lines are written even when no sample follows.
+func (pg *page) family(name string) {
+	if name != pg.cur {
+		pg.describe(families[name])
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+func (pg *page) describe(f proxy.Family) {
+	pg.b = append(pg.b, "# HELP "...)
+	pg.b = append(pg.b, f.Name...)
+	pg.b = append(pg.b, ' ')
+	pg.b = appendEscaped(pg.b, f.Help, false)
+	pg.b = append(pg.b, "\n# TYPE "...)
+	pg.b = append(pg.b, f.Name...)
+	pg.b = append(pg.b, ' ')
+	pg.b = append(pg.b, f.Type...)
+	pg.b = append(pg.b, '\n')
+	pg.cur = f.Name
+}
+
+// series names one sample: name{labels...}, the labels alternating name
+// and value, each value made valid UTF-8 and escaped.
+func (pg *page) series(name string, labels ...string) string {
+	if len(labels) == 0 {
+		return name
+	}
+	b := append(pg.scratch[:0], name...)
+	b = append(b, '{')
+	for i := 0; i+1 < len(labels); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, labels[i]...)
+		b = append(b, `="`...)
+		b = appendEscaped(b, strings.ToValidUTF8(labels[i+1], "\uFFFD"), true)
+		b = append(b, '"')
+	}
+	pg.scratch = append(b, '}')
+	return string(pg.scratch)
+}
+
+// gauge, gaugeUint and count write one sample through the library's
+// helpers.
+func (pg *page) gauge(v float64, name string, labels ...string) {
+	metrics.WriteGaugeFloat64(pg, pg.series(name, labels...), v)
+}
+
+func (pg *page) gaugeUint(v uint64, name string, labels ...string) {
+	metrics.WriteGaugeUint64(pg, pg.series(name, labels...), v)
+}
+
+func (pg *page) count(v uint64, name string, labels ...string) {
+	metrics.WriteCounterUint64(pg, pg.series(name, labels...), v)
 }
 
 // appendEscaped escapes a HELP text (\ and newline) or a label value
@@ -201,70 +283,52 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// processMetrics appends VictoriaMetrics' process_* metrics (CPU,
-// memory, I/O, pressure, start time; read from /proc, without stopping the
-// world) with the HELP and TYPE lines it leaves out: a family ending in
-// _total is a counter, any other a gauge. Its go_* metrics are left out on
-// purpose: they call runtime.ReadMemStats, which stops the world.
-func processMetrics(b []byte) []byte {
-	var raw bytes.Buffer
-	metrics.WriteProcMetrics(&raw)
-	prev := ""
-	for line := range strings.Lines(raw.String()) {
-		if line == "\n" || strings.HasPrefix(line, "#") {
-			continue
+// newRuntimeGauges registers the process's own gauges in a set of the
+// Server's, read at each scrape: goroutines, heap (runtime/metrics, which
+// does not stop the world) and, where /proc has them, open descriptors.
+func newRuntimeGauges() *metrics.Set {
+	set := metrics.NewSet()
+	set.NewGauge("searxgate_goroutines", func() float64 { return float64(runtime.NumGoroutine()) })
+	set.NewGauge("searxgate_heap_bytes", func() float64 {
+		heap := []rtmetrics.Sample{{Name: heapMetric}}
+		rtmetrics.Read(heap)
+		if heap[0].Value.Kind() != rtmetrics.KindUint64 {
+			return math.NaN()
 		}
-		name, _, _ := strings.Cut(line, " ")
-		name, _, _ = strings.Cut(name, "{")
-		if name != prev {
-			typ := "gauge"
-			if strings.HasSuffix(name, "_total") {
-				typ = "counter"
+		return float64(heap[0].Value.Uint64())
+	})
+	if _, err := os.ReadDir("/proc/self/fd"); err == nil {
+		set.NewGauge("searxgate_open_fds", func() float64 {
+			fds, err := os.ReadDir("/proc/self/fd")
+			if err != nil {
+				return math.NaN() // out of descriptors, for one
 			}
-			b = append(b, "# HELP "...)
-			b = append(b, name...)
-			b = append(b, " Process metric read from /proc (github.com/VictoriaMetrics/metrics).\n# TYPE "...)
-			b = append(b, name...)
-			b = append(b, ' ')
-			b = append(b, typ...)
-			b = append(b, '\n')
-			prev = name
-		}
-		b = append(b, line...)
+			return float64(len(fds))
+		})
 	}
-	return b
+	return set
 }
 
-// metrics serves /metrics.
+// metrics serves /metrics: the search path's counters and histograms and
+// the process's gauges from their sets, what is read at scrape time (the
+// pool's instances, through the search path's view, which says which are
+// usable) through the library's helpers, then the library's process_*
+// metrics (read from /proc, without stopping the world; its go_* ones are
+// left out on purpose: they call runtime.ReadMemStats, which does).
 func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Clock.Now()
-	// One read of the pool: through the search path's view when there is
-	// one (it says which instances are usable), else the pool's own.
-	var stats []pool.Stats
-	usable := 0
+	var ins []proxy.Instance
 	if p := s.cfg.Proxy; p != nil {
-		ins := p.Instances(now)
-		stats = make([]pool.Stats, len(ins))
-		for i := range ins {
-			stats[i] = ins[i].Stats
-			if ins[i].UsableNow {
-				usable++
-			}
-		}
-	} else if s.cfg.Pool != nil {
-		stats = s.cfg.Pool.Snapshot()
-		for _, st := range stats {
-			if !st.Disabled && st.Circuit != pool.Open {
-				usable++
-			}
-		}
+		ins = p.Instances(now)
 	}
-	e := &expo{b: make([]byte, 0, 8<<10+len(stats)*320)} // about what 100 instances take
-	writeRuntime(e, s.cfg.Version)
+	pg := &page{b: make([]byte, 0, 8<<10+len(ins)*320)} // about what 100 instances take
+	pg.family("searxgate_build_info")
+	pg.gauge(1, "searxgate_build_info", "version", s.cfg.Version)
+	s.gauges.WritePrometheus(pg)
 
-	urls := make([]string, len(stats))
-	for i := range stats {
-		urls[i] = stats[i].URL
+	urls := make([]string, len(ins))
+	for i := range ins {
+		urls[i] = ins[i].URL
 	}
 	l := &s.labels
 	l.mu.Lock()
@@ -272,75 +336,36 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	l.assign(urls)
 
 	if p := s.cfg.Proxy; p != nil {
-		writeSearches(e, p)
-		writeUpstreamTotals(e, p.Metrics(), l)
+		st, shared := p.SharedState()
+		p.Metrics().WritePrometheus(pg, shared)
+		if shared {
+			writeReplicas(pg, st)
+		}
+		writeUpstreamTotals(pg, p.Metrics(), l)
 	}
-	s.writeInstances(e, stats, usable, l)
-	s.writeToolCalls(e)
-	e.b = processMetrics(e.b)
+	writeInstances(pg, ins, l)
+	s.writeToolCalls(pg)
+	metrics.WriteProcMetrics(pg)
 	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	ctx.Response.Header.Set("Cache-Control", "no-store")
-	ctx.SetBody(e.b)
+	ctx.SetBody(pg.b)
 }
 
-// writeRuntime writes the build and the process's own state.
-func writeRuntime(e *expo, version string) {
-	e.family("searxgate_build_info", "gauge", "searxgate's version; always 1.")
-	e.gauge(1, "searxgate_build_info", "version", version)
-	e.one("searxgate_goroutines", "Goroutines running now.", float64(runtime.NumGoroutine()))
-	heap := []rtmetrics.Sample{{Name: heapMetric}}
-	rtmetrics.Read(heap)
-	if heap[0].Value.Kind() == rtmetrics.KindUint64 {
-		e.one("searxgate_heap_bytes", "Bytes of allocated heap objects.", float64(heap[0].Value.Uint64()))
+// writeReplicas writes the state shared with the other replicas.
+func writeReplicas(pg *page, st proxy.SharedState) {
+	shared := 0.0
+	if st.Shared {
+		shared = 1
 	}
-	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
-		e.one("searxgate_open_fds", "Open file descriptors (files and connections).", float64(len(fds)))
-	}
-}
-
-// writeSearches writes what the proxy counted of client searches, its
-// queue, and the state shared with the other replicas.
-func writeSearches(e *expo, p *proxy.Proxy) {
-	m := p.Metrics()
-	searches := m.Searches()
-	e.family("searxgate_searches_total", "counter", "Client searches, by how they were answered.")
-	for _, o := range proxy.SearchOutcomes() {
-		e.count(searches[o], "searxgate_searches_total", "outcome", o)
-	}
-	e.family("searxgate_cache_hits_total", "counter", "Client searches answered from the result cache (fresh or stale).")
-	e.count(searches["cached"]+searches["stale"], "searxgate_cache_hits_total")
-	e.histogram("searxgate_search_duration_seconds", "Client search latency.", m.SearchLatency())
-	e.family("searxgate_upstream_requests_total", "counter", "Searches sent to instances.")
-	e.count(m.UpstreamTotal(), "searxgate_upstream_requests_total")
-	e.histogram("searxgate_upstream_duration_seconds", "Upstream search latency (cancelled hedges left out).", m.UpstreamLatency())
-	e.one("searxgate_queue_depth", "Searches waiting for a free instance slot now.", float64(m.QueueDepth()))
-	e.histogram("searxgate_queue_wait_seconds", "How long searches that got a slot waited for it.", m.QueueWait())
-	e.family("searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full.")
-	e.count(m.QueueRefused(), "searxgate_queue_refused_total")
-	e.family("searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share.")
-	e.count(m.ClientLimited(), "searxgate_client_limited_total")
-	e.family("searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout).")
-	e.count(m.FanoutSearches(), "searxgate_fanout_searches_total")
-	if st, ok := p.SharedState(); ok {
-		shared := 0.0
-		if st.Shared {
-			shared = 1
-		}
-		e.one("searxgate_replicas_shared", "1 while this replica shares budgets and answers with the others (Redis answers), 0 while it keeps to its share alone.", shared)
-		e.one("searxgate_replicas_seen", "Replicas of this egress group seen in the last three heartbeats (6 s).", float64(st.Replicas))
-		e.family("searxgate_replica_local_takes_total", "counter", "Searches this replica's own share of a budget decided, while Redis did not answer.")
-		e.count(st.LocalTakes, "searxgate_replica_local_takes_total")
-		e.family("searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent.")
-		e.count(m.SharedRefused(), "searxgate_shared_refused_total")
-		e.family("searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query.")
-		e.count(m.SharedJoined(), "searxgate_shared_joined_total")
-	}
+	pg.gauge(shared, "searxgate_replicas_shared")
+	pg.gauge(float64(st.Replicas), "searxgate_replicas_seen")
+	pg.count(st.LocalTakes, "searxgate_replica_local_takes_total")
 }
 
 // writeUpstreamTotals writes the lifetime totals of the upstream searches,
 // by instance label: an instance asked but no longer in the pool is
 // labelled here too. l.mu is held.
-func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
+func writeUpstreamTotals(pg *page, m *proxy.Metrics, l *instanceLabels) {
 	if !l.full() {
 		var asked []string
 		m.EachTotals(func(inst string, _ *proxy.Totals) {
@@ -368,66 +393,63 @@ func writeUpstreamTotals(e *expo, m *proxy.Metrics, l *instanceLabels) {
 		}
 	})
 	sortKeys := func(m map[key]uint64) []key {
-		ks := make([]key, 0, len(m))
-		for k := range m {
-			ks = append(ks, k)
-		}
-		slices.SortFunc(ks, func(a, b key) int {
+		return slices.SortedFunc(maps.Keys(m), func(a, b key) int {
 			if c := strings.Compare(a.inst, b.inst); c != 0 {
 				return c
 			}
 			return strings.Compare(a.a, b.a)
 		})
-		return ks
 	}
-	e.family("searxgate_upstream_searches_total", "counter", "Upstream searches by instance and verdict (ok, soft, refused, failed, cancelled; excused: the query's, the client's or searxgate's doing, not the instance's).")
+	pg.family("searxgate_upstream_searches_total")
 	for _, k := range sortKeys(byKind) {
-		e.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
+		pg.count(byKind[k], "searxgate_upstream_searches_total", "instance", k.inst, "verdict", k.a)
 	}
-	e.family("searxgate_upstream_reasons_total", "counter", "Upstream searches that were not OK, by instance and reason.")
+	pg.family("searxgate_upstream_reasons_total")
 	for _, k := range sortKeys(byReason) {
-		e.count(byReason[k], "searxgate_upstream_reasons_total", "instance", k.inst, "reason", k.a)
+		pg.count(byReason[k], "searxgate_upstream_reasons_total", "instance", k.inst, "reason", k.a)
 	}
 }
 
-// writeInstances writes the pool's instances: how many can be asked now,
-// their circuits, and the health, latency and failure rate of each named
-// one; usable is how many the search path could ask now. l.mu is held.
-func (s *Server) writeInstances(e *expo, stats []pool.Stats, usable int, l *instanceLabels) {
-	circuits := map[string]int{"closed": 0, "open": 0, "half_open": 0}
-	disabled := 0
-	for _, st := range stats {
-		circuits[st.Circuit.String()]++
-		if st.Disabled {
+// writeInstances writes the pool's instances as the search path sees
+// them: how many can be asked now, their circuits, and the health, latency
+// and failure rate of each named one. l.mu is held.
+func writeInstances(pg *page, ins []proxy.Instance, l *instanceLabels) {
+	circuits := map[string]uint64{"closed": 0, "open": 0, "half_open": 0}
+	var disabled, usable uint64
+	for i := range ins {
+		circuits[ins[i].Circuit.String()]++
+		if ins[i].Disabled {
 			disabled++
 		}
-	}
-	e.one("searxgate_instances", "Instances in the pool.", float64(len(stats)))
-	e.one("searxgate_instances_usable", "Instances that could be asked now (enabled, circuit not open, within budget).", float64(usable))
-	e.one("searxgate_instances_disabled", "Instances the operator disabled.", float64(disabled))
-	e.family("searxgate_circuits", "gauge", "Instances by circuit state.")
-	for _, c := range sortedKeys(circuits) {
-		e.gauge(float64(circuits[c]), "searxgate_circuits", "state", c)
-	}
-	e.one("searxgate_circuits_open", "Instances whose circuit is open.", float64(circuits["open"]))
-
-	named := make([]*pool.Stats, 0, len(stats))
-	for i := range stats {
-		if l.named[stats[i].URL] {
-			named = append(named, &stats[i])
+		if ins[i].UsableNow {
+			usable++
 		}
 	}
-	slices.SortFunc(named, func(a, b *pool.Stats) int { return strings.Compare(a.URL, b.URL) })
-	e.family("searxgate_instance_health", "gauge", "Health of each instance, 0 (unusable) to 100.")
-	for _, st := range named {
-		e.gauge(float64(st.Health), "searxgate_instance_health", "instance", st.URL)
+	pg.gaugeUint(uint64(len(ins)), "searxgate_instances")
+	pg.gaugeUint(usable, "searxgate_instances_usable")
+	pg.gaugeUint(disabled, "searxgate_instances_disabled")
+	for _, c := range sortedKeys(circuits) {
+		pg.gaugeUint(circuits[c], "searxgate_circuits", "state", c)
 	}
-	e.family("searxgate_instance_latency_seconds", "gauge", "Latency EWMA of each instance (the prior while not measured).")
-	for _, st := range named {
-		e.gauge(st.LatencyMS/1000, "searxgate_instance_latency_seconds", "instance", st.URL)
+	pg.gaugeUint(circuits["open"], "searxgate_circuits_open")
+
+	named := make([]*proxy.Instance, 0, len(ins))
+	for i := range ins {
+		if l.named[ins[i].URL] {
+			named = append(named, &ins[i])
+		}
 	}
-	e.family("searxgate_instance_failure_ratio", "gauge", "Failure-rate EWMA of each instance, 0 to 1.")
-	for _, st := range named {
-		e.gauge(st.FailureRate, "searxgate_instance_failure_ratio", "instance", st.URL)
+	slices.SortFunc(named, func(a, b *proxy.Instance) int { return strings.Compare(a.URL, b.URL) })
+	pg.family("searxgate_instance_health")
+	for _, in := range named {
+		pg.gaugeUint(uint64(max(in.Health, 0)), "searxgate_instance_health", "instance", in.URL)
+	}
+	pg.family("searxgate_instance_latency_seconds")
+	for _, in := range named {
+		pg.gauge(in.LatencyMS/1000, "searxgate_instance_latency_seconds", "instance", in.URL)
+	}
+	pg.family("searxgate_instance_failure_ratio")
+	for _, in := range named {
+		pg.gauge(in.FailureRate, "searxgate_instance_failure_ratio", "instance", in.URL)
 	}
 }

@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -14,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -30,8 +35,8 @@ type promSample struct {
 }
 
 type promFamily struct {
-	name, typ string
-	samples   []promSample
+	name, typ, help string
+	samples         []promSample
 }
 
 // parseProm checks text against the Prometheus text format's rules line by
@@ -57,7 +62,7 @@ func parseProm(t *testing.T, text string) map[string]*promFamily {
 			if fams[name] != nil {
 				t.Errorf("line %d: family %s described twice", n, name)
 			}
-			cur = &promFamily{name: name}
+			cur = &promFamily{name: name, help: help}
 			fams[name] = cur
 		case strings.HasPrefix(line, "# TYPE "):
 			f := strings.Fields(strings.TrimPrefix(line, "# TYPE "))
@@ -599,8 +604,153 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 // the process_* metrics (BenchmarkMetrics100Instances includes it).
 func BenchmarkProcessMetrics(b *testing.B) {
 	b.ReportAllocs()
-	var buf []byte
+	var pg page
 	for b.Loop() {
-		buf = processMetrics(buf[:0])
+		pg.b, pg.cur = pg.b[:0], ""
+		metrics.WriteProcMetrics(&pg)
+	}
+}
+
+var updateFamilies = flag.Bool("update-families", false, "rewrite testdata/metrics_families.txt from this scrape")
+
+// familiesFile is every family searxgate's /metrics exposes (process_*
+// left out: /proc decides those), with its type, label names, bucket
+// bounds and HELP text, as dashboards and alerts rely on them.
+const familiesFile = "testdata/metrics_families.txt"
+
+// describeFamilies writes one line per searxgate_ family of fams, sorted:
+// name, type, its samples' label names, its le bounds, its HELP text.
+func describeFamilies(fams map[string]*promFamily) string {
+	var lines []string
+	for name, f := range fams {
+		if strings.HasPrefix(name, "process_") {
+			continue
+		}
+		labels := map[string]bool{}
+		var les []string
+		for _, s := range f.samples {
+			for l := range s.labels {
+				labels[l] = true
+			}
+			if le, ok := s.labels["le"]; ok {
+				les = append(les, le)
+			}
+		}
+		ls := slices.Sorted(maps.Keys(labels))
+		lines = append(lines, strings.Join([]string{name, f.typ, orDash(strings.Join(ls, ",")), orDash(strings.Join(les, ",")), f.help}, "\t"))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// TestMetricsFamiliesUnchanged scrapes a gateway that exposes every family
+// it has (traffic with refusals, state shared with other replicas, MCP
+// tool calls) and compares its families, types, label names, buckets and
+// HELP texts with testdata/metrics_families.txt: none may change
+// unnoticed. Rewrite the file with -update-families, and say why in the
+// README when it changes.
+func TestMetricsFamiliesUnchanged(t *testing.T) {
+	f, err := sim.Start(sim.Config{Instances: []sim.InstanceConfig{
+		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: -1},
+		{ID: "refuser", Behaviour: sim.RateLimitBare, RateBurst: 1, Latency: -1, JSON: true},
+	}, Seed: 1, InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	p := pool.New(pool.Config{})
+	for _, u := range f.URLs() {
+		p.Add(u, pool.Public)
+	}
+	shared := proxy.Shared{Status: func() proxy.SharedState { return proxy.SharedState{Shared: true, Replicas: 2, LocalTakes: 3} }}
+	px, err := proxy.New(proxy.Config{Pool: p, Upstream: proxy.UpstreamConfig{UserAgent: "searxgate/test", Dial: f.Dial},
+		Deadline: 5 * time.Second, Shared: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	calls := []ToolCalls{{"searxng_web_search", "ok", 3}}
+	_, c := serve(t, Config{Proxy: px, Pool: p, Version: "test", ToolCalls: func() []ToolCalls { return calls }})
+	// The refuser alone first, so that its refusal is counted by reason.
+	good := f.Instance("good").URL()
+	p.Disable(good)
+	for i := range 3 {
+		c.get(fmt.Sprintf("/search?q=families+%d&format=json", i))
+	}
+	p.Enable(good)
+	c.get("/search?q=families&format=json")
+	got := describeFamilies(parseProm(t, c.get("/metrics").body))
+	if *updateFamilies {
+		if err := os.WriteFile(familiesFile, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(familiesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("/metrics' families changed (-update-families rewrites %s):\n got:\n%s\nwant:\n%s", familiesFile, got, want)
+	}
+}
+
+// TestPageDescribesTheLibrarysSamples: the page puts HELP and TYPE before
+// each family the library writes, whether its lines come whole or a byte
+// at a time, and drops the library's own metadata (its switch is
+// process-wide; here it is on for the test's length).
+func TestPageDescribesTheLibrarysSamples(t *testing.T) {
+	metrics.ExposeMetadata(true)
+	t.Cleanup(func() { metrics.ExposeMetadata(false) })
+	set := metrics.NewSet()
+	set.NewCounter(`searxgate_searches_total{outcome="cached"}`).Add(2)
+	set.NewPrometheusHistogramExt("searxgate_queue_wait_seconds", []float64{0.005, 1}).Update(0.5)
+	set.NewCounter("process_made_up_total").Inc()
+	write := func(pg *page) {
+		pg.family("searxgate_instance_health") // no sample: described all the same
+		pg.gaugeUint(1, "searxgate_build_info", "version", "a\"b\\c\nd\xff")
+		set.WritePrometheus(pg)
+	}
+	var whole page
+	write(&whole)
+	// The same samples, as the library writes them (its metadata on),
+	// fed a byte at a time.
+	var lib bytes.Buffer
+	metrics.WriteGaugeUint64(&lib, `searxgate_build_info{version="a\"b\\c\nd`+"\uFFFD"+`"}`, 1)
+	set.WritePrometheus(&lib)
+	if !strings.Contains(lib.String(), "# TYPE") {
+		t.Fatal("the library wrote no metadata: the test does not exercise dropping it")
+	}
+	var bytewise page
+	bytewise.family("searxgate_instance_health")
+	for _, c := range lib.Bytes() {
+		if _, err := bytewise.Write([]byte{c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(whole.b) != string(bytewise.b) {
+		t.Errorf("whole lines and bytes differ:\n%s\n---\n%s", whole.b, bytewise.b)
+	}
+	fams := parseProm(t, string(whole.b))
+	if f := fams["searxgate_instance_health"]; f == nil || f.typ != "gauge" || len(f.samples) != 0 {
+		t.Errorf("the empty family: %+v", f)
+	}
+	if v, ok := value(fams["searxgate_build_info"], "version", "a\"b\\c\nd\uFFFD"); !ok || v != 1 {
+		t.Errorf("the escaped label: %v %v\n%s", v, ok, whole.b)
+	}
+	if f := fams["searxgate_queue_wait_seconds"]; f == nil || f.typ != "histogram" || len(f.samples) != 5 {
+		t.Errorf("the histogram: %+v", f)
+	}
+	if f := fams["searxgate_searches_total"]; f == nil || f.help != "Client searches, by how they were answered." {
+		t.Errorf("the counter's HELP: %+v", f)
+	}
+	if f := fams["process_made_up_total"]; f == nil || f.typ != "counter" {
+		t.Errorf("an undescribed process family: %+v", f)
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/valyala/fasthttp"
-
-	"github.com/searxgate/searxgate/pool"
 )
 
 // check is one checkbox of a form.
@@ -141,10 +139,13 @@ func (s *Server) about(ctx *fasthttp.RequestCtx) {
 		v.CacheTTL, v.CacheKeep = ago(s.cfg.CacheTTL), ago(max(s.cfg.CacheKeep, s.cfg.CacheTTL))
 	}
 	if s.cfg.Pool != nil {
+		now := s.cfg.Clock.Now()
 		for _, st := range s.cfg.Pool.Snapshot() {
 			v.Instances++
-			if !st.Disabled && st.Circuit != pool.Open {
-				v.Usable++
+			if p := s.cfg.Proxy; p != nil {
+				if ok, _ := p.Usable(st, now); ok {
+					v.Usable++
+				}
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/internal/clock"
@@ -106,6 +107,7 @@ type Server struct {
 	started time.Time
 	routes  map[string]endpoint // fixed at New
 	labels  instanceLabels      // which instances /metrics names, for the life of the process
+	gauges  *metrics.Set        // /metrics' gauges of the process's own state (newRuntimeGauges)
 	// refusals logs the searches refused, at most a line a second.
 	refusals refusalLog
 }
@@ -145,7 +147,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Clock.Now(), refusals: refusalLog{now: cfg.Clock.Now}}
+	srv := &Server{cfg: cfg, log: cfg.Logger, tmpl: tmpl, images: images, started: cfg.Clock.Now(), refusals: refusalLog{now: cfg.Clock.Now},
+		gauges: newRuntimeGauges()}
 	srv.routes = srv.table()
 	return srv, nil
 }

@@ -30,7 +30,7 @@ type Totals struct {
 	Upstream  uint64            `json:"upstream_searches"`   // searches sent to instances
 	Refusals  uint64            `json:"refusals"`            // refusals the pool counted
 	Instances int               `json:"instances"`           // in the pool
-	Usable    int               `json:"usable_now"`          // not disabled, circuit not open, within budget
+	Usable    int               `json:"usable_now"`          // a search could go to them now (proxy.Usable)
 	Open      int               `json:"circuits_open"`
 	// The slot queue and the per-client admission.
 	QueueDepth    int64   `json:"queue_depth"`       // searches waiting for a slot now
@@ -52,7 +52,7 @@ type InstanceStatus struct {
 	Limiter        bool              `json:"limiter"`
 	LinkToken      bool              `json:"link_token"`
 	Usable         bool              `json:"usable_now"`
-	WhyNot         string            `json:"why_not,omitempty"` // disabled, circuit_open, trial_out, in_flight, link_token, budget
+	WhyNot         string            `json:"why_not,omitempty"` // proxy.Usable's: disabled, link_token, circuit_open, trial_out, in_flight, budget
 	Advice         string            `json:"advice,omitempty"`  // what the operator could do for it
 	BudgetUsed20s  int               `json:"budget_used_20s"`
 	BudgetUsed10m  int               `json:"budget_used_10m"`
@@ -79,8 +79,8 @@ type StatusReport struct {
 }
 
 // instances is every instance as the search path sees it (proxy.Instances):
-// this face computes nothing of its own. Without a proxy (tests of the
-// page alone), the pool's stats.
+// this face computes nothing of its own, whether an instance is usable
+// least of all. Without a proxy (tests of the page alone) there is none.
 func (s *Server) instances(now time.Time) []InstanceStatus {
 	var out []InstanceStatus
 	if p := s.cfg.Proxy; p != nil {
@@ -102,11 +102,6 @@ func (s *Server) instances(now time.Time) []InstanceStatus {
 			}
 			out = append(out, is)
 		}
-		return out
-	}
-	for _, st := range s.cfg.Pool.Snapshot() {
-		out = append(out, InstanceStatus{Stats: st, Format: proxy.FormatHTML, Usable: !st.Disabled && st.Circuit != pool.Open,
-			OutcomesByKind: map[string]uint64{}, ByReason: map[string]uint64{}, RecentMS: []float32{}, RecentKinds: []string{}})
 	}
 	return out
 }
@@ -136,8 +131,8 @@ func (s *Server) report(now time.Time) StatusReport {
 		r.Totals.QueueRefused = m.QueueRefused()
 		r.Totals.ClientLimited = m.ClientLimited()
 		r.Totals.Fanout = m.FanoutSearches()
-		if cum, sum := m.QueueWait().Snapshot(); cum[len(cum)-1] > 0 {
-			r.Totals.QueueWaitMS = sum * 1000 / float64(cum[len(cum)-1])
+		if n := m.QueueWait().Count(); n > 0 {
+			r.Totals.QueueWaitMS = m.QueueWait().Sum() * 1000 / float64(n)
 		}
 	}
 	if s.cfg.Problem != nil {

@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/searxgate/searxgate/proxy"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -345,5 +346,71 @@ func TestStatusProblemAndQueue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUsableAgreesEverywhere: /status, /status.json, /metrics and /about
+// count as usable exactly what proxy.Usable says, for an instance out of
+// budget within its circuit, a disabled one, an open circuit, one barred
+// by its link-token check and a good one.
+func TestUsableAgreesEverywhere(t *testing.T) {
+	clk := clock.NewFake(fixedNow)
+	p := pool.New(pool.Config{Clock: clk})
+	const good, spent, off, open, barred = "https://good.example/", "https://spent.example/", "https://off.example/",
+		"https://open.example/", "https://barred.example/"
+	for _, u := range []string{good, spent, off, open, barred} {
+		p.Add(u, pool.Public)
+	}
+	px, err := proxy.New(proxy.Config{Pool: p, Clock: clk, Budget: []proxy.Window{{Max: 1, Per: 20 * time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	now := clk.Now()
+	read := proxy.Caps{ConfigAt: now, ConfigOK: true}
+	barredTerms := read
+	barredTerms.LinkToken = true
+	px.ImportCaps(map[string]proxy.Caps{good: read, spent: read, off: read, open: read, barred: barredTerms})
+	if !px.Politeness().TakeAs(spent, false, now) {
+		t.Fatal("the one search of the budget was refused")
+	}
+	p.Disable(off)
+	p.OpenUntil(open, now.Add(time.Hour), "test")
+	_, c := serve(t, Config{Proxy: px, Pool: p, Clock: clk})
+
+	want := map[string]string{good: "", spent: proxy.WhyBudget, off: proxy.WhyDisabled, open: proxy.WhyCircuitOpen, barred: proxy.WhyLinkToken}
+	for u, why := range want {
+		if ok, w := px.Usable(p.Stats(u), now); w != why || ok != (why == "") {
+			t.Fatalf("%s: Usable %v %q, want %q", u, ok, w, why)
+		}
+	}
+	var report StatusReport
+	if err := json.Unmarshal([]byte(c.get("/status.json").body), &report); err != nil {
+		t.Fatal(err)
+	}
+	for _, is := range report.Instances {
+		if why := want[is.URL]; is.Usable != (why == "") || is.WhyNot != why {
+			t.Errorf("/status.json: %s usable %v why %q, want why %q", is.URL, is.Usable, is.WhyNot, why)
+		}
+	}
+	if report.Totals.Usable != 1 || len(report.Instances) != len(want) {
+		t.Errorf("/status.json: %d usable of %d, want 1 of %d", report.Totals.Usable, len(report.Instances), len(want))
+	}
+	fams := parseProm(t, c.get("/metrics").body)
+	if v, _ := value(fams["searxgate_instances_usable"]); v != 1 {
+		t.Errorf("/metrics: %v usable, want 1", v)
+	}
+	if body := c.get("/about").body; !strings.Contains(body, "The pool has 5 instances; 1 can be searched now.") {
+		t.Errorf("/about does not count 1 usable of 5")
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(c.get("/status").body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := doc.Find("tbody tr.unusable").Length(); n != 4 {
+		t.Errorf("/status marks %d rows unusable, want 4", n)
+	}
+	if got := doc.Find("dt:contains('Usable now') + dd").Text(); !strings.HasPrefix(got, "1 of 5") {
+		t.Errorf("/status: usable now %q, want 1 of 5", got)
 	}
 }

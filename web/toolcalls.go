@@ -16,14 +16,14 @@ func (s *Server) toolCalls() []ToolCalls {
 }
 
 // writeToolCalls adds searxgate_mcp_tool_calls_total to /metrics.
-func (s *Server) writeToolCalls(w *expo) {
+func (s *Server) writeToolCalls(pg *page) {
 	calls := s.toolCalls()
 	if calls == nil {
 		return
 	}
-	w.family("searxgate_mcp_tool_calls_total", "counter", "MCP tool calls, by tool and outcome (ok, invalid, limited, failed).")
+	pg.family("searxgate_mcp_tool_calls_total")
 	for _, c := range calls {
-		w.count(uint64(c.N), "searxgate_mcp_tool_calls_total", "tool", c.Tool, "outcome", c.Outcome)
+		pg.count(uint64(max(c.N, 0)), "searxgate_mcp_tool_calls_total", "tool", c.Tool, "outcome", c.Outcome)
 	}
 }
 

@@ -22,7 +22,8 @@
 // At start the list's /config reads run in the background; when they end
 // and no instance can be searched, one ERROR line says why, counted by
 // cause, and App.Problem gives the same text to the status page until an
-// instance becomes usable. Instances and the list are reached only through
+// instance becomes usable (proxy.Usable, as /status and /metrics say it,
+// and for a list instance its /config read). Instances and the list are reached only through
 // the guarded dialer (directory.Dialer), which refuses non-public addresses unless
 // --allow-private.
 //

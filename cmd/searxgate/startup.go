@@ -97,29 +97,36 @@ func (a *App) Problem() string {
 	if p == nil {
 		return ""
 	}
-	if a.usable() {
+	if a.usable(a.clock.Now()) {
 		a.problem.CompareAndSwap(p, nil)
 		return ""
 	}
 	return *p
 }
 
-// usable reports whether some instance can be searched: an enabled own
-// instance, or a list instance whose /config was read and that searxgate
-// may search.
-func (a *App) usable() bool {
+// usable reports whether some instance is searchable now.
+func (a *App) usable(now time.Time) bool {
 	for _, st := range a.pool.Snapshot() {
-		if st.Disabled {
-			continue
-		}
-		if st.Tier == pool.Own || a.causeOf(st.URL, a.proxy.Caps(st.URL)) == causeNone {
+		if a.searchable(st, now) {
 			return true
 		}
 	}
 	return false
 }
 
-// Why a list instance cannot be searched, as the start-up check counts it.
+// searchable reports whether a search could go now to the instance st
+// describes, by the search path's own rule (proxy.Usable, which /status
+// and /metrics show), and, for a list instance, whether its /config was
+// read: the start-up check's doubt is whether the list's instances can be
+// reached at all.
+func (a *App) searchable(st pool.Stats, now time.Time) bool {
+	if ok, _ := a.proxy.Usable(st, now); !ok {
+		return false
+	}
+	return st.Tier == pool.Own || a.proxy.Caps(st.URL).ConfigOK
+}
+
+// Why an instance cannot be searched, as the start-up check counts it.
 const (
 	causeNone      = ""
 	causePrivate   = "private"
@@ -135,20 +142,27 @@ const (
 	causeUnchecked = "unchecked"
 )
 
-// causeOf says why inst cannot be searched from what its last /config read
-// said (the dialer's notes name what a bare transport error hides).
-func (a *App) causeOf(inst string, c proxy.Caps) string {
-	if c.ConfigOK {
-		if c.LinkToken && !a.cfg.LinkToken {
-			return causeLinkToken
-		}
+// causeOf says why the instance st describes cannot be searched, for
+// good: what proxy.Usable says lasts (disabled, barred by its terms), or,
+// for a list instance, what its last /config read said (the dialer's
+// notes name what a bare transport error hides). What passes (a circuit
+// cooling down, a budget spent, searches in flight) is no cause.
+func (a *App) causeOf(st pool.Stats, now time.Time) string {
+	switch _, why := a.proxy.Usable(st, now); why {
+	case proxy.WhyDisabled:
+		return causeDisabled
+	case proxy.WhyLinkToken:
+		return causeLinkToken
+	}
+	c := a.proxy.Caps(st.URL)
+	if st.Tier == pool.Own || c.ConfigOK {
 		return causeNone
 	}
 	if c.ConfigAt.IsZero() && c.ConfigErr == "" {
 		return causeUnchecked
 	}
 	host := ""
-	if u, err := url.Parse(inst); err == nil {
+	if u, err := url.Parse(st.URL); err == nil {
 		host = u.Hostname()
 	}
 	switch why := a.notes.why(host); why {
@@ -183,27 +197,17 @@ var causeText = []struct{ cause, text string }{
 // counted by cause. Instances whose terms were not read yet may still be
 // fine: while any is left, judge says nothing.
 func (a *App) judge() string {
+	now := a.clock.Now()
 	counts := map[string]int{causePrivate: int(a.refusedAtSeed.Load())}
-	listed := counts[causePrivate]
-	for _, st := range a.pool.Snapshot() {
-		if st.Tier == pool.Own {
-			if !st.Disabled {
-				return ""
-			}
-			counts[causeDisabled]++
-			continue
-		}
-		listed++
-		cause := causeDisabled
-		if !st.Disabled {
-			cause = a.causeOf(st.URL, a.proxy.Caps(st.URL))
-		}
+	stats := a.pool.Snapshot()
+	for _, st := range stats {
+		cause := a.causeOf(st, now)
 		if cause == causeNone || cause == causeUnchecked {
 			return ""
 		}
 		counts[cause]++
 	}
-	if listed == 0 && counts[causeDisabled] == 0 {
+	if len(stats) == 0 && counts[causePrivate] == 0 {
 		return a.emptyListText()
 	}
 	var parts []string

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +20,10 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
+	"github.com/searxgate/searxgate/web"
 )
 
 // logLines keeps what a gateway logged, one text line per record.
@@ -324,4 +330,82 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 	if i, j := strings.Index(text, "cannot read your instance's /config"), strings.Index(text, "searxgate is serving"); i < 0 || j < 0 || i > j {
 		t.Errorf("the own instances' terms were not read before serving:\n%s", text)
 	}
+}
+
+// TestUsableAgreesWithStatusAndMetrics: the start-up check's "can this
+// instance be searched now" is the search path's (proxy.Usable), as
+// /status.json and /metrics show it: an instance out of budget within its
+// circuit, a disabled one, an open circuit and a link-token one are not;
+// a good one is, until it is disabled too, and then the banner's question
+// (App.usable) says no instance is. The clock is the test's.
+func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
+	fast := sim.InstanceConfig{Behaviour: sim.Fast, JSON: true, Latency: -1}
+	cfgs := []sim.InstanceConfig{fast, fast, fast, fast, {Behaviour: sim.LinkToken, Latency: -1}}
+	for i, id := range []string{"good", "spent", "off", "open", "barred"} {
+		cfgs[i].ID = id
+	}
+	fleet, dir := startFleet(t, 26, cfgs)
+	cfg, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--data", t.TempDir(), "--allow-private", "--directory", dir},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Frozen at the real time: the /config reads' deadlines are taken
+	// from it, and fasthttp's sockets keep real time.
+	clk := clock.NewFake(time.Now())
+	cfg.clock, cfg.resolver = clk, &failResolver{}
+	g, err := runGateway(t, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.app.checked // the list's terms are read: the link-token one is known
+	a, now := g.app, clk.Now()
+	url := func(id string) string { return fleet.Instance(id).URL() }
+	for n := 0; a.proxy.Politeness().TakeAs(url("spent"), false, now); n++ {
+		if n > 1000 {
+			t.Fatal("the budget never ran out")
+		}
+	}
+	a.pool.Disable(url("off"))
+	a.pool.OpenUntil(url("open"), now.Add(time.Hour), "test")
+
+	check := func(step string, want map[string]string) {
+		t.Helper()
+		var report web.StatusReport
+		if err := json.Unmarshal([]byte(g.get(t, "/status.json", nil).body), &report); err != nil {
+			t.Fatal(err)
+		}
+		usable := 0
+		for _, is := range report.Instances {
+			why, ok := want[is.URL]
+			if !ok {
+				t.Fatalf("%s: an instance not in the fleet: %s", step, is.URL)
+			}
+			if is.Usable != (why == "") || is.WhyNot != why {
+				t.Errorf("%s: /status.json says %s usable %v why %q, want why %q", step, is.URL, is.Usable, is.WhyNot, why)
+			}
+			if got := a.searchable(is.Stats, now); got != is.Usable {
+				t.Errorf("%s: the start-up check says %s searchable %v, /status.json %v", step, is.URL, got, is.Usable)
+			}
+			if is.Usable {
+				usable++
+			}
+		}
+		if len(report.Instances) != len(want) || report.Totals.Usable != usable {
+			t.Errorf("%s: %d instances, %d usable in the totals, %d by row", step, len(report.Instances), report.Totals.Usable, usable)
+		}
+		m := regexp.MustCompile(`(?m)^searxgate_instances_usable (\d+)$`).FindSubmatch(g.get(t, "/metrics", nil).body)
+		if m == nil || string(m[1]) != strconv.Itoa(usable) {
+			t.Errorf("%s: /metrics says %q usable, /status.json %d", step, m, usable)
+		}
+		if got := a.usable(now); got != (usable > 0) {
+			t.Errorf("%s: App.usable %v with %d usable", step, got, usable)
+		}
+	}
+	want := map[string]string{url("good"): "", url("spent"): proxy.WhyBudget, url("off"): proxy.WhyDisabled,
+		url("open"): proxy.WhyCircuitOpen, url("barred"): proxy.WhyLinkToken}
+	check("one good", want)
+	a.pool.Disable(url("good"))
+	want[url("good")] = proxy.WhyDisabled
+	check("none good", want)
 }
