@@ -182,6 +182,17 @@ func (p *Proxy) PruneCache(now time.Time) (int, error) {
 	return n, nil
 }
 
+// CacheLifetime is how long an answer is served from the cache (ttl) and
+// kept in all (keep: past its TTL it is served only when no instance
+// answers, until it is pruned); both 0 with NoCache. Answers that found
+// nothing, or whose poverty is the query's own, are served for less.
+func (p *Proxy) CacheLifetime() (ttl, keep time.Duration) {
+	if p.cfg.NoCache {
+		return 0, 0
+	}
+	return p.cfg.CacheTTL, p.cfg.CacheTTL + p.cfg.StaleFor
+}
+
 // Cached is one cached answer: the upstream results, encoded once as
 // SearXNG JSON, with who served them.
 type Cached struct {
