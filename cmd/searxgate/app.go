@@ -221,7 +221,7 @@ func (a *App) buildCache() []byte {
 	// With --redis, one key per search on every replica, and image links
 	// any replica can serve.
 	secret := a.cacheSecret()
-	a.cache = proxy.NewWriteBehind(a.store, proxy.WriteBehindConfig{Secret: secret, NoCache: a.cfg.CacheTTL == 0, Logger: a.log})
+	a.cache = proxy.NewWriteBehind(a.store, proxy.WriteBehindConfig{Secret: secret, NoCache: a.cfg.noCache(), Logger: a.log})
 	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
 	return secret
 }
@@ -262,7 +262,8 @@ func (a *App) buildProxy() error {
 		MaxFanout:      cfg.MaxFanout,
 		FanoutGrace:    cfg.FanoutGrace,
 		Admit:          a.limiter.Admit(),
-		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
+		CacheTTL:       cfg.CacheTTL,
+		NoCache:        cfg.noCache(),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
 		OwnPassIP:      cfg.OwnPassIP,
@@ -324,11 +325,12 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	cfg := a.cfg
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
+	cacheTTL, cacheKeep := a.proxy.CacheLifetime()
 	var err error
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
-		CacheTTL: cfg.CacheTTL, CacheKeep: cacheKeep(cfg.CacheTTL),
+		CacheTTL: cacheTTL, CacheKeep: cacheKeep,
 		Client:  web.ClientOf(trusted),
 		Problem: a.Problem,
 		Clock:   a.clock,
@@ -595,6 +597,16 @@ func (a *App) flush() error {
 		a.proxy.RequeueCaps(append(slices.Collect(maps.Keys(changed)), deleted...))
 	}
 	return err
+}
+
+// sealedEntries are the answers a flush took, as the store's batch
+// writes them.
+func sealedEntries(answers []proxy.Sealed) []store.CacheEntry {
+	out := make([]store.CacheEntry, len(answers))
+	for i, a := range answers {
+		out[i] = store.CacheEntry{Key: a.ID, Value: a.Value, Source: a.Source, StoredAt: a.StoredAt, Expires: a.Expires}
+	}
+	return out
 }
 
 func (a *App) restorePool() error {
