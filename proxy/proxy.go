@@ -123,8 +123,9 @@ type Config struct {
 	// than HedgeFactor times its latency EWMA, and at least HedgeFloor.
 	HedgeFactor float64       // default 2
 	HedgeFloor  time.Duration // default 800 ms
-	// Extras (retries and hedges) stay within ExtraRatio of first attempts
-	// over ExtraWindow, with ExtraFloor extras always allowed.
+	// Extras (retries, hedges and second opinions) stay within ExtraRatio
+	// of first attempts over ExtraWindow, with ExtraFloor extras always
+	// allowed; hedges may use half of it.
 	ExtraRatio  float64       // default 0.2
 	ExtraFloor  int           // default 20
 	ExtraWindow time.Duration // default 1 min
