@@ -24,8 +24,8 @@ const autocompleteTTL = time.Hour
 
 // Autocomplete returns suggestions for the prefix q, from an instance whose
 // /config names an autocomplete backend, within its politeness budget, and
-// cached (unless NoCache). It asks at most two instances, the operator's own first, and
-// never waits for a budget.
+// cached (unless NoCache). It asks at most two instances, the operator's
+// own first, and never waits for a budget.
 func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {

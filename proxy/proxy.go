@@ -100,9 +100,9 @@ func (r *Response) Results() (*detect.Results, error) {
 	return r.results, r.err
 }
 
-// CacheStore is the persistent cache behind the in-memory one (the store
-// satisfies it through cmd). CachePut may queue the write; it must not
-// block a search.
+// CacheStore is the persistent cache behind the in-memory one
+// (WriteBehind is one, over the store's file). CachePut may queue the
+// write; it must not block a search.
 type CacheStore interface {
 	CacheGet(key string) (Cached, bool)
 	CachePut(key string, c Cached)
