@@ -24,8 +24,8 @@ const autocompleteTTL = time.Hour
 
 // Autocomplete returns suggestions for the prefix q, from an instance whose
 // /config names an autocomplete backend, within its politeness budget, and
-// cached. It asks at most two instances, the operator's own first, and
-// never waits for a budget.
+// cached (unless NoCache). It asks at most two instances, the operator's
+// own first, and never waits for a budget.
 func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {
@@ -36,7 +36,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	}
 	now := p.now()
 	key := "ac\x00" + language + "\x00" + q // memory only: a plain key
-	if c, ok := p.acCache.get(key); ok && now.Before(c.Expires) {
+	if c, ok := p.acCache.get(key); ok && !p.cfg.NoCache && now.Before(c.Expires) {
 		var out []string
 		if json.Unmarshal(c.JSON, &out) == nil {
 			return out, nil
@@ -88,7 +88,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			lastErr = fmt.Errorf("%s: %s %s", inst, o.Kind, o.Reason)
 			continue
 		}
-		if js, err := json.Marshal(out); err == nil {
+		if js, err := json.Marshal(out); err == nil && !p.cfg.NoCache {
 			p.acCache.put(key, &Cached{JSON: js, Instance: inst, StoredAt: now, Expires: now.Add(autocompleteTTL)})
 		}
 		return out, nil

@@ -44,6 +44,12 @@ type CacheDropper interface {
 	CachePurge() (int, error)
 }
 
+// CachePruner is what a CacheStore may also do: drop the answers that
+// expired more than maxStale before now, for PruneCache.
+type CachePruner interface {
+	CachePrune(now time.Time, maxStale time.Duration) (int, error)
+}
+
 // Keyer makes cache keys with one secret. It is safe for concurrent use.
 type Keyer struct {
 	pool sync.Pool // of hash.Hash: HMAC-SHA256 under the secret
@@ -159,6 +165,32 @@ func AnsweredBy(answerer, inst string) bool {
 func (p *Proxy) PurgeCache() (int, error) {
 	n := p.cache.purge() + p.acCache.purge()
 	return p.dropStored(n, CacheDropper.CachePurge)
+}
+
+// PruneCache drops what is too old to be served at all: the answers
+// that expired more than StaleFor before now, from memory and from the
+// store when it can prune (CachePruner), and the autocompletions that
+// expired. It returns how many it dropped; call it now and then.
+func (p *Proxy) PruneCache(now time.Time) (int, error) {
+	limit := now.Add(-p.cfg.StaleFor)
+	n := p.cache.drop(func(c *Cached) bool { return c.Expires.Before(limit) })
+	n += p.acCache.drop(func(c *Cached) bool { return !now.Before(c.Expires) })
+	if pr, ok := p.cfg.Store.(CachePruner); ok {
+		m, err := pr.CachePrune(now, p.cfg.StaleFor)
+		return n + m, err
+	}
+	return n, nil
+}
+
+// CacheLifetime is how long an answer is served from the cache (ttl) and
+// kept in all (keep: past its TTL it is served only when no instance
+// answers, until it is pruned); both 0 with NoCache. Answers that found
+// nothing, or whose poverty is the query's own, are served for less.
+func (p *Proxy) CacheLifetime() (ttl, keep time.Duration) {
+	if p.cfg.NoCache {
+		return 0, 0
+	}
+	return p.cfg.CacheTTL, p.cfg.CacheTTL + p.cfg.StaleFor
 }
 
 // Cached is one cached answer: the upstream results, encoded once as

@@ -105,9 +105,10 @@ func TestCacheKeys(t *testing.T) {
 // what it was given.
 type fakeCacheStore struct {
 	*Keyer
-	mu      sync.Mutex // guards m and dropped
+	mu      sync.Mutex // guards m, dropped and gets
 	m       map[string]Cached
 	dropped []string
+	gets    int
 }
 
 func newFakeCacheStore() *fakeCacheStore {
@@ -117,6 +118,7 @@ func newFakeCacheStore() *fakeCacheStore {
 func (f *fakeCacheStore) CacheGet(key string) (Cached, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets++
 	c, ok := f.m[key]
 	return c, ok
 }

@@ -1,9 +1,9 @@
 // Package proxy is searxgate's search path: it answers one SearXNG search
 // from the pool of instances.
 //
-// A search is looked up in the result cache (memory, then the store behind
-// the CacheStore interface), joins an identical search already in flight,
-// or is sent upstream. Only then is its client admitted (Config.Admit: a
+// A search is looked up in the result cache (memory, then the shared cache
+// and the store behind the CacheStore interface), joins an identical
+// search already in flight, or is sent upstream. Only then is its client admitted (Config.Admit: a
 // cache hit or a coalesced search costs no instance anything, so it is
 // never counted). The pool hands out the best instance within its
 // politeness budget (by default 10 searches in 20 s and 100 in 10 min per
@@ -20,8 +20,10 @@
 // alike are the query's own: served with their engines' errors and cached
 // for a minute. A bang's redirect off the instance is the query's answer,
 // served as a redirect, never cached, never fanned out. A hedge starts the next instance early when the current
-// one is slower than its average says. Retries and hedges together stay
-// within ExtraRatio of first attempts. One search is a value (search.go)
+// one is slower than its average says. Retries, hedges and second
+// opinions together stay within ExtraRatio of first attempts over
+// ExtraWindow, or ExtraFloor when that is more (by default a fifth, or 20
+// a minute), hedges within half of it. One search is a value (search.go)
 // that owns its attempts, hedges and deadline.
 //
 // A search that finds no instance free now only because of in-flight
@@ -51,7 +53,23 @@
 // the search itself, and its answer sealed with the key's second half (see
 // SealAnswer). DropAnswersOf (called by
 // Forget, and by cmd when an instance is disabled) drops an instance's
-// answers from memory and from a CacheDropper store; PurgeCache drops all.
+// answers from memory, the shared cache and a CacheDropper store;
+// PurgeCache drops all; PruneCache drops what is past StaleFor.
+//
+// WriteBehind is the CacheStore over a file of sealed answers (a
+// SealedFile: the store). Reads go to the file; writes wait in a bounded
+// queue, sealed only when a Flush takes them (off the request path, and
+// not at all for answers pushed out first), and are written by the
+// caller's own transaction; a Flush that fails puts them back, and a drop
+// or purge waits for a Flush under way, so it cannot be undone by it.
+//
+// Config.NoCache keeps nothing: no answer (nor an empty one, the query's
+// own poor one or an autocompletion) is put in or read from memory, the
+// shared cache or the store, so every search is asked upstream and none is
+// served stale. Identical searches in flight in one process still share
+// one upstream search; across replicas they do not (their answers meet in
+// the shared cache). A WriteBehind with NoCache drops what an earlier run
+// left in its file.
 //
 // Metrics (metrics.go) counts client searches, upstream attempts, the
 // queue and the shared replicas' work in a VictoriaMetrics metrics set of

@@ -100,9 +100,9 @@ func (r *Response) Results() (*detect.Results, error) {
 	return r.results, r.err
 }
 
-// CacheStore is the persistent cache behind the in-memory one (the store
-// satisfies it through cmd). CachePut may queue the write; it must not
-// block a search.
+// CacheStore is the persistent cache behind the in-memory one
+// (WriteBehind is one, over the store's file). CachePut may queue the
+// write; it must not block a search.
 type CacheStore interface {
 	CacheGet(key string) (Cached, bool)
 	CachePut(key string, c Cached)
@@ -123,8 +123,9 @@ type Config struct {
 	// than HedgeFactor times its latency EWMA, and at least HedgeFloor.
 	HedgeFactor float64       // default 2
 	HedgeFloor  time.Duration // default 800 ms
-	// Extras (retries and hedges) stay within ExtraRatio of first attempts
-	// over ExtraWindow, with ExtraFloor extras always allowed.
+	// Extras (retries, hedges and second opinions) stay within ExtraRatio
+	// of first attempts over ExtraWindow, with ExtraFloor extras always
+	// allowed; hedges may use half of it.
 	ExtraRatio  float64       // default 0.2
 	ExtraFloor  int           // default 20
 	ExtraWindow time.Duration // default 1 min
@@ -163,6 +164,14 @@ type Config struct {
 	CacheEntries int           // default 10,000
 	CacheBytes   int64         // default 64 MiB
 	Store        CacheStore    // optional
+	// NoCache keeps no answer anywhere: none is put in or served from the
+	// memory cache (so none is served stale when nothing answers either),
+	// the Store or the shared cache, answers that found nothing, answers
+	// whose poverty is the query's own and autocompletions included; the
+	// cache settings above are then unused. Identical searches in flight
+	// are still coalesced within the process, not across replicas (their
+	// answers would meet in the shared cache).
+	NoCache bool
 
 	// Shared is what this process shares with other replicas of the same
 	// egress (budgets, answers, searches in flight); zero = nothing, the
@@ -521,7 +530,7 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	}
 	// Another replica may be searching the same query: its answer, not a
 	// second search upstream.
-	shared, release := p.sharedFlight(lctx, key, start, deadline)
+	shared, release := p.joinReplicas(lctx, key, start, deadline)
 	if shared != nil {
 		p.cache.put(key.plain, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
 		shared.Elapsed = p.now().Sub(start)
@@ -551,9 +560,21 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	return res, err
 }
 
+// joinReplicas is sharedFlight, unless NoCache: another replica's answer
+// would come through the shared cache.
+func (p *Proxy) joinReplicas(ctx context.Context, key *searchKey, start, deadline time.Time) (*Response, func()) {
+	if p.cfg.NoCache {
+		return nil, func() {}
+	}
+	return p.sharedFlight(ctx, key, start, deadline)
+}
+
 // cacheGet looks key up in memory, then in the shared cache and the store
-// under its keyed hash.
+// under its keyed hash; with NoCache nothing is looked up.
 func (p *Proxy) cacheGet(ctx context.Context, key *searchKey) (Cached, bool) {
+	if p.cfg.NoCache {
+		return Cached{}, false
+	}
 	mem, inMem := p.cache.get(key.plain)
 	if inMem && (p.cfg.Shared.Cache == nil || p.now().Before(mem.Expires)) {
 		return *mem, true
@@ -829,13 +850,13 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 // answer turns a winning attempt into the client's response and caches it
 // (an honest "nothing found" for EmptyTTL only: an index may catch up). A
 // soft answer is cached only when ttl says for how long (the query's own
-// poverty); ttl 0 is the default.
+// poverty); ttl 0 is the default. With NoCache nothing is cached.
 func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts int, soft string, ttl time.Duration) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(nil)
 	now := p.now()
-	if soft == "" || ttl > 0 {
+	if !p.cfg.NoCache && (soft == "" || ttl > 0) {
 		ttl := min(cmp.Or(ttl, p.cfg.CacheTTL), p.cfg.CacheTTL)
 		if res.NothingFound() {
 			ttl = min(ttl, p.cfg.EmptyTTL)

@@ -7,7 +7,8 @@ import (
 )
 
 // cache keeps read pages until they expire, the least recently used
-// dropped first past its entry or byte bound.
+// dropped first past its entry or byte bound. A nil cache keeps nothing
+// (Config.NoCache).
 type cache struct {
 	maxEntries, maxBytes int
 
@@ -28,6 +29,9 @@ func newCache(entries, bytes int) *cache {
 }
 
 func (c *cache) get(key string, now time.Time) (*Page, bool) {
+	if c == nil {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.byKey[key]
@@ -45,7 +49,7 @@ func (c *cache) get(key string, now time.Time) (*Page, bool) {
 
 func (c *cache) put(key string, p *Page, expires time.Time) {
 	size := len(p.Markdown) + len(p.Title) + len(key)
-	if size > c.maxBytes {
+	if c == nil || size > c.maxBytes {
 		return
 	}
 	c.mu.Lock()
@@ -68,6 +72,9 @@ func (c *cache) remove(e *list.Element) {
 }
 
 func (c *cache) len() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()

@@ -29,7 +29,8 @@
 // extracts no text from PDF) is refused with ErrType.
 //
 // Pages are cached (Cache: entries and bytes bounded, CacheTTL) so that an
-// agent paging through a long page with StartChar costs one fetch. Each host
+// agent paging through a long page with StartChar costs one fetch (with
+// NoCache none is kept, and every read fetches). Each host
 // is read politely: at most PerHostInFlight fetches at once and
 // PerHostPerMinute a minute; past either the read is refused with a
 // *BusyError that says when to retry, rather than queued.

@@ -93,10 +93,11 @@ type Config struct {
 	MaxRedirects int   // default 5
 	// CacheTTL is how long a read page is served from the cache (default
 	// 1 h); CacheEntries and CacheBytes bound the cache (default 256 pages
-	// and 32 MiB of Markdown).
+	// and 32 MiB of Markdown). NoCache keeps no page: every read fetches.
 	CacheTTL     time.Duration
 	CacheEntries int
 	CacheBytes   int
+	NoCache      bool
 	// PerHostInFlight and PerHostPerMinute keep the reader polite to each
 	// host (defaults 2 and 30).
 	PerHostInFlight  int
@@ -168,8 +169,10 @@ type Reader struct {
 // New returns a Reader.
 func New(cfg Config) *Reader {
 	cfg.defaults()
-	r := &Reader{cfg: cfg, cache: newCache(cfg.CacheEntries, cfg.CacheBytes),
-		hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
+	r := &Reader{cfg: cfg, hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
+	if !cfg.NoCache {
+		r.cache = newCache(cfg.CacheEntries, cfg.CacheBytes)
+	}
 	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
 		Proxy: cfg.Proxy}
 	rt := &http.Transport{

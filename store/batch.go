@@ -14,15 +14,29 @@ import (
 type Batch struct {
 	Pool       map[string][]byte // instance URL -> state (JSON made by the pool); upsert
 	PoolDelete []string
-	Caps       map[string][]byte // instance URL -> capabilities learned (JSON made by the proxy); upsert
-	CapsDelete []string
-	Cache      []CacheEntry // result cache puts, in order; StoredAt zero means now
+	// ReplacePool says Pool is every instance's state: the records of
+	// instances not in it (gone from the pool since the last batch, or
+	// unreadable) are deleted in the same transaction. With it an empty
+	// Pool empties the bucket.
+	ReplacePool bool
+	Caps        map[string][]byte // instance URL -> capabilities learned (JSON made by the proxy); upsert
+	CapsDelete  []string
+	Cache       []CacheEntry // result cache puts, in order; StoredAt zero means now
 }
 
-// Empty reports whether b writes nothing.
+// Empty reports whether b writes nothing. A batch that only replaces the
+// pool with an empty set is not empty: it deletes what the bucket holds.
 func (b Batch) Empty() bool {
-	return len(b.Pool) == 0 && len(b.PoolDelete) == 0 && len(b.Caps) == 0 &&
+	return len(b.Pool) == 0 && len(b.PoolDelete) == 0 && !b.ReplacePool && len(b.Caps) == 0 &&
 		len(b.CapsDelete) == 0 && len(b.Cache) == 0
+}
+
+// emptiesPoolOnly reports whether all b does is replace the pool with an
+// empty set.
+func (b Batch) emptiesPoolOnly() bool {
+	rest := b
+	rest.ReplacePool = false
+	return b.ReplacePool && rest.Empty()
 }
 
 func (b Batch) validate() error {
@@ -67,18 +81,18 @@ func (s *Store) WriteBatch(b Batch) error {
 	if err := b.validate(); err != nil {
 		return err
 	}
-	if b.Empty() {
-		return nil
+	if b.Empty() || (b.emptiesPoolOnly() && s.poolEmpty()) {
+		return nil // nothing to write: no transaction, no sync
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock.Now()
 	var totals cacheTotals
 	err := s.update(func(tx *bolt.Tx) error {
-		if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete); err != nil {
+		if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete, b.ReplacePool); err != nil {
 			return fmt.Errorf("store: writing pool state: %w", err)
 		}
-		if err := putAll(tx.Bucket(bucketCaps), b.Caps, b.CapsDelete); err != nil {
+		if err := putAll(tx.Bucket(bucketCaps), b.Caps, b.CapsDelete, false); err != nil {
 			return fmt.Errorf("store: writing capabilities: %w", err)
 		}
 		totals = cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
@@ -111,7 +125,22 @@ func (s *Store) WriteBatch(b Batch) error {
 	return nil
 }
 
-func putAll(bk *bolt.Bucket, kv map[string][]byte, del []string) error {
+// putAll writes kv into bk and deletes del; with only, it also deletes
+// every key of bk that kv does not have.
+func putAll(bk *bolt.Bucket, kv map[string][]byte, del []string, only bool) error {
+	if only {
+		var gone []string
+		err := bk.ForEach(func(k, _ []byte) error {
+			if _, ok := kv[string(k)]; !ok {
+				gone = append(gone, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		del = append(gone, del...)
+	}
 	// In key order, bbolt appends to its nodes instead of shifting them.
 	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		v := kv[k]
@@ -128,6 +157,18 @@ func putAll(bk *bolt.Bucket, kv map[string][]byte, del []string) error {
 		}
 	}
 	return nil
+}
+
+// poolEmpty reports whether the pool bucket holds no record (a read error
+// counts as not empty: the write that follows will say what is wrong).
+func (s *Store) poolEmpty() bool {
+	empty := false
+	err := s.view(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketPool).Cursor().First()
+		empty = k == nil
+		return nil
+	})
+	return err == nil && empty
 }
 
 // LoadPool returns every instance's pool state, keyed by instance URL.

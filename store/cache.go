@@ -318,6 +318,15 @@ func (s *Store) CacheGet(key string) (e CacheEntry, ok bool, err error) {
 	return e, ok, nil
 }
 
+// CacheRecord is CacheGet in parts, for a caller that knows no store type
+// (proxy's write-behind reads the file through it): who gave the answer,
+// when it was stored and expires, and its value; ok is false when key
+// holds none.
+func (s *Store) CacheRecord(key string) (source string, storedAt, expires time.Time, value []byte, ok bool, err error) {
+	e, ok, err := s.CacheGet(key)
+	return e.Source, e.StoredAt, e.Expires, e.Value, ok, err
+}
+
 // CachePrune removes the entries that expired more than maxStale before
 // now (and records that cannot be read), and returns how many it removed.
 func (s *Store) CachePrune(now time.Time, maxStale time.Duration) (removed int, err error) {

@@ -21,7 +21,7 @@
 //     its source (the instance that answered, so that CacheDropSource can
 //     drop an instance's answers), when it was stored and expires, and its
 //     value. The store keeps keys and values as given: searxgate's keys
-//     are keyed hashes and its values sealed answers (see cmd/searxgate),
+//     are keyed hashes and its values sealed answers (see proxy.WriteBehind),
 //     so nothing here is query text. The store also counts its cache keys
 //     in memory, by hash: CacheGet answers a key it does not hold (every
 //     cache miss asks) without a read transaction.

@@ -224,6 +224,56 @@ func TestBatchDeleteWinsOverUpsert(t *testing.T) {
 	}
 }
 
+// ReplacePool makes Pool the whole set: what is not in it goes, in the
+// same transaction as the capabilities and the cache; a batch that fails
+// deletes nothing.
+func TestBatchReplacePool(t *testing.T) {
+	s := openT(t, testPath(t), Options{})
+	err := s.WriteBatch(Batch{Pool: map[string][]byte{"https://a/": []byte("1"), "https://b/": []byte("1"), "https://c/": []byte("1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An invalid cache entry fails the whole batch: nothing is deleted.
+	bad := Batch{Pool: map[string][]byte{"https://a/": []byte("2")}, ReplacePool: true, Cache: []CacheEntry{{Key: ""}}}
+	if err := s.WriteBatch(bad); err == nil {
+		t.Fatal("a batch with an empty cache key was written")
+	}
+	if got, _ := s.LoadPool(); len(got) != 3 {
+		t.Fatalf("after a failed batch the pool holds %s", dump(got))
+	}
+	err = s.WriteBatch(Batch{
+		Pool: map[string][]byte{"https://a/": []byte("2"), "https://d/": []byte("2")}, ReplacePool: true,
+		Caps:  map[string][]byte{"https://b/": []byte("c")},
+		Cache: []CacheEntry{{Key: "k", Value: []byte("v"), Source: "https://a/"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadPool()
+	if err != nil || len(got) != 2 || string(got["https://a/"]) != "2" || string(got["https://d/"]) != "2" {
+		t.Fatalf("LoadPool = %s, %v; want a and d only", dump(got), err)
+	}
+	if caps, _ := s.LoadCaps(); string(caps["https://b/"]) != "c" {
+		t.Fatalf("the capabilities of the same batch: %s", dump(caps))
+	}
+	if src, _, _, v, ok, err := s.CacheRecord("k"); !ok || err != nil || src != "https://a/" || string(v) != "v" {
+		t.Fatalf("CacheRecord = %q, %q, %v, %v", src, v, ok, err)
+	}
+	// An empty set empties the bucket.
+	if err := s.WriteBatch(Batch{ReplacePool: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.LoadPool(); len(got) != 0 {
+		t.Fatalf("after an empty replace the pool holds %s", dump(got))
+	}
+	if err := s.WriteBatch(Batch{ReplacePool: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, _, ok, err := s.CacheRecord("never"); ok || err != nil {
+		t.Fatalf("CacheRecord of a missing key: %v, %v", ok, err)
+	}
+}
+
 func TestResetPoolKeepsTheRest(t *testing.T) {
 	s := openT(t, testPath(t), Options{})
 	err := s.WriteBatch(Batch{

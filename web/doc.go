@@ -28,6 +28,10 @@
 // tried. Retry-After, in whole seconds rounded up, is sent only when the
 // proxy knows when to come back; never a made-up constant.
 //
+// /about tells people what is kept and for how long from Config.CacheTTL
+// and CacheKeep (cmd passes proxy.CacheLifetime: both 0, "keeps no
+// answers", with --cache-ttl 0, when nothing at all is cached).
+//
 // /status and /metrics render proxy.Instances: whether an instance is
 // usable now, and why not, is the search path's judgement, never computed
 // here. The per-client limiter (ClientLimiter: an IPv4 address or an IPv6

@@ -58,7 +58,9 @@ type App struct {
 	ln     net.Listener
 	source *directory.Source
 	ops    *operator.Operator
-	cache  *cacheQueue
+	// cache is the proxy's persistent cache: sealed answers in the store,
+	// written by flush.
+	cache  *proxy.WriteBehind
 	dialer *directory.Dialer
 	tls    *tls.Config // --ca-file's roots for every outbound TLS connection; nil: the system's
 	// limiter is the per-client limit (nil when --client-rate is 0): the
@@ -83,14 +85,13 @@ type App struct {
 	// checked is closed when the start-up check has judged the pool.
 	checked chan struct{}
 
-	mu    sync.Mutex      // guards saved
-	saved map[string]bool // instances whose pool state is in the store
+	flushMu sync.Mutex // one flush at a time
 }
 
 // NewApp opens the store, restores the pool and binds the listener; it does
 // not serve yet.
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
-	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), saved: map[string]bool{}, notes: &dialNotes{}, checked: make(chan struct{})}
+	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), notes: &dialNotes{}, checked: make(chan struct{})}
 	// Every connection to an instance or the directory goes through it.
 	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note,
 		Proxy: cfg.proxyFunc()}
@@ -211,21 +212,18 @@ func (a *App) poolEvent(e pool.Event) {
 	a.shareEvent(e)
 }
 
-// buildCache makes the queue of answers for the store and the per-client
-// limiter, and returns the secret image links are signed from.
+// buildCache makes the proxy's persistent cache over the store and the
+// per-client limiter, and returns the secret image links are signed from.
 func (a *App) buildCache() []byte {
 	if a.cfg.Budget20s == 0 || a.cfg.Budget10m == 0 {
 		a.log.Warn("a politeness window is off (--budget-20s or --budget-10m is 0): only do this with instances of your own")
 	}
-	a.cache = newCacheQueue(a.store, a.log, a.cfg.CacheTTL)
-	imageSecret := a.cacheSecret()
-	if a.secret != nil {
-		// One key per search on every replica, and image links any
-		// replica can serve.
-		a.cache.useSecret(imageSecret)
-	}
+	// With --redis, one key per search on every replica, and image links
+	// any replica can serve.
+	secret := a.cacheSecret()
+	a.cache = proxy.NewWriteBehind(a.store, proxy.WriteBehindConfig{Secret: secret, NoCache: a.cfg.noCache(), Logger: a.log})
 	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
-	return imageSecret
+	return secret
 }
 
 // instanceAuth is proxy.UpstreamConfig.Authorization for the own
@@ -264,7 +262,8 @@ func (a *App) buildProxy() error {
 		MaxFanout:      cfg.MaxFanout,
 		FanoutGrace:    cfg.FanoutGrace,
 		Admit:          a.limiter.Admit(),
-		CacheTTL:       proxyCacheTTL(cfg.CacheTTL),
+		CacheTTL:       cfg.CacheTTL,
+		NoCache:        cfg.noCache(),
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
 		OwnPassIP:      cfg.OwnPassIP,
@@ -326,11 +325,12 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	cfg := a.cfg
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
+	cacheTTL, cacheKeep := a.proxy.CacheLifetime()
 	var err error
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
-		CacheTTL: cfg.CacheTTL, CacheKeep: cacheKeep(cfg.CacheTTL),
+		CacheTTL: cacheTTL, CacheKeep: cacheKeep,
 		Client:  web.ClientOf(trusted),
 		Problem: a.Problem,
 		Clock:   a.clock,
@@ -540,17 +540,17 @@ func (a *App) flushLoop(ctx context.Context) {
 				a.log.Error("writing learned state failed", "err", err)
 			}
 		case now := <-prune:
-			// Answers too old even to be served stale.
-			if n, err := a.store.CachePrune(now, staleFor); err != nil {
-				a.log.Error("pruning the stored cache failed", "err", err)
+			if n, err := a.proxy.PruneCache(now); err != nil {
+				a.log.Error("pruning the cache failed", "err", err)
 			} else if n > 0 {
-				a.log.Debug("pruned the stored cache", "entries", n)
+				a.log.Debug("pruned the cache", "entries", n)
 			}
 		}
 	}
 }
 
-// pruneEvery is how often the stored cache is pruned.
+// pruneEvery is how often the cache is pruned of answers too old even to
+// be served stale.
 const pruneEvery = 10 * time.Minute
 
 // Close flushes what was learned and closes the store.
@@ -566,28 +566,19 @@ func (a *App) Close() error {
 	return errors.Join(ferr, serr, a.store.Close())
 }
 
-// flush writes the pool's learned state, the capabilities that changed and
-// the queued cache entries in one transaction.
+// flush writes the pool's learned state (the whole set: records of
+// instances gone from the pool go), the capabilities that changed and the
+// answers waiting for the file, in one transaction.
 func (a *App) flush() error {
-	a.mu.Lock() // one flush at a time; guards saved
-	defer a.mu.Unlock()
-	a.cache.flushing.Lock() // no drop between taking the answers and writing them
-	defer a.cache.flushing.Unlock()
-	b := store.Batch{Pool: map[string][]byte{}, Caps: map[string][]byte{}}
-	states := a.pool.Export()
-	seen := make(map[string]bool, len(states))
-	for _, s := range states {
+	a.flushMu.Lock()
+	defer a.flushMu.Unlock()
+	b := store.Batch{Pool: map[string][]byte{}, ReplacePool: true, Caps: map[string][]byte{}}
+	for _, s := range a.pool.Export() {
 		js, err := json.Marshal(s)
 		if err != nil {
 			return err
 		}
 		b.Pool[s.URL] = js
-		seen[s.URL] = true
-	}
-	for u := range a.saved {
-		if !seen[u] {
-			b.PoolDelete = append(b.PoolDelete, u)
-		}
 	}
 	changed, deleted := a.proxy.DirtyCaps()
 	for u, c := range changed {
@@ -596,15 +587,26 @@ func (a *App) flush() error {
 		}
 	}
 	b.CapsDelete = deleted
-	b.Cache = a.cache.take()
-	if err := a.store.WriteBatch(b); err != nil {
-		// Nothing is lost: what was taken for this batch waits for the next.
+	err := a.cache.Flush(func(answers []proxy.Sealed) error {
+		b.Cache = sealedEntries(answers)
+		return a.store.WriteBatch(b)
+	})
+	if err != nil {
+		// Nothing is lost: the answers wait for the next flush (Flush
+		// puts them back), and so do the capabilities.
 		a.proxy.RequeueCaps(append(slices.Collect(maps.Keys(changed)), deleted...))
-		a.cache.requeue(b.Cache)
-		return err
 	}
-	a.saved = seen
-	return nil
+	return err
+}
+
+// sealedEntries are the answers a flush took, as the store's batch
+// writes them.
+func sealedEntries(answers []proxy.Sealed) []store.CacheEntry {
+	out := make([]store.CacheEntry, len(answers))
+	for i, a := range answers {
+		out[i] = store.CacheEntry{Key: a.ID, Value: a.Value, Source: a.Source, StoredAt: a.StoredAt, Expires: a.Expires}
+	}
+	return out
 }
 
 func (a *App) restorePool() error {
@@ -620,7 +622,6 @@ func (a *App) restorePool() error {
 			continue
 		}
 		states = append(states, s)
-		a.saved[u] = true
 	}
 	a.pool.Import(states)
 	return nil

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/sim"
 	"github.com/searxgate/searxgate/store"
 )
@@ -270,7 +272,34 @@ func TestCacheTTLZeroIsExplicit(t *testing.T) {
 			t.Errorf("%v %v: cache-ttl %v, want 0", c.args, c.env, cfg.CacheTTL)
 		}
 	}
-	if proxyCacheTTL(0) <= 0 || proxyCacheTTL(0) > time.Millisecond || proxyCacheTTL(time.Hour) != time.Hour {
-		t.Fatal("proxyCacheTTL does not keep 0 apart from the proxy's default")
+	cfg, err := parseConfig(nil, env(nil), io.Discard)
+	if err != nil || cfg.noCache() {
+		t.Fatalf("the default config keeps no cache (%v)", err)
+	}
+}
+
+// --cache-ttl 0 keeps no read page either: web_url_read fetches the page
+// every time. /about says nothing is kept.
+func TestCacheTTLZeroReadsPagesAgain(t *testing.T) {
+	_, dir := hostileFleet(t)
+	g := startGateway(t, dir, "", "--cache-ttl", "0", "--reader-allow-private")
+	var fetches atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("a page read twice"))
+	}))
+	t.Cleanup(site.Close)
+	s := connectMCP(t, g, nil)
+	for i := range 2 {
+		if r := callTool(t, s, mcp.ToolRead, map[string]any{"url": site.URL + "/page"}); r.IsError {
+			t.Fatalf("read %d: %s", i, resultText(r))
+		}
+	}
+	if n := fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches for two reads with --cache-ttl 0, want 2", n)
+	}
+	if a := g.get(t, "/about", nil); !bytes.Contains(a.body, []byte("This gateway keeps no answers.")) {
+		t.Fatalf("/about with --cache-ttl 0 does not say it keeps no answers:\n%s", a.body)
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // TestFlushLoopOnTheAppsClock: the flush and prune loop takes its tickers
 // from the App's clock: a flush once --flush has passed on it, a prune of
-// answers past staleFor every pruneEvery. Nothing waits for real time to
-// pass.
+// answers past the proxy's StaleFor every pruneEvery. Nothing waits for
+// real time to pass.
 func TestFlushLoopOnTheAppsClock(t *testing.T) {
 	cfg, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--directory", "none", "--data", t.TempDir(), "--flush", "30s"},
 		func(string) string { return "" }, io.Discard)

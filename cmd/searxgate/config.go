@@ -211,7 +211,7 @@ func (c *Config) options() []option {
 		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances or a proxy under a private CA)", &c.CAFile},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
 		{"deadline", "time one search may take, all attempts included", &c.Deadline},
-		{"cache-ttl", "how long an answer is served from the cache (0: none is, and none is kept on disk)", &c.CacheTTL},
+		{"cache-ttl", "how long an answer is served from the cache (0: no cache of any kind; no answer, suggestion or read page is kept, in memory or on disk)", &c.CacheTTL},
 		{"budget-20s", "searches one public instance may get in any 20 s (0: no limit; never for instances you do not run)", &c.Budget20s},
 		{"budget-10m", "searches one public instance may get in any 10 min (0: no limit; never for instances you do not run)", &c.Budget10m},
 		{"max-in-flight", "searches in flight to one public instance at once", &c.MaxInFlight},
@@ -505,6 +505,10 @@ func (c *Config) validatePlaces(bad func(flagName, format string, args ...any)) 
 		}
 	}
 }
+
+// noCache reports whether --cache-ttl 0 asked for no cache of any kind:
+// no answer, autocompletion or read page kept, in memory or on disk.
+func (c *Config) noCache() bool { return c.CacheTTL == 0 }
 
 // validateBudgets checks the search deadline, the cache's lifetime and the
 // politeness budgets and in-flight limits.

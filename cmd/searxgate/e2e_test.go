@@ -443,7 +443,7 @@ func TestFailedFlushLosesNothing(t *testing.T) {
 	if err := app.flush(); err == nil {
 		t.Fatal("a flush to a closed store succeeded")
 	}
-	if n := len(app.cache.take()); n != 1 {
+	if n := app.cache.Pending(); n != 1 {
 		t.Fatalf("%d cached answers wait for the next flush, want 1", n)
 	}
 	if changed, deleted := app.proxy.DirtyCaps(); len(changed)+len(deleted) != 1 {

@@ -31,7 +31,8 @@ type mcpClientKey struct{}
 // reader that goes through the same address guard as the instances.
 func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandler) {
 	cfg := a.cfg
-	rc := reader.Config{AllowPrivate: cfg.ReaderAllowPrivate, UserAgent: userAgent(cfg.Contact), CacheTTL: cfg.CacheTTL,
+	rc := reader.Config{AllowPrivate: cfg.ReaderAllowPrivate, UserAgent: userAgent(cfg.Contact),
+		CacheTTL: cfg.CacheTTL, NoCache: cfg.noCache(),
 		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
 		TLS: a.tls}
 	exposed := mcpExposed(cfg)
