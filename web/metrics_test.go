@@ -754,3 +754,41 @@ func TestPageDescribesTheLibrarysSamples(t *testing.T) {
 		t.Errorf("an undescribed process family: %+v", f)
 	}
 }
+
+// TestSamplesAsTheLibraryWritesThem: the samples /metrics writes at scrape
+// time read as the library's WriteGaugeFloat64, WriteGaugeUint64 and
+// WriteCounterUint64 write them.
+func TestSamplesAsTheLibraryWritesThem(t *testing.T) {
+	name := `searxgate_instance_latency_seconds{instance="https://a.example/\"x\"\\"}`
+	for _, v := range []float64{0, 1, 1.5, -0.25, 1e21, 1e-7, 123456789.125, math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1)} {
+		pg := &page{}
+		pg.gauge(v, "searxgate_instance_latency_seconds", "instance", `https://a.example/"x"\`)
+		var lib bytes.Buffer
+		metrics.WriteGaugeFloat64(&lib, name, v)
+		if got := sampleLines(pg.b); got != lib.String() {
+			t.Errorf("gauge %v: %q, the library writes %q", v, got, lib.String())
+		}
+	}
+	for _, v := range []uint64{0, 7, math.MaxUint64} {
+		pg := &page{}
+		pg.gaugeUint(v, "searxgate_instances")
+		pg.count(v, "searxgate_upstream_searches_total", "instance", "other", "verdict", "ok")
+		var lib bytes.Buffer
+		metrics.WriteGaugeUint64(&lib, "searxgate_instances", v)
+		metrics.WriteCounterUint64(&lib, `searxgate_upstream_searches_total{instance="other",verdict="ok"}`, v)
+		if samples := sampleLines(pg.b); samples != lib.String() {
+			t.Errorf("%d: %q, the library writes %q", v, samples, lib.String())
+		}
+	}
+}
+
+// sampleLines is b without its comment lines.
+func sampleLines(b []byte) string {
+	var out strings.Builder
+	for line := range strings.Lines(string(b)) {
+		if !strings.HasPrefix(line, "#") {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
+}
