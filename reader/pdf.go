@@ -353,6 +353,23 @@ func cutChars(s string, n int) string {
 	return strings.TrimSpace(cut)
 }
 
+// pdfPage fills p from the PDF in body.
+func (r *Reader) pdfPage(ctx context.Context, p *Page, body []byte) (*Page, error) {
+	lim := pdfLimits{Pages: r.cfg.PDFPages, Chars: r.cfg.PDFChars, Time: r.cfg.PDFTime}
+	doc, err := extractPDF(ctx, body, lim, r.cfg.Clock.Now)
+	if ctx.Err() != nil {
+		// The caller gave up (or its deadline passed): what was read is
+		// not the PDF's, and is not cached.
+		return nil, fmt.Errorf("%w: reading the PDF %s was cut short", ErrTimeout, p.URL)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s %v", ErrType, p.URL, err)
+	}
+	p.Title, p.Byline, p.Published, p.Markdown = doc.Title, doc.Author, doc.Published, doc.Markdown
+	p.Pages = doc.pages()
+	return p, nil
+}
+
 // pages says how many pages were read, of how many, why reading stopped
 // early and which pages could not be read.
 func (d *pdfDoc) pages() string {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,92 @@ func textPages(n int) pdfSpec {
 		s.Pages = append(s.Pages, p.String())
 	}
 	return s
+}
+
+// pdfServer serves each body at its path with its content type.
+func pdfServer(t *testing.T, files map[string]struct {
+	ctype string
+	body  []byte
+}) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	for path, f := range files {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", f.ctype)
+			_, _ = w.Write(f.body)
+		})
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestReadPDF reads the paper through the whole reader: its citation
+// header, its content type, and the views an agent asks for (headings, a
+// section, paragraphs, a window of characters) on its text.
+func TestReadPDF(t *testing.T) {
+	paper := paperSpec().bytes()
+	srv := pdfServer(t, map[string]struct {
+		ctype string
+		body  []byte
+	}{
+		"/paper.pdf":     {"application/pdf", paper},
+		"/download":      {"application/octet-stream", paper},
+		"/x-pdf":         {"application/x-pdf", paper},
+		"/blob":          {"application/octet-stream", []byte("\x00\x01 not a document")},
+		"/trailing-junk": {"application/pdf", append(bytes.Clone(paper), strings.Repeat("<!-- a server's footer -->\n", 20)...)},
+	})
+	r, base := publicReader(t, srv, func(c *Config) { c.PerHostPerMinute = 1000 })
+	ctx := context.Background()
+	res, err := r.Read(ctx, Request{URL: base + "/paper.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ContentType != "application/pdf" || res.Pages != "3 of 3" || res.Cached {
+		t.Errorf("type %q pages %q cached %v", res.ContentType, res.Pages, res.Cached)
+	}
+	wantHeader := "Title: Harmonic Tide Prediction for Small Harbours Without a Tide Gauge\nAuthor: Mara Lindqvist, Tomás Ferreira\n" +
+		"Published: 2024-05-21\nURL: " + base + "/paper.pdf\nPages: 3 of 3"
+	if h := res.Header(); h != wantHeader {
+		t.Errorf("header:\n%s\nwant:\n%s", h, wantHeader)
+	}
+	heads, err := r.Read(ctx, Request{URL: base + "/paper.pdf", ReadHeadings: true})
+	if err != nil || !heads.Cached {
+		t.Fatalf("%v cached %v", err, heads != nil && heads.Cached)
+	}
+	want := "# Harmonic Tide Prediction for Small Harbours Without a Tide Gauge|### Abstract|## 1 Introduction|## 2 Method|" +
+		"### 2.1 Data|### 2.2 Harmonic fit|## 3 Results|## 4 Conclusion|## References"
+	if got := strings.Join(heads.Headings, "|"); got != want {
+		t.Errorf("headings %s", got)
+	}
+	sec, err := r.Read(ctx, Request{URL: base + "/paper.pdf", Section: "method"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sec.Content, "## 2 Method\n\n### 2.1 Data") || !strings.Contains(sec.Content, "harbour.tides\n```") ||
+		strings.Contains(sec.Content, "Results") {
+		t.Errorf("section:\n%s", sec.Content)
+	}
+	paras, err := r.Read(ctx, Request{URL: base + "/paper.pdf", Section: "2.1 Data", ParagraphRange: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(paras.Content, "- hourly levels") || strings.Count(paras.Content, "\n- ") != 2 || paras.TotalParagraphs != 3 {
+		t.Errorf("paragraphs %s of %d:\n%s", paras.Paragraphs, paras.TotalParagraphs, paras.Content)
+	}
+	win, err := r.Read(ctx, Request{URL: base + "/paper.pdf", StartChar: 8, MaxLength: 20})
+	if err != nil || win.Content != "\n\n# Harmonic Tide Pr" || win.NextChar != 28 {
+		t.Errorf("%v %q next %d", err, win.Content, win.NextChar)
+	}
+	for _, path := range []string{"/download", "/x-pdf", "/trailing-junk"} {
+		res, err := r.Read(ctx, Request{URL: base + path})
+		if err != nil || res.ContentType != "application/pdf" || !strings.Contains(res.Content, "## 4 Conclusion") {
+			t.Errorf("%s: %v %+v", path, err, res)
+		}
+	}
+	if _, err := r.Read(ctx, Request{URL: base + "/blob"}); !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "application/octet-stream") {
+		t.Errorf("a binary that is not a PDF: %v", err)
+	}
 }
 
 // TestPDFUnreadable: a PDF the library cannot make sense of, whole or in
@@ -69,6 +157,17 @@ func TestPDFUnreadable(t *testing.T) {
 	s.Pages = s.Pages[1:]
 	if _, err := extractPDF(context.Background(), s.bytes(), pdfLim, fixedNow); !errors.Is(err, errPDFMalformed) ||
 		!strings.Contains(err.Error(), "no page's content") {
+		t.Errorf("%v", err)
+	}
+
+	// Through the reader: ErrType, naming the URL.
+	srv := pdfServer(t, map[string]struct {
+		ctype string
+		body  []byte
+	}{"/broken.pdf": {"application/pdf", paper[:len(paper)/2]}})
+	r, base := publicReader(t, srv, nil)
+	_, err = r.Read(context.Background(), Request{URL: base + "/broken.pdf"})
+	if !errors.Is(err, ErrType) || !strings.Contains(err.Error(), base+"/broken.pdf is a PDF searxgate cannot read") {
 		t.Errorf("%v", err)
 	}
 }
@@ -132,6 +231,28 @@ func TestPDFTimeBudget(t *testing.T) {
 		!strings.Contains(doc.Markdown, "page 3,") || strings.Contains(doc.Markdown, "page 4") {
 		t.Errorf("%q\n%s", doc.pages(), doc.Markdown)
 	}
+
+	// Through the reader, with its clock.
+	srv := pdfServer(t, map[string]struct {
+		ctype string
+		body  []byte
+	}{"/long.pdf": {"application/pdf", textPages(20).bytes()}})
+	r, base := publicReader(t, srv, func(c *Config) { c.Clock = clk; c.PDFTime = 4 * time.Second })
+	res, err := r.Read(context.Background(), Request{URL: base + "/long.pdf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pages != "4 of 20 (reading stopped after 4s, searxgate's time for one PDF)" {
+		t.Errorf("pages %q", res.Pages)
+	}
+
+	// A reader whose caller has gone: an error, nothing cached.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := &Page{URL: base + "/x.pdf"}
+	if _, err := r.pdfPage(ctx, p, paperSpec().bytes()); !errors.Is(err, ErrTimeout) {
+		t.Errorf("cancelled: %v", err)
+	}
 }
 
 // TestPDFTextCap: past PDFChars characters the text stops, and says so;
@@ -170,6 +291,16 @@ func TestPDFNoText(t *testing.T) {
 	scan := pdfSpec{Pages: []string{"q 468 0 0 648 72 72 cm /Im1 Do Q\n0.9 g 72 72 468 648 re f", ""}}
 	if _, err := extractPDF(context.Background(), scan.bytes(), pdfLim, fixedNow); !errors.Is(err, errPDFNoText) {
 		t.Errorf("scan: %v", err)
+	}
+
+	srv := pdfServer(t, map[string]struct {
+		ctype string
+		body  []byte
+	}{"/scan.pdf": {"application/pdf", scan.bytes()}})
+	r, base := publicReader(t, srv, nil)
+	_, err := r.Read(context.Background(), Request{URL: base + "/scan.pdf"})
+	if !errors.Is(err, ErrType) || !strings.Contains(err.Error(), "is a PDF without a text layer") {
+		t.Errorf("%v", err)
 	}
 }
 
