@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,28 @@ func pdfServer(t *testing.T, files map[string]struct {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestPaperPDFGenerated: testdata/corpus/paper.pdf is what paperSpec
+// writes (compared by what the reader reads of each, which does not
+// change with the compressor's bytes); go test -run TestCorpus -args
+// -update writes it again.
+func TestPaperPDFGenerated(t *testing.T) {
+	file, err := os.ReadFile("testdata/corpus/paper.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := extractPDF(context.Background(), file, pdfLim, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSpec, err := extractPDF(context.Background(), paperSpec().bytes(), pdfLim, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromFile.Markdown != fromSpec.Markdown || fromFile.Title != fromSpec.Title || fromFile.pages() != fromSpec.pages() {
+		t.Errorf("paper.pdf is not what paperSpec writes (-args -update writes it):\n%s\n---\n%s", fromFile.Markdown, fromSpec.Markdown)
+	}
 }
 
 // TestReadPDF reads the paper through the whole reader: its citation
