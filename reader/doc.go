@@ -44,8 +44,10 @@
 // allocations or loops by (cross-reference sizes, ToUnicode counts) are
 // checked first (pdfguard.go); a page whose content decodes to more than
 // 4 MiB (a drawing) is skipped, said so. An encrypted PDF that needs a
-// password, one without a text layer (a scan: the reader runs no OCR) and
-// a malformed one are ErrType errors that say which.
+// password or is encrypted with AES-256 (the library decrypts RC4 and
+// AES-128 files that open without one), one without a text layer (a scan:
+// the reader runs no OCR) and a malformed one are ErrType errors that say
+// which.
 //
 // Pages are cached (Cache: entries and bytes bounded, CacheTTL) so that an
 // agent paging through a long page with StartChar costs one fetch. Each host

@@ -36,7 +36,7 @@ type pdfDoc struct {
 // errors that name the page.
 var (
 	errPDFMalformed = errors.New("is a PDF searxgate cannot read")
-	errPDFEncrypted = errors.New("is an encrypted PDF (it needs a password); searxgate cannot read its text")
+	errPDFEncrypted = errors.New("is an encrypted PDF searxgate cannot decrypt (it needs a password, or is encrypted with AES-256); its text cannot be read")
 	errPDFNoText    = errors.New("is a PDF without a text layer (scanned pages or images only); searxgate does not run OCR")
 )
 
