@@ -8,6 +8,7 @@ require (
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/VictoriaMetrics/metrics v1.45.0
 	github.com/klauspost/compress v1.20.3
+	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/tidwall/gjson v1.20.3

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
 
@@ -40,6 +41,20 @@ func TestReadThroughGuard(t *testing.T) {
 	mux.HandleFunc("/to-private", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://internal.test/page", http.StatusFound)
 	})
+	// The reader's corpus paper: a PDF reads as its text, under a header
+	// that says how many pages were read.
+	paper, err := os.ReadFile("../reader/testdata/corpus/paper.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.HandleFunc("/paper.pdf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = w.Write(paper)
+	})
+	mux.HandleFunc("/broken.pdf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = w.Write(paper[:len(paper)/2])
+	})
 	site := httptest.NewServer(mux)
 	defer site.Close()
 	const publicIP = "93.184.215.14"
@@ -71,6 +86,15 @@ func TestReadThroughGuard(t *testing.T) {
 		if !res.IsError || !strings.Contains(text, says) {
 			t.Errorf("%s: %v %q", u, res.IsError, text)
 		}
+	}
+	pdf, text := call(t, s, ToolRead, map[string]any{"url": "http://public.test/paper.pdf", "section": "Conclusion"})
+	if pdf.IsError || !strings.Contains(text, "Author: Mara Lindqvist, Tomás Ferreira\n") ||
+		!strings.Contains(text, "URL: http://public.test/paper.pdf\nPages: 3 of 3\nSection: Conclusion\n\n## 4 Conclusion\n\nA fortnight") {
+		t.Errorf("%v\n%s", pdf.IsError, text)
+	}
+	if bad, text := call(t, s, ToolRead, map[string]any{"url": "http://public.test/broken.pdf"}); !bad.IsError ||
+		!strings.Contains(text, "is a PDF searxgate cannot read") {
+		t.Errorf("%v %q", bad.IsError, text)
 	}
 	part, text := call(t, s, ToolRead, map[string]any{"url": "http://public.test/page", "readHeadings": true})
 	if part.IsError || !strings.HasSuffix(text, "Headings (read one with section):\n\n# T") {

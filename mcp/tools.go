@@ -296,7 +296,8 @@ var readTool = sdk.Tool{
 	Title: "Read a web page",
 	Description: "Reads a web page and returns its main content as Markdown, under a header with its title, author, " +
 		"date, site and canonical URL, without navigation, ads or banners. HTML becomes Markdown, JSON is pretty-printed, " +
-		"plain text and Markdown pass as they are. Use it to read the pages a search found. Long pages come in parts: " +
+		"plain text and Markdown pass as they are, a PDF's text comes page by page (its first 50 pages). " +
+		"Use it to read the pages a search found. Long pages come in parts: " +
 		"call again with startChar to continue, readHeadings for the outline, section to jump to a heading, or " +
 		"paragraphRange for some paragraphs.",
 	InputSchema: readSchema,

@@ -14,9 +14,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the corpus' expected Markdown (testdata/corpus/*.md)")
 
 // corpus are real-shaped pages (a news article, a blog post, a div-layout
-// docs page, a forum thread, a JSON answer, plain text) with the content
-// type each is served with; testdata/corpus/<file>.md is what an agent
-// reads of each: the citation header, a blank line, the content.
+// docs page, a forum thread, a JSON answer, plain text, a paper as a PDF)
+// with the content type each is served with; testdata/corpus/<file>.md is
+// what an agent reads of each: the citation header, a blank line, the
+// content. paper.pdf is written by paperSpec (pdfgen_test.go).
 var corpus = []struct{ file, ctype string }{
 	{"news.html", "text/html; charset=UTF-8"},
 	{"blog.html", "text/html"},
@@ -24,6 +25,7 @@ var corpus = []struct{ file, ctype string }{
 	{"forum.html", "text/html"},
 	{"api.json", "application/json"},
 	{"notes.txt", "text/plain; charset=utf-8"},
+	{"paper.pdf", "application/pdf"},
 }
 
 // readCorpus reads every corpus page through the whole reader (fetch,
@@ -45,7 +47,7 @@ func readCorpus(t *testing.T) map[string]*Result {
 	t.Cleanup(srv.Close)
 	// Port 80 in the URL (the test dialer sends it to srv): the links the
 	// Markdown makes absolute are the same on every run.
-	r, _ := publicReader(t, srv, nil)
+	r, _ := publicReader(t, srv, func(c *Config) { c.PerHostPerMinute = 1000 })
 	out := map[string]*Result{}
 	for _, c := range corpus {
 		res, err := r.Read(context.Background(), Request{URL: "http://public.test/" + c.file})
@@ -59,8 +61,13 @@ func readCorpus(t *testing.T) map[string]*Result {
 
 // TestCorpus compares what an agent reads of each corpus page with its
 // expected Markdown (go test -run TestCorpus ./reader -args -update
-// rewrites them).
+// rewrites them, and writes paper.pdf again from paperSpec first).
 func TestCorpus(t *testing.T) {
+	if *update {
+		if err := os.WriteFile("testdata/corpus/paper.pdf", paperSpec().bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	read := readCorpus(t)
 	for _, c := range corpus {
 		res := read[c.file]
@@ -111,6 +118,14 @@ func TestCorpusCites(t *testing.T) {
 			hasNot:   []string{"&gt;", "MeshPro", "Promoted", "Powered by Discourse"}},
 		{file: "api.json", has: []string{"```json\n{\n  \"name\": \"tidewatch\",\n", "\"name\": \"Calais <FR>\"", "\"note\": \"levels & times are UTC\"\n}\n```"}},
 		{file: "notes.txt", has: []string{"TIDEWATCH RELEASE NOTES\n=======================\n", "intervals < 1m", `"&" or <angle brackets>`}},
+		{file: "paper.pdf", title: "Harmonic Tide Prediction for Small Harbours Without a Tide Gauge",
+			byline: "Mara Lindqvist, Tomás Ferreira", date: "2024-05-21",
+			has: []string{"[Page 1]\n\n# Harmonic Tide Prediction for Small Harbours Without a Tide Gauge\n\nMara Lindqvist and Tomás Ferreira\n",
+				"### Abstract\n\nSmall harbours", "a level < 1 m & > 5 m above it", "“mean”", "\n\n## 2 Method\n\n### 2.1 Data\n",
+				"\n- levels read from a tide staff at each harbour, by the harbour master, over fourteen days in spring",
+				"a lag per constituent, by least squares over the staff readings.",
+				"```\ntidefit --station dover --staff readings.csv \\\n    --constituents", "\n[2] Pugh, D."},
+			hasNot: []string{"\n\n1\n", "\n\n2\n", "\n3\n", "\\0", "\ufffd", "amplitudesand"}},
 	} {
 		p := read[tc.file]
 		if p.Title != tc.title || p.Byline != tc.byline || p.Published != tc.date || p.SiteName != tc.site || p.CanonicalURL != tc.canonURL {

@@ -7,9 +7,10 @@ import (
 )
 
 // TestImports keeps reader to what the design allows it: the address guard
-// (directory) and the readability and Markdown libraries (with the HTML
-// parser they share).
+// (directory), the readability and Markdown libraries (with the HTML
+// parser they share) and the PDF reader.
 func TestImports(t *testing.T) {
 	deptest.Check(t, ".", "github.com/searxgate/searxgate/directory", "codeberg.org/readeck/go-readability/v2",
-		"github.com/JohannesKaufmann/html-to-markdown/v2/", "golang.org/x/net/html", "golang.org/x/net/html/")
+		"github.com/JohannesKaufmann/html-to-markdown/v2/", "golang.org/x/net/html", "golang.org/x/net/html/",
+		"github.com/ledongthuc/pdf")
 }

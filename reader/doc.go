@@ -25,8 +25,29 @@
 // needs to cite the page is kept apart (Page: title, author, date, site
 // name, canonical URL; Result.Header writes them). JSON is pretty-printed
 // in a code block; XML, YAML, TOML and CSV come as code blocks; plain text
-// and Markdown pass through; any other type (PDF among them: searxgate
-// extracts no text from PDF) is refused with ErrType.
+// and Markdown pass through; any other type is refused with ErrType.
+//
+// A PDF (application/pdf, or application/octet-stream that starts as one)
+// is read with github.com/ledongthuc/pdf (pure Go) into Markdown-ish text:
+// each page under a "[Page n]" line, its lines joined into paragraphs by
+// their spacing and indents, headings by their size (or boldness) as #, ##,
+// …, bulleted lists as "- " items, monospaced lines as code blocks, page
+// numbers and running heads left out; so section, paragraphRange and
+// readHeadings work on it as on a web page. Its Info dictionary gives the
+// citation header's title, author and date; Page.Pages says how many
+// pages were read of how many, and why reading stopped early. A PDF costs
+// at most MaxBytes, its first PDFPages pages, PDFChars characters and
+// PDFTime: the clock is read between pages and reading stops there with
+// what was read; within a page the library's reads and the interpreter's
+// operators stop once PDFTime has passed in real time. The library's
+// panics are recovered into ErrType errors, and the numbers it would size
+// allocations or loops by (cross-reference sizes, ToUnicode counts) are
+// checked first (pdfguard.go); a page whose content decodes to more than
+// 4 MiB (a drawing) is skipped, said so. An encrypted PDF that needs a
+// password or is encrypted with AES-256 (the library decrypts RC4 and
+// AES-128 files that open without one), one without a text layer (a scan:
+// the reader runs no OCR) and a malformed one are ErrType errors that say
+// which.
 //
 // Pages are cached (Cache: entries and bytes bounded, CacheTTL) so that an
 // agent paging through a long page with StartChar costs one fetch (with
@@ -38,5 +59,9 @@
 // Caveats: the character set comes from the Content-Type or the page's
 // <meta>; the reader does not run scripts, so pages built by JavaScript read
 // as what their HTML holds. Lengths and offsets (StartChar, MaxLength) count
-// characters (runes), not bytes.
+// characters (runes), not bytes. A PDF's text comes in the order its pages
+// draw it (multi-column layouts drawn row by row, and tables, read as runs
+// of words); a word hyphenated across lines keeps its hyphen; text in a
+// font without a Unicode map reads as what its codes mean in Latin-1, or
+// not at all.
 package reader

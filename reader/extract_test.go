@@ -71,7 +71,8 @@ func TestKinds(t *testing.T) {
 	for _, tc := range []struct{ mt, kind, lang string }{
 		{"text/html", kindHTML, ""}, {"application/json", kindJSON, ""}, {"application/ld+json", kindJSON, ""},
 		{"text/plain", kindPlain, ""}, {"application/yaml", kindPlain, "yaml"}, {"application/rss+xml", kindPlain, "xml"},
-		{"application/pdf", "", ""}, {"image/png", "", ""}, {"application/octet-stream", "", ""},
+		{"application/pdf", kindPDF, ""}, {"application/x-pdf", kindPDF, ""}, {"image/png", "", ""},
+		{"application/octet-stream", "", ""},
 	} {
 		if k, l := kindOf(tc.mt); k != tc.kind || l != tc.lang {
 			t.Errorf("%s: %q %q, want %q %q", tc.mt, k, l, tc.kind, tc.lang)

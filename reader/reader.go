@@ -33,7 +33,9 @@ var (
 	ErrPrivate = errors.New("address is not public")
 	// ErrTooLarge: the page is larger than MaxBytes.
 	ErrTooLarge = errors.New("page too large")
-	// ErrType: the page is neither HTML, Markdown nor plain text.
+	// ErrType: the page is neither HTML, Markdown, JSON, text nor PDF, or
+	// is a PDF whose text cannot be read (malformed, encrypted, no text
+	// layer).
 	ErrType = errors.New("unsupported content type")
 	// ErrStatus: the server answered with a status other than 2xx.
 	ErrStatus = errors.New("page not available")
@@ -102,6 +104,13 @@ type Config struct {
 	// host (defaults 2 and 30).
 	PerHostInFlight  int
 	PerHostPerMinute int
+	// PDFPages, PDFChars and PDFTime bound what one PDF costs beyond its
+	// bytes: the pages read (default the first 50), the characters of
+	// text kept (default 500,000) and the time spent extracting them
+	// (default 5 s). A PDF cut short says so, and why, in Page.Pages.
+	PDFPages int
+	PDFChars int
+	PDFTime  time.Duration
 	// Admit, when set, is asked for each read that is not served from the
 	// cache (the per-client limit), with Request.Client.
 	Admit func(client string, now time.Time) (bool, time.Duration)
@@ -148,6 +157,15 @@ func (c *Config) defaults() {
 	}
 	if c.PerHostPerMinute <= 0 {
 		c.PerHostPerMinute = 30
+	}
+	if c.PDFPages <= 0 {
+		c.PDFPages = 50
+	}
+	if c.PDFChars <= 0 {
+		c.PDFChars = 500_000
+	}
+	if c.PDFTime <= 0 {
+		c.PDFTime = 5 * time.Second
 	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {
@@ -272,9 +290,13 @@ type Page struct {
 	// its author, its publication date (YYYY-MM-DD), the site's name, and
 	// the canonical URL it gives itself.
 	Byline, Published, SiteName, Canonical string
-	ContentType                            string // text/html, text/plain, text/markdown or application/json
-	Markdown                               string
-	FetchedAt                              time.Time
+	ContentType                            string // text/html, text/plain, text/markdown, application/json or application/pdf
+	// Pages, for a PDF, says how many of its pages were read, of how
+	// many, and why reading stopped early ("50 of 212 (searxgate reads
+	// the first 50 pages of a PDF)").
+	Pages     string
+	Markdown  string
+	FetchedAt time.Time
 }
 
 // Result is the part of a page a Request asked for.
@@ -286,6 +308,7 @@ type Result struct {
 	SiteName     string   `json:"site_name,omitempty"`
 	CanonicalURL string   `json:"canonical_url,omitempty"`
 	ContentType  string   `json:"content_type"`
+	Pages        string   `json:"pages,omitempty"` // a PDF's pages read, of how many
 	Content      string   `json:"content"`
 	Headings     []string `json:"headings,omitempty"`
 	StartChar    int      `json:"start_char"`
@@ -397,9 +420,47 @@ func hostOf(raw string) string {
 }
 
 // Accept says what the reader can read, HTML first.
-const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,application/json;q=0.8,*/*;q=0.1"
+const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,application/json;q=0.8," +
+	"application/pdf;q=0.7,*/*;q=0.1"
 
+// fetch reads the page at u and makes it Markdown.
 func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
+	d, err := r.download(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	p := &Page{URL: d.final, ContentType: d.kind}
+	switch d.kind {
+	case kindPDF:
+		// The PDF's time is its own, not what is left of the download's.
+		return r.pdfPage(ctx, p, d.body)
+	case kindHTML:
+		a := extractArticle(d.body, d.url)
+		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
+	case kindJSON:
+		p.Markdown = fenced("json", prettyJSON(d.body))
+	default:
+		if d.lang != "" {
+			p.Markdown = fenced(d.lang, string(d.body))
+		} else {
+			p.Markdown = strings.TrimSpace(string(d.body))
+		}
+	}
+	return p, nil
+}
+
+// downloaded is a page's body as it came, with what its headers said.
+type downloaded struct {
+	url        *url.URL // after redirects
+	final      string   // url, written
+	kind, lang string   // kindOf its content type
+	body       []byte   // text decoded to UTF-8; a PDF's bytes as they came
+}
+
+// download fetches u within Timeout and MaxBytes. A body whose type the
+// reader does not read is refused before it is read, except a binary one
+// (application/octet-stream), read to see whether it is a PDF.
+func (r *Reader) download(ctx context.Context, u *url.URL) (*downloaded, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -414,48 +475,45 @@ func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
 		return nil, transportError(u, err)
 	}
 	defer resp.Body.Close()
-	final := resp.Request.URL.String()
+	d := &downloaded{url: resp.Request.URL, final: resp.Request.URL.String()}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("%w: %s answered %s", ErrStatus, final, resp.Status)
+		return nil, fmt.Errorf("%w: %s answered %s", ErrStatus, d.final, resp.Status)
 	}
 	if resp.ContentLength > r.cfg.MaxBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d searxgate reads", ErrTooLarge, final, resp.ContentLength, r.cfg.MaxBytes)
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d searxgate reads", ErrTooLarge, d.final, resp.ContentLength, r.cfg.MaxBytes)
 	}
 	ct := resp.Header.Get("Content-Type")
 	mt, _, _ := mime.ParseMediaType(ct)
-	kind, lang := kindOf(mt)
-	if kind == "" {
-		if mt == "" {
-			mt = "no content type"
-		}
-		if strings.EqualFold(mt, "application/pdf") {
-			return nil, fmt.Errorf("%w: %s is a PDF; searxgate does not extract text from PDF files", ErrType, final)
-		}
-		return nil, fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown, JSON and text only", ErrType, final, mt)
+	d.kind, d.lang = kindOf(mt)
+	binary := strings.EqualFold(mt, "application/octet-stream")
+	if d.kind == "" && !binary {
+		return nil, typeError(d.final, mt)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxBytes+1))
 	if err != nil {
 		return nil, transportError(u, err)
 	}
 	if int64(len(body)) > r.cfg.MaxBytes {
-		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, final, r.cfg.MaxBytes)
+		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, d.final, r.cfg.MaxBytes)
 	}
-	body = toUTF8(body, ct, kind == kindHTML)
-	p := &Page{URL: final, ContentType: kind}
-	switch kind {
-	case kindHTML:
-		a := extractArticle(body, resp.Request.URL)
-		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
-	case kindJSON:
-		p.Markdown = fenced("json", prettyJSON(body))
-	default:
-		if lang != "" {
-			p.Markdown = fenced(lang, string(body))
-		} else {
-			p.Markdown = strings.TrimSpace(string(body))
+	if binary {
+		if !bytes.Contains(body[:min(len(body), 1024)], []byte("%PDF-")) {
+			return nil, typeError(d.final, mt)
 		}
+		d.kind = kindPDF
 	}
-	return p, nil
+	if d.kind != kindPDF {
+		body = toUTF8(body, ct, d.kind == kindHTML)
+	}
+	d.body = body
+	return d, nil
+}
+
+func typeError(final, mt string) error {
+	if mt == "" {
+		mt = "no content type"
+	}
+	return fmt.Errorf("%w: %s is %s; web_url_read reads HTML, Markdown, JSON, text and PDF only", ErrType, final, mt)
 }
 
 // prettyJSON indents a JSON document; one that does not parse is kept as
@@ -485,6 +543,7 @@ const (
 	kindPlain    = "text/plain"
 	kindMarkdown = "text/markdown"
 	kindJSON     = "application/json"
+	kindPDF      = "application/pdf"
 )
 
 // kindOf is the kind of page a media type is, and for text that is a
@@ -508,6 +567,8 @@ func kindOf(mediaType string) (kind, lang string) {
 		return kindPlain, "toml"
 	case "text/csv":
 		return kindPlain, "csv"
+	case "application/pdf", "application/x-pdf":
+		return kindPDF, ""
 	}
 	if strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
 		return kindJSON, ""

@@ -218,7 +218,7 @@ func TestReadErrors(t *testing.T) {
 		{base + "/loop", ErrRedirects, ""},
 		{base + "/big", ErrTooLarge, "2048"},
 		{base + "/big-chunked", ErrTooLarge, ""},
-		{base + "/file.pdf", ErrType, "does not extract text from PDF"},
+		{base + "/file.pdf", ErrType, "/file.pdf is a PDF searxgate cannot read"},
 		{base + "/missing", ErrStatus, "404"},
 		{"http://nowhere.test/", ErrUnreachable, "does not resolve"},
 	} {

@@ -85,7 +85,7 @@ func fenceOf(line string) string {
 // characters.
 func View(p *Page, req Request) (*Result, error) {
 	res := &Result{URL: p.URL, Title: p.Title, Byline: p.Byline, Published: p.Published, SiteName: p.SiteName,
-		CanonicalURL: p.Canonical, ContentType: p.ContentType}
+		CanonicalURL: p.Canonical, ContentType: p.ContentType, Pages: p.Pages}
 	if req.ReadHeadings {
 		heads := Headings(p.Markdown)
 		res.Headings = make([]string, 0, len(heads))
@@ -243,7 +243,7 @@ func parseRange(s string, n int) (from, to int, err error) {
 
 // Header is what an agent needs to cite the page, one "Name: value" line
 // each: its title, author, date, site, canonical URL (when it differs from
-// the URL read) and the URL read.
+// the URL read), the URL read, and for a PDF the pages read.
 func (r *Result) Header() string {
 	var b strings.Builder
 	line := func(name, v string) {
@@ -259,5 +259,6 @@ func (r *Result) Header() string {
 		line("Canonical URL", r.CanonicalURL)
 	}
 	line("URL", r.URL)
+	line("Pages", r.Pages)
 	return strings.TrimRight(b.String(), "\n")
 }
