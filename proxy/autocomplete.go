@@ -10,9 +10,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/pool"
-
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // ErrNoAutocomplete: no instance known to offer autocompletion could be
@@ -79,7 +79,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			continue
 		}
 		start := p.now()
-		rep, err := p.up.get(inst, "autocompleter", args, req.acceptLanguage(), deadline)
+		rep, err := p.up.Get(inst, "autocompleter", args, req.acceptLanguage(), deadline)
 		out, o := p.judgeSuggestions(q, rep, err)
 		p.pool.Record(l, o, p.now().Sub(start))
 		cancel()
@@ -101,7 +101,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 // redirect) is the instance's word about searxgate and cools it down like
 // a search's; anything else, good or not, says nothing about its searches
 // (autocompletion has its own backends) and is recorded as cancelled.
-func (p *Proxy) judgeSuggestions(q string, rep *reply, err error) ([]string, pool.Outcome) {
+func (p *Proxy) judgeSuggestions(q string, rep *upstream.Reply, err error) ([]string, pool.Outcome) {
 	neutral := pool.Outcome{Kind: pool.Cancelled, Reason: "autocomplete"}
 	if err != nil {
 		return nil, neutral
@@ -112,7 +112,7 @@ func (p *Proxy) judgeSuggestions(q string, rep *reply, err error) ([]string, poo
 		}
 	}
 	v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
-		Format: FormatJSON, Query: q, Now: p.now(), MaxBody: p.up.cfg.MaxBody})
+		Format: FormatJSON, Query: q, Now: p.now(), MaxBody: p.up.MaxBody()})
 	if v.Kind == detect.Refused {
 		return nil, pool.Outcome{Kind: pool.Refused, Reason: string(v.Reason), RetryAfter: v.RetryAfter}
 	}

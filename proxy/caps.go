@@ -104,7 +104,7 @@ func (p *Proxy) Forget(inst string) {
 	}
 	if r := p.recs.get(inst); r != nil {
 		p.recs.forget(inst)
-		p.up.closeIdle(r)
+		r.host.CloseIdle() // its connections go with it
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // maybeReadConfig starts a background read of inst's /config when one is
@@ -136,7 +137,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	}
 	inst := r.url
 	now := p.now()
-	rep, err := p.up.get(inst, "config", nil, "en-US,en;q=0.9", deadline)
+	rep, err := p.up.Get(inst, "config", nil, "en-US,en;q=0.9", deadline)
 	var terms detect.Terms
 	if err == nil && rep.Status == 200 {
 		terms, err = detect.ParseConfig(rep.Body)
@@ -147,7 +148,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 		p.log.Debug("reading /config failed", "instance", inst, "err", err)
 		why := err.Error()
 		if !errors.As(err, new(*statusError)) {
-			why = string(transportReason(err))
+			why = string(upstream.Reason(err))
 		}
 		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr = now, false, why })
 		return

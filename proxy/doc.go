@@ -80,7 +80,8 @@
 // and reason stay out of the set: web labels them, bounded, at scrape
 // time.
 //
-// The upstream client (fasthttp, one HostClient per instance) says who it
+// The upstream client is package proxy/upstream (fasthttp, one
+// HostClient per instance, kept in the instance's record): it says who it
 // is in its User-Agent, sends a complete header set with the search's own
 // Accept-Language, nothing of the client's, never follows redirects, caps
 // and decodes gzip bodies within MaxBody, and renews keep-alive

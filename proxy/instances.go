@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // record is everything the search path keeps about one instance, in one
@@ -19,7 +21,7 @@ type record struct {
 	// Guarded by registry.mu.
 	caps     Caps
 	fetching bool // its /config is being read
-	host     *hostClient
+	host     *upstream.Host
 
 	ring, acRing timeRing // guarded by Proxy.polite.mu and Proxy.acPolite.mu
 
@@ -184,5 +186,26 @@ func (s recordRings) ring(inst string, _ bool) *timeRing {
 func (s recordRings) drop(inst string) {
 	if t := s.ring(inst, false); t != nil {
 		*t = timeRing{}
+	}
+}
+
+// registryHosts is the upstream client's Hosts: each instance's Host lives
+// in its record, and none is kept for an instance that has none.
+type registryHosts struct{ g *registry }
+
+func (s registryHosts) Host(instance string) *upstream.Host {
+	s.g.mu.RLock()
+	defer s.g.mu.RUnlock()
+	if r := s.g.m[instance]; r != nil {
+		return r.host
+	}
+	return nil
+}
+
+func (s registryHosts) Keep(instance string, h *upstream.Host) {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	if r := s.g.m[instance]; r != nil && r.host == nil {
+		r.host = h
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/upstream"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -39,11 +40,11 @@ func TestOwnerOf(t *testing.T) {
 		{"feeling lucky", v(detect.Redirect, detect.FeelingLucky), nil, FormatHTML, pool.OK, pool.OwnerQuery, false},
 		{"client error", v(detect.Failed, detect.ClientError), nil, FormatJSON, pool.Failed, pool.OwnerClient, false},
 		{"json disabled", v(detect.Refused, detect.FormatDisabled), nil, FormatJSON, pool.Cancelled, pool.OwnerInstance, false},
-		{"busy", v(detect.Failed, detect.Transport), ErrBusy, FormatJSON, pool.Failed, pool.OwnerGateway, false},
+		{"busy", v(detect.Failed, detect.Transport), upstream.ErrBusy, FormatJSON, pool.Failed, pool.OwnerGateway, false},
 		{"engines down", v(detect.Soft, detect.EnginesDown), nil, FormatJSON, pool.Soft, pool.OwnerInstance, true},
 		{"off topic", v(detect.Soft, detect.OffTopic), nil, FormatJSON, pool.Soft, pool.OwnerInstance, true},
-		{"timeout", v(detect.Failed, detect.Timeout), ErrTimeout, FormatJSON, pool.Failed, pool.OwnerInstance, true},
-		{"dns", v(detect.Failed, detect.DNS), ErrDNS, FormatJSON, pool.Failed, pool.OwnerInstance, true},
+		{"timeout", v(detect.Failed, detect.Timeout), upstream.ErrTimeout, FormatJSON, pool.Failed, pool.OwnerInstance, true},
+		{"dns", v(detect.Failed, detect.DNS), upstream.ErrDNS, FormatJSON, pool.Failed, pool.OwnerInstance, true},
 	}
 	for _, tc := range cases {
 		o := ownerOf(tc.v, tc.err, tc.format)

@@ -16,6 +16,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // ErrNoAnswer is wrapped by the *NoAnswerError a search returns when no
@@ -107,6 +108,10 @@ type CacheStore interface {
 	CacheGet(key string) (Cached, bool)
 	CachePut(key string, c Cached)
 }
+
+// UpstreamConfig is how searxgate talks to instances (Config.Upstream):
+// the upstream client's own configuration.
+type UpstreamConfig = upstream.Config
 
 // Config is everything the search path needs; zero values take defaults.
 type Config struct {
@@ -256,7 +261,7 @@ func (c *Config) defaults() {
 type Proxy struct {
 	cfg      Config
 	pool     *pool.Pool
-	up       *upstream
+	up       *upstream.Client
 	polite   *Politeness
 	acPolite *Politeness // autocompletion's own, smaller budget
 	fair     *fairShare
@@ -323,8 +328,7 @@ func New(cfg Config) (*Proxy, error) {
 			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.now())
 		}
 	}
-	p.up = newUpstream(up)
-	p.up.hosts = registryHosts{p.recs}
+	p.up = upstream.New(up, registryHosts{p.recs})
 	// A lease the pool takes back by itself frees a slot nobody else
 	// announces: the waiters hear of it at once instead of polling.
 	cfg.Pool.SetOnFree(p.dispatch)
@@ -767,7 +771,7 @@ func ownerOf(v detect.Verdict, err error, format string) pool.Outcome {
 		// parameter it does not know): the search's doing, not the
 		// instance's, or any client could open circuits with odd queries.
 		o.Owner = pool.OwnerClient
-	case err != nil && errors.Is(err, ErrBusy):
+	case err != nil && errors.Is(err, upstream.ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Failed, Owner: pool.OwnerGateway, Reason: "busy"}
 	}
@@ -795,34 +799,15 @@ func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	upstreamArgs(args, req, format)
-	rep, err := p.up.get(inst, "search", args, req.acceptLanguage(), deadline)
+	rep, err := p.up.Get(inst, "search", args, req.acceptLanguage(), deadline)
 	elapsed := p.now().Sub(start)
 	if err != nil {
-		return detect.Verdict{Kind: detect.Failed, Reason: transportReason(err)}, elapsed, err
+		return detect.Verdict{Kind: detect.Failed, Reason: upstream.Reason(err)}, elapsed, err
 	}
 	return p.classify(detect.Answer{
 		Status: rep.Status, Header: rep.Header, Body: rep.Body, Instance: inst,
-		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.cfg.MaxBody,
+		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.MaxBody(),
 	}), elapsed, nil
-}
-
-func transportReason(err error) detect.Reason {
-	switch {
-	case errors.Is(err, ErrTimeout):
-		return detect.Timeout
-	case errors.Is(err, ErrTooLarge):
-		return detect.TooLarge
-	case errors.Is(err, ErrDNS):
-		return detect.DNS
-	case errors.Is(err, ErrRefused):
-		return detect.ConnRefused
-	case errors.Is(err, ErrTLS):
-		return detect.TLS
-	case errors.Is(err, ErrReset):
-		return detect.Reset
-	default:
-		return detect.Transport
-	}
 }
 
 func poolKind(k detect.Kind) pool.Kind {

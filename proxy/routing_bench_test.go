@@ -14,6 +14,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/upstream"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -72,7 +73,7 @@ func runRouting(b *testing.B, name string) {
 			return err == nil && res.Soft == ""
 		}
 	case "random":
-		up := newUpstream(UpstreamConfig{UserAgent: ua})
+		up := upstream.New(upstream.Config{UserAgent: ua}, nil)
 		var mu sync.Mutex
 		rnd := rand.New(rand.NewPCG(routingSeed, 2))
 		run = func(q string, _ int) bool {
@@ -83,7 +84,7 @@ func runRouting(b *testing.B, name string) {
 			})
 		}
 	case "round_robin":
-		up := newUpstream(UpstreamConfig{UserAgent: ua})
+		up := upstream.New(upstream.Config{UserAgent: ua}, nil)
 		var next atomic.Uint64
 		run = func(q string, _ int) bool {
 			return naive(up, q, func(int) string { return urls[next.Add(1)%uint64(len(urls))] })
@@ -156,7 +157,7 @@ func newRoutingProxy(b *testing.B, fleet *sim.Fleet, ua string) *Proxy {
 // naive is a client without memory: it asks the instance pick gives it,
 // and on anything but an on-topic answer asks the next, up to the same
 // attempt cap and deadline as searxgate.
-func naive(up *upstream, q string, pick func(attempt int) string) bool {
+func naive(up *upstream.Client, q string, pick func(attempt int) string) bool {
 	deadline := time.Now().Add(routingDeadline)
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
@@ -166,12 +167,12 @@ func naive(up *upstream, q string, pick func(attempt int) string) bool {
 			return false
 		}
 		inst := pick(attempt)
-		rep, err := up.get(inst, "search", args, "en-US,en;q=0.9", deadline)
+		rep, err := up.Get(inst, "search", args, "en-US,en;q=0.9", deadline)
 		if err != nil {
 			continue
 		}
 		v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
-			Format: FormatHTML, Query: q, Now: time.Now(), MaxBody: up.cfg.MaxBody})
+			Format: FormatHTML, Query: q, Now: time.Now(), MaxBody: up.MaxBody()})
 		if v.Kind == detect.OK {
 			return true
 		}

@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bytes"
@@ -39,8 +39,8 @@ var (
 	ErrBusy = errors.New("busy")
 )
 
-// UpstreamConfig is how searxgate talks to instances.
-type UpstreamConfig struct {
+// Config is how searxgate talks to instances.
+type Config struct {
 	UserAgent string // sent as is: "searxgate/<version> (+contact)"
 	// MaxBody caps an answer, compressed and decompressed alike (default
 	// 4 MiB). A larger answer is too_large, never read whole.
@@ -70,56 +70,53 @@ type UpstreamConfig struct {
 	Rand *rand.Rand // for the lifetime jitter; nil = a random seed
 }
 
-// upstream is searxgate's client of the instances: one fasthttp HostClient
-// per instance, so that each keeps its own connections and lifetime.
-type upstream struct {
-	cfg UpstreamConfig
+// Client is searxgate's client of the instances: one fasthttp HostClient
+// per instance (a Host), so that each keeps its own connections and
+// lifetime.
+type Client struct {
+	cfg Config
 
 	mu    sync.Mutex // guards cfg.Rand, and hosts when it is a mapHosts
-	hosts hostStore
+	hosts Hosts
 }
 
-// hostStore keeps each instance's client. A Proxy keeps them in its
-// instance records; an upstream on its own, in a map.
-type hostStore interface {
-	host(instance string) *hostClient
-	// keep remembers h for instance when the store may (a record store
+// Hosts keeps each instance's Host for a Client. The proxy keeps them in
+// its instance records, so that forgetting an instance drops its
+// connections with the rest of what is kept about it; a Client given none
+// keeps them in a map of its own. A Client calls Hosts under its own lock,
+// one call at a time.
+type Hosts interface {
+	// Host returns instance's Host, nil when none is kept.
+	Host(instance string) *Host
+	// Keep remembers h for instance when the store may (a record store
 	// keeps nothing for an instance that has no record).
-	keep(instance string, h *hostClient)
+	Keep(instance string, h *Host)
 }
 
-type mapHosts map[string]*hostClient // guarded by upstream.mu
+type mapHosts map[string]*Host // guarded by Client.mu
 
-func (m mapHosts) host(instance string) *hostClient    { return m[instance] }
-func (m mapHosts) keep(instance string, h *hostClient) { m[instance] = h }
+func (m mapHosts) Host(instance string) *Host    { return m[instance] }
+func (m mapHosts) Keep(instance string, h *Host) { m[instance] = h }
 
-// registryHosts keeps the clients in the instance records.
-type registryHosts struct{ g *registry }
-
-func (s registryHosts) host(instance string) *hostClient {
-	s.g.mu.RLock()
-	defer s.g.mu.RUnlock()
-	if r := s.g.m[instance]; r != nil {
-		return r.host
-	}
-	return nil
-}
-
-func (s registryHosts) keep(instance string, h *hostClient) {
-	s.g.mu.Lock()
-	defer s.g.mu.Unlock()
-	if r := s.g.m[instance]; r != nil && r.host == nil {
-		r.host = h
-	}
-}
-
-type hostClient struct {
+// Host is one instance's client: its connections, their lifetime, and
+// where its pages are.
+type Host struct {
 	hc     *fasthttp.HostClient
 	prefix string // the instance's path, ending in "/"
 	host   string // Host header value
 }
 
-func newUpstream(cfg UpstreamConfig) *upstream {
+// CloseIdle closes h's idle connections (its instance was forgotten); a
+// nil h has none.
+func (h *Host) CloseIdle() {
+	if h != nil {
+		h.hc.CloseIdleConnections()
+	}
+}
+
+// New returns a client of the instances, keeping their Hosts in hosts
+// (nil: a map of its own).
+func New(cfg Config, hosts Hosts) *Client {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 4 << 20
 	}
@@ -132,13 +129,20 @@ func newUpstream(cfg UpstreamConfig) *upstream {
 	if cfg.Rand == nil {
 		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	return &upstream{cfg: cfg, hosts: mapHosts{}}
+	if hosts == nil {
+		hosts = mapHosts{}
+	}
+	return &Client{cfg: cfg, hosts: hosts}
 }
 
-func (u *upstream) client(instance string) (*hostClient, error) {
+// MaxBody is the cap on an answer, decoded (Config.MaxBody with its
+// default).
+func (u *Client) MaxBody() int { return u.cfg.MaxBody }
+
+func (u *Client) host(instance string) (*Host, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if h := u.hosts.host(instance); h != nil {
+	if h := u.hosts.Host(instance); h != nil {
 		return h, nil
 	}
 	pu, err := url.Parse(instance)
@@ -157,12 +161,19 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 	if !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
+	h := &Host{hc: u.hostClient(instance, addr, pu.Scheme == "https"), prefix: prefix, host: pu.Host}
+	u.hosts.Keep(instance, h)
+	return h, nil
+}
+
+// hostClient is the fasthttp client of one instance at addr; u.mu is held.
+func (u *Client) hostClient(instance, addr string, isTLS bool) *fasthttp.HostClient {
 	life := u.cfg.MaxConnLifetime
 	life += time.Duration((u.cfg.Rand.Float64()*0.4 - 0.2) * float64(life))
-	hc := &fasthttp.HostClient{
+	return &fasthttp.HostClient{
 		Addr:               addr,
 		Name:               u.cfg.UserAgent,
-		IsTLS:              pu.Scheme == "https",
+		IsTLS:              isTLS,
 		TLSConfig:          u.cfg.TLS,
 		Dial:               u.cfg.Dial,
 		MaxConns:           u.cfg.MaxConns,
@@ -184,9 +195,6 @@ func (u *upstream) client(instance string) (*hostClient, error) {
 		DisableHeaderNamesNormalizing: false,
 		ReadBufferSize:                16 << 10,
 	}
-	h := &hostClient{hc: hc, prefix: prefix, host: pu.Host}
-	u.hosts.keep(instance, h)
-	return h, nil
 }
 
 // retryStaleConn retries a search once, on a fresh connection, when the
@@ -199,20 +207,13 @@ func retryStaleConn(_ *fasthttp.Request, attempts int, err error) (resetTimeout,
 	return false, attempts < 2 && (errors.Is(err, fasthttp.ErrConnectionClosed) || errors.Is(err, io.EOF))
 }
 
-// closeIdle closes the idle connections of a forgotten record's client.
-func (u *upstream) closeIdle(r *record) {
-	if h := r.host; h != nil {
-		h.hc.CloseIdleConnections()
-	}
-}
-
 // maxGetQuery is the longest query string sent in a GET; a search with a
 // longer one is POSTed.
 const maxGetQuery = 2048
 
-// reply is one upstream answer, owned by the caller (nothing points into
+// Reply is one upstream answer, owned by the caller (nothing points into
 // fasthttp's buffers).
-type reply struct {
+type Reply struct {
 	Status int
 	Header detect.Headers // the few response headers verdicts read (keptHeaders)
 	Body   []byte         // decoded
@@ -222,11 +223,11 @@ type reply struct {
 var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "RateLimit", "X-RateLimit-Reset", "Location",
 	"Content-Type", "Server", "Cf-Mitigated", "Cf-Ray", "Set-Cookie"}
 
-// get sends GET <instance><path>?<args> with searxgate's header set and
+// Get sends GET <instance><path>?<args> with searxgate's header set and
 // returns the decoded answer, or ErrTimeout, ErrTransport or ErrTooLarge.
 // Redirects are never followed. acceptLanguage must not be empty.
-func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguage string, deadline time.Time) (*reply, error) {
-	h, err := u.client(instance)
+func (u *Client) Get(instance, path string, args *fasthttp.Args, acceptLanguage string, deadline time.Time) (*Reply, error) {
+	h, err := u.host(instance)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,7 @@ func (u *upstream) get(instance, path string, args *fasthttp.Args, acceptLanguag
 	if err := h.hc.DoDeadline(req, resp, deadline); err != nil {
 		return nil, classifyTransport(err)
 	}
-	r := &reply{Status: resp.StatusCode(), Header: make(detect.Headers, 4)}
+	r := &Reply{Status: resp.StatusCode(), Header: make(detect.Headers, 4)}
 	for _, k := range keptHeaders {
 		if v := resp.Header.Peek(k); len(v) > 0 {
 			r.Header[k] = string(v)
@@ -317,6 +318,27 @@ func classifyTransport(err error) error {
 		return fmt.Errorf("%w: %w", ErrReset, err)
 	}
 	return fmt.Errorf("%w: %w", ErrTransport, err)
+}
+
+// Reason is the reason a failed upstream search is recorded with, for
+// an error Get returned.
+func Reason(err error) detect.Reason {
+	switch {
+	case errors.Is(err, ErrTimeout):
+		return detect.Timeout
+	case errors.Is(err, ErrTooLarge):
+		return detect.TooLarge
+	case errors.Is(err, ErrDNS):
+		return detect.DNS
+	case errors.Is(err, ErrRefused):
+		return detect.ConnRefused
+	case errors.Is(err, ErrTLS):
+		return detect.TLS
+	case errors.Is(err, ErrReset):
+		return detect.Reset
+	default:
+		return detect.Transport
+	}
 }
 
 // decodeBody undoes gzip (the only encoding searxgate asks for), reading

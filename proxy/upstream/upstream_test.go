@@ -1,4 +1,4 @@
-package proxy
+package upstream
 
 import (
 	"bufio"
@@ -61,31 +61,6 @@ func TestDecodeBody(t *testing.T) {
 	}
 }
 
-func TestParseSuggestions(t *testing.T) {
-	cases := map[string][]string{
-		`["hel", ["hello", "help", " "]]`: {"hello", "help"},
-		`["hello", "help"]`:               {"hello", "help"},
-		`[]`:                              {},
-		`["only"]`:                        {"only"},
-	}
-	for in, want := range cases {
-		got, err := parseSuggestions([]byte(in))
-		if err != nil || len(got) != len(want) {
-			t.Fatalf("%s: %q, %v; want %q", in, got, err, want)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%s: %q, want %q", in, got, want)
-			}
-		}
-	}
-	for _, bad := range []string{`{}`, `[1, 2, 3]`, `not json`} {
-		if _, err := parseSuggestions([]byte(bad)); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
-	}
-}
-
 // TestStaleKeepAliveIsRetried: a server that closes every connection after
 // one answer, without saying so, leaves the client a dead kept-alive
 // connection; the next search must not fail for it.
@@ -114,10 +89,10 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 			}()
 		}
 	}()
-	up := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1"})
+	up := New(Config{UserAgent: "searxgate-test/1"}, nil)
 	inst := "http://" + ln.Addr().String() + "/"
 	for i := range 3 {
-		rep, err := up.get(inst, "search", nil, "en", time.Now().Add(5*time.Second))
+		rep, err := up.Get(inst, "search", nil, "en", time.Now().Add(5*time.Second))
 		if err != nil {
 			t.Fatalf("search %d: %v", i+1, err)
 		}
@@ -147,7 +122,7 @@ func TestTransportErrorsAreToldApart(t *testing.T) {
 	}
 	for _, c := range cases {
 		err := classifyTransport(c.err)
-		if got := transportReason(err); got != c.want {
+		if got := Reason(err); got != c.want {
 			t.Errorf("%s: %v read as %s, want %s", c.name, err, got, c.want)
 		}
 		if c.want != detect.Timeout && !errors.Is(err, ErrTransport) {
@@ -167,23 +142,23 @@ func TestDialFailuresNameTheirCause(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	u := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1"})
-	_, err = u.get("http://"+addr+"/", "search", nil, "en", time.Now().Add(2*time.Second))
-	if got := transportReason(err); got != detect.ConnRefused {
+	u := New(Config{UserAgent: "searxgate-test/1"}, nil)
+	_, err = u.Get("http://"+addr+"/", "search", nil, "en", time.Now().Add(2*time.Second))
+	if got := Reason(err); got != detect.ConnRefused {
 		t.Fatalf("nothing listening: %v read as %s, want refused", err, got)
 	}
-	dnsFail := newUpstream(UpstreamConfig{UserAgent: "searxgate-test/1", Dial: func(addr string) (net.Conn, error) {
+	dnsFail := New(Config{UserAgent: "searxgate-test/1", Dial: func(addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "searx.invalid", IsNotFound: true}}
-	}})
-	_, err = dnsFail.get("https://searx.invalid/", "search", nil, "en", time.Now().Add(2*time.Second))
-	if got := transportReason(err); got != detect.DNS {
+	}}, nil)
+	_, err = dnsFail.Get("https://searx.invalid/", "search", nil, "en", time.Now().Add(2*time.Second))
+	if got := Reason(err); got != detect.DNS {
 		t.Fatalf("a name that does not resolve: %v read as %s, want dns", err, got)
 	}
 }
 
 // BenchmarkDecodeBody inflates a real SearXNG JSON answer, as a miss does.
 func BenchmarkDecodeBody(b *testing.B) {
-	raw, err := os.ReadFile("../../shared/fixtures/searxng/a-search-json.txt")
+	raw, err := os.ReadFile("../../../shared/fixtures/searxng/a-search-json.txt")
 	if err != nil {
 		b.Skip("fixtures not found:", err)
 	}
