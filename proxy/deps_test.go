@@ -7,11 +7,13 @@ import (
 )
 
 // TestImports keeps proxy to what the design allows it: the pool, the
-// verdicts, fasthttp (the arguments of an upstream search), and its own
-// upstream client; persistence only through its small interfaces.
+// verdicts, fasthttp (the arguments of an upstream search), its own
+// upstream client and politeness arithmetic; persistence only through its
+// small interfaces. Those two import neither proxy nor each other (their
+// own fences say so): the search path uses them, never the other way.
 // VictoriaMetrics' metrics keeps the search path's counters and
 // histograms (see Metrics).
 func TestImports(t *testing.T) {
 	deptest.Check(t, ".", "github.com/searxgate/searxgate/pool", "github.com/searxgate/searxgate/detect", "github.com/valyala/fasthttp",
-		"github.com/VictoriaMetrics/metrics", "github.com/searxgate/searxgate/proxy/upstream")
+		"github.com/VictoriaMetrics/metrics", "github.com/searxgate/searxgate/proxy/upstream", "github.com/searxgate/searxgate/proxy/polite")
 }

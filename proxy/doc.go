@@ -11,7 +11,8 @@
 // instances unless OwnBudget says so, or their /config says SearXNG's
 // limiter is on: then below the limiter's windows, LimiterBudget), its terms (no searches to an
 // instance with the link-token check on) and the client's fair share of
-// the public budget (fair.go). The answer is judged by detect.Classify,
+// the public budget (polite.Fair). The budgets and fair shares are package
+// proxy/polite (LimiterBudget too). The answer is judged by detect.Classify,
 // the outcome recorded in the pool with its owner (owner.go: only the
 // instance's own failures move its circuit; an answer that cannot tell by
 // itself, such as engines down or a timeout, waits for a second

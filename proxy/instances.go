@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
@@ -23,7 +24,7 @@ type record struct {
 	fetching bool // its /config is being read
 	host     *upstream.Host
 
-	ring, acRing timeRing // guarded by Proxy.polite.mu and Proxy.acPolite.mu
+	ring, acRing polite.Ring // kept by Proxy.polite and Proxy.acPolite (recordRings), under their locks
 
 	metrics *InstanceMetrics // its own mutex
 
@@ -164,14 +165,14 @@ func (g *registry) requeue(instances []string) {
 	g.mu.Unlock()
 }
 
-// recordRings is the ringStore of a Politeness whose rings live in the
+// recordRings is the polite.Rings of a Politeness whose rings live in the
 // records (ac: the autocompletion ring). It never makes a record.
 type recordRings struct {
 	g  *registry
 	ac bool
 }
 
-func (s recordRings) ring(inst string, _ bool) *timeRing {
+func (s recordRings) Ring(inst string, _ bool) *polite.Ring {
 	r := s.g.get(inst)
 	switch {
 	case r == nil:
@@ -183,9 +184,9 @@ func (s recordRings) ring(inst string, _ bool) *timeRing {
 	}
 }
 
-func (s recordRings) drop(inst string) {
-	if t := s.ring(inst, false); t != nil {
-		*t = timeRing{}
+func (s recordRings) Drop(inst string) {
+	if t := s.Ring(inst, false); t != nil {
+		*t = polite.Ring{}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
@@ -108,6 +109,13 @@ type CacheStore interface {
 	CacheGet(key string) (Cached, bool)
 	CachePut(key string, c Cached)
 }
+
+// Window is one politeness window (Config.Budget and its kin): at most Max
+// searches in any span of Per.
+type Window = polite.Window
+
+// MaxWindow is the largest Max a Window may have.
+const MaxWindow = polite.MaxWindow
 
 // UpstreamConfig is how searxgate talks to instances (Config.Upstream):
 // the upstream client's own configuration.
@@ -262,10 +270,10 @@ type Proxy struct {
 	cfg      Config
 	pool     *pool.Pool
 	up       *upstream.Client
-	polite   *Politeness
-	acPolite *Politeness // autocompletion's own, smaller budget
-	fair     *fairShare
-	extra    *ExtraBudget
+	polite   *polite.Politeness
+	acPolite *polite.Politeness // autocompletion's own, smaller budget
+	fair     *polite.Fair
+	extra    *polite.ExtraBudget
 	cache    *memCache
 	acCache  *memCache // autocompletions
 	flights  flights
@@ -294,19 +302,24 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	cfg.defaults()
 	bg, cancel := context.WithCancel(context.Background())
+	recs := newRegistry()
+	// The windows count from the proxy's clock (fake in tests), and each
+	// instance's live in its record.
+	base := cfg.Clock.Now()
 	p := &Proxy{
 		cfg:  cfg,
 		pool: cfg.Pool,
 
-		polite:   NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...),
-		acPolite: NewPoliteness(cfg.AutocompleteBudget...),
+		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
+		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
+		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
 		queue:    slotQueue{max: cfg.MaxQueue},
-		extra:    NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow),
+		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
 		// Suggestions, one per prefix typed, have a small cache of their
 		// own: they must not evict the answers.
 		acCache:  newMemCache(4096, 4<<20),
-		recs:     newRegistry(),
+		recs:     recs,
 		metrics:  newMetrics(),
 		log:      cfg.Logger,
 		cfgSem:   make(chan struct{}, configFetchers),
@@ -315,13 +328,6 @@ func New(cfg Config) (*Proxy, error) {
 		idle:     make(chan func()),
 		classify: detect.Classify,
 	}
-	// The windows count from the proxy's clock (fake in tests).
-	base := cfg.Clock.Now()
-	p.polite.base, p.acPolite.base, p.extra.base = base, base, base
-	p.polite.rings = recordRings{g: p.recs}
-	p.acPolite.rings = recordRings{g: p.recs, ac: true}
-	p.fair = newFairShare(cfg.Budget, cfg.Pool.PublicLen)
-	p.fair.base = base
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
 		up.AllowRetry = func(inst string) bool {
@@ -461,7 +467,7 @@ func (p *Proxy) PublicCapacity() (perMinute, burst float64) {
 }
 
 // Politeness returns the per-instance budget, for the status page.
-func (p *Proxy) Politeness() *Politeness { return p.polite }
+func (p *Proxy) Politeness() *polite.Politeness { return p.polite }
 
 // Search answers one client search: from the cache, from an identical search
 // in flight, or from the pool. It returns a *NoAnswerError (wrapping
@@ -634,7 +640,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 	// A client over its share of the public budget is served by the
 	// operator's own instances only, until its share frees.
 	checkoutFn := p.pool.Checkout
-	if ok, _ := p.fair.allowed(client, now); ownOnly || !ok {
+	if ok, _ := p.fair.Allowed(client, now); ownOnly || !ok {
 		checkoutFn = p.pool.CheckoutOwn
 	}
 	var lost [4]string // instances that lost their budget to a concurrent search just now
@@ -667,7 +673,7 @@ func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bo
 		// instance's trial goes to one replica at a time.
 		if (!l.Trial() || l.Own() || p.sharedTrial(ctx, inst, now)) && p.politeTake(ctx, inst, l.Own(), now) {
 			if !l.Own() {
-				p.fair.take(client, now)
+				p.fair.Take(client, now)
 			}
 			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -294,7 +295,7 @@ func TestPolitenessSkipsAnInstanceOutOfBudget(t *testing.T) {
 	// once, saying when.
 	_, err := e.search(t, "e")
 	var na *NoAnswerError
-	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second+budgetMargin {
+	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second+polite.Margin {
 		t.Fatalf("a 5th search: %v (retry after %v); want no_slot in 20.5s, not a wait", err, na.RetryAfter)
 	}
 	e.clock.Advance(21 * time.Second)
@@ -616,5 +617,23 @@ func TestAutocompleteAsksOwnFirst(t *testing.T) {
 	}
 	if pub := e.fleet.Instances()[0].Truth().Requests; pub != 0 {
 		t.Fatalf("the public instance got %d autocompletions while the own one offered them", pub)
+	}
+}
+
+// TestPublicCapacity: what the public pool serves, sustained and at once,
+// from the budget's windows and the public instances (own ones do not
+// count).
+func TestPublicCapacity(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	// The default budget: 10 in 20 s (30 a minute), 100 in 10 min (10 a
+	// minute, the sustained rate), two instances.
+	if per, burst := e.proxy.PublicCapacity(); per != 20 || burst != 20 {
+		t.Fatalf("capacity %v a minute, %v at once; want 20 and 20", per, burst)
+	}
+	e.pool.Add("https://own.example/", pool.Own)
+	if per, _ := e.proxy.PublicCapacity(); per != 20 {
+		t.Fatalf("an own instance counted: %v a minute", per)
 	}
 }

@@ -75,7 +75,7 @@ type slot struct {
 func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (slot, bool) {
 	var best slot
 	found := false
-	_, share := p.fair.allowed(client, now) // when the client may take a public instance again
+	_, share := p.fair.Allowed(client, now) // when the client may take a public instance again
 	for _, f := range frees {
 		if tried[f.URL] {
 			continue

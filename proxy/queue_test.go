@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -130,7 +131,7 @@ func TestWaiterRefusedWhenTheBudgetRunsOut(t *testing.T) {
 	e.proxy.dispatch()
 	<-done
 	var na *NoAnswerError
-	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second+budgetMargin {
+	if !errors.As(err, &na) || na.Why != "no_slot" || na.RetryAfter != 20*time.Second+polite.Margin {
 		t.Fatalf("%v; want no_slot, retry after 20.5s (the window's oldest search + 20s and the margin)", err)
 	}
 	if e.searches(0) != 0 {

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"time"
+
+	"github.com/searxgate/searxgate/proxy/polite"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through
@@ -30,7 +32,7 @@ type SharedBudget interface {
 // SharedRestamper is a SharedBudget that can move a search it took at
 // taken to now, when it is sent later than it was planned (its
 // instance's terms were read first): the shared windows then count when
-// the instance sees it, as the local ones do (Politeness.Restamp). It
+// the instance sees it, as the local ones do (polite.Politeness.Restamp). It
 // must not block the search.
 type SharedRestamper interface {
 	Restamp(inst string, taken, now time.Time)
@@ -134,7 +136,7 @@ const sharedWait = 3 // quarters
 // holds the instance locally until the time it said, so that the slot
 // queue and Retry-After see it.
 func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.Time) bool {
-	if !p.polite.takeClass(inst, classOf(own, own && p.limited(inst)), now) {
+	if !p.polite.TakeClass(inst, polite.ClassOf(own, own && p.limited(inst)), now) {
 		return false
 	}
 	if own || p.sharedTake(ctx, inst, now) {

@@ -60,7 +60,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 		c, m = p.recs.capsOf(r), r.metrics.view()
 	}
 	v := Instance{Stats: st, Caps: c, Format: c.format(), Metrics: m}
-	for _, w := range p.polite.windowsOf(st.URL) {
+	for _, w := range p.polite.WindowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}
 	v.WhyNot = p.whyNot(st, c, now)

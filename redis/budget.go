@@ -20,7 +20,7 @@ import (
 // window. Time is Redis's own (TIME), so the replicas' clocks do not
 // matter. A window allows one more search when fewer than its limit of
 // its searches are younger than Per, as SearXNG's limiter counts (and
-// proxy.Politeness). It returns {1, now, now} when taken, {0, free, now}
+// polite.Politeness). It returns {1, now, now} when taken, {0, free, now}
 // when not (free is when the last window to free allows one, in µs of
 // Redis's clock), and {-1, 0, now} when the epoch is not the one the
 // replica knows: Redis lost its memory, and nothing is taken.

@@ -1,11 +1,11 @@
-package proxy
+package polite
 
 import (
 	"sync"
 	"time"
 )
 
-// fairShare keeps one client from spending every public instance's budget:
+// Fair keeps one client from spending every public instance's budget:
 // within each politeness window, a client may make at most its share of
 // the searches the public pool allows: capacity / active clients in the
 // short windows, and capacity / (active clients + 1) in the longest. The
@@ -24,7 +24,7 @@ import (
 // Usage is counted per client in buckets (a tenth of a window each), so a
 // client costs a few hundred bytes whatever its rate; the count of
 // clients is bounded (maxFairClients), the idlest dropped first.
-type fairShare struct {
+type Fair struct {
 	base    time.Time
 	windows []Window
 	longest time.Duration // the longest window's span
@@ -59,7 +59,10 @@ type clientUse struct {
 	starts [][fairBuckets]int64
 }
 
-func newFairShare(windows []Window, capacity func() int) *fairShare {
+// NewFair shares out the public budget windows (those with a positive Max
+// and Per) among the clients; capacity returns the number of public
+// instances now. A nil *Fair allows everything.
+func NewFair(windows []Window, capacity func() int) *Fair {
 	var ws []Window
 	var longest time.Duration
 	for _, w := range windows {
@@ -68,12 +71,20 @@ func newFairShare(windows []Window, capacity func() int) *fairShare {
 			longest = max(longest, w.Per)
 		}
 	}
-	return &fairShare{base: time.Now(), windows: ws, longest: longest, capacity: capacity, clients: make(map[string]*clientUse)}
+	return &Fair{base: time.Now(), windows: ws, longest: longest, capacity: capacity, clients: make(map[string]*clientUse)}
+}
+
+// WithBase counts f's buckets from base, the caller's clock reading now
+// (default: time.Now when f was made), and returns f. Call it before f is
+// used.
+func (f *Fair) WithBase(base time.Time) *Fair {
+	f.base = base
+	return f
 }
 
 // used returns the client's searches within window i at t, the time its
 // oldest counted bucket leaves the window, and when that bucket began.
-func (f *fairShare) used(u *clientUse, i int, t int64) (n int, frees, first int64) {
+func (f *Fair) used(u *clientUse, i int, t int64) (n int, frees, first int64) {
 	w := f.windows[i]
 	width := int64(w.Per) / fairBuckets
 	oldest := t - int64(w.Per)
@@ -91,7 +102,7 @@ func (f *fairShare) used(u *clientUse, i int, t int64) (n int, frees, first int6
 
 // activeLocked counts the clients that searched within the longest
 // window, at most once a second (the count walks every client).
-func (f *fairShare) activeLocked(t int64) int {
+func (f *Fair) activeLocked(t int64) int {
 	if f.activeAt != 0 && t-f.activeAt < int64(time.Second) && t >= f.activeAt {
 		return f.active
 	}
@@ -106,9 +117,9 @@ func (f *fairShare) activeLocked(t int64) int {
 	return n
 }
 
-// allowed reports whether client may take one more public search at now;
+// Allowed reports whether client may take one more public search at now;
 // when not, it returns when its share frees.
-func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
+func (f *Fair) Allowed(client string, now time.Time) (bool, time.Time) {
 	if f == nil || client == "" || len(f.windows) == 0 {
 		return true, now
 	}
@@ -155,8 +166,8 @@ func (f *fairShare) allowed(client string, now time.Time) (bool, time.Time) {
 	return ok, now.Add(time.Duration(free - t))
 }
 
-// take counts one public search of client at now.
-func (f *fairShare) take(client string, now time.Time) {
+// Take counts one public search of client at now.
+func (f *Fair) Take(client string, now time.Time) {
 	if f == nil || client == "" || len(f.windows) == 0 {
 		return
 	}
@@ -188,7 +199,7 @@ func (f *fairShare) take(client string, now time.Time) {
 
 // evictLocked drops every client idle for the longest window, and when
 // none is, the idlest one.
-func (f *fairShare) evictLocked(t int64) {
+func (f *Fair) evictLocked(t int64) {
 	longest := int64(f.longest)
 	var idlest string
 	idle := int64(-1)

@@ -1,11 +1,8 @@
-package proxy
+package polite
 
 import (
 	"testing"
 	"time"
-
-	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/sim"
 )
 
 func TestPolitenessWindows(t *testing.T) {
@@ -27,7 +24,7 @@ func TestPolitenessWindows(t *testing.T) {
 	if p.Take(inst, t0.Add(20*time.Second)) {
 		t.Fatal("a search inside the window's margin was allowed")
 	}
-	if !p.Take(inst, t0.Add(20*time.Second+budgetMargin)) {
+	if !p.Take(inst, t0.Add(20*time.Second+Margin)) {
 		t.Fatal("the 20 s window did not move on")
 	}
 	if !p.Take(inst, t0.Add(41*time.Second)) {
@@ -40,7 +37,7 @@ func TestPolitenessWindows(t *testing.T) {
 	if got := p.Used(inst, t0.Add(5*time.Minute), 10*time.Minute); got != 5 {
 		t.Fatalf("Used = %d, want 5", got)
 	}
-	if !p.Take(inst, t0.Add(10*time.Minute+budgetMargin)) {
+	if !p.Take(inst, t0.Add(10*time.Minute+Margin)) {
 		t.Fatal("the 10 min window did not move on")
 	}
 	p.Forget(inst)
@@ -136,7 +133,7 @@ func TestPolitenessCapsWindow(t *testing.T) {
 		t.Fatalf("ring size %d, want the cap %d", p.classes[0].size, MaxWindow)
 	}
 	p.Take("x", time.Unix(0, 0))
-	if n := len(p.rings.ring("x", false).times); n != 1 {
+	if n := len(p.rings.Ring("x", false).times); n != 1 {
 		t.Fatalf("a ring of one search holds %d times", n)
 	}
 }
@@ -157,7 +154,7 @@ func TestPolitenessOwnClass(t *testing.T) {
 	if p.Allowed("pub", t0.Add(2*time.Second)) {
 		t.Fatal("a public instance over its window is allowed")
 	}
-	if got, want := p.FreeAt("pub", t0.Add(2*time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+	if got, want := p.FreeAt("pub", t0.Add(2*time.Second)), t0.Add(20*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt = %v, want %v (the oldest search of the window + 20 s and the margin)", got.Sub(t0), want.Sub(t0))
 	}
 	if got := p.FreeAt("own", t0); !got.Equal(t0) {
@@ -215,29 +212,29 @@ func TestPolitenessOwnLimited(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	p := NewPoliteness(Window{Max: 10, Per: 20 * time.Second}).WithOwn()
 	for i := range 5 {
-		if !p.takeClass("own", classOwn, t0.Add(time.Duration(i)*time.Millisecond)) {
+		if !p.TakeClass("own", ClassOwn, t0.Add(time.Duration(i)*time.Millisecond)) {
 			t.Fatalf("own search %d refused with no own budget", i)
 		}
 	}
 	for i := range 12 {
-		if !p.takeClass("own", classOwnLimited, t0.Add(time.Duration(i)*time.Millisecond)) {
+		if !p.TakeClass("own", ClassOwnLimited, t0.Add(time.Duration(i)*time.Millisecond)) {
 			t.Fatalf("search %d refused under the limiter's pace (12 in 20 s)", i+1)
 		}
 	}
-	if p.takeClass("own", classOwnLimited, t0.Add(time.Second)) {
+	if p.TakeClass("own", ClassOwnLimited, t0.Add(time.Second)) {
 		t.Fatal("a 13th search within 20 s reached an own instance whose limiter is on")
 	}
-	if got, want := p.FreeAt("own", t0.Add(time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+	if got, want := p.FreeAt("own", t0.Add(time.Second)), t0.Add(20*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v", got.Sub(t0), want.Sub(t0))
 	}
 
 	tight := NewPoliteness().WithOwn(Window{Max: 5, Per: 20 * time.Second})
 	for i := range 5 {
-		if !tight.takeClass("own", classOwnLimited, t0) {
+		if !tight.TakeClass("own", ClassOwnLimited, t0) {
 			t.Fatalf("search %d refused inside the operator's budget", i+1)
 		}
 	}
-	if tight.takeClass("own", classOwnLimited, t0) {
+	if tight.TakeClass("own", ClassOwnLimited, t0) {
 		t.Fatal("the operator's tighter budget was not kept")
 	}
 	if got := tighter(LimiterBudget, []Window{{Max: 5, Per: 20 * time.Second}, {Max: 50, Per: time.Hour}}); len(got) != 3 || got[0].Max != 5 || got[1].Max != 120 || got[2].Max != 50 {
@@ -255,30 +252,12 @@ func TestRestamp(t *testing.T) {
 	}
 	// The first one was sent 5 s after it was planned.
 	p.Restamp("a", t0, t0.Add(5*time.Second))
-	if got, want := p.FreeAt("a", t0.Add(6*time.Second)), t0.Add(21*time.Second+budgetMargin); !got.Equal(want) {
+	if got, want := p.FreeAt("a", t0.Add(6*time.Second)), t0.Add(21*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v (the oldest is now the one planned at 1 s)", got.Sub(t0), want.Sub(t0))
 	}
 	p.Take("a", t0.Add(22*time.Second))
-	if got, want := p.FreeAt("a", t0.Add(22*time.Second)), t0.Add(22*time.Second+budgetMargin); !got.Equal(want) {
+	if got, want := p.FreeAt("a", t0.Add(22*time.Second)), t0.Add(22*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v (the 3rd most recent is the one sent at 2 s)", got.Sub(t0), want.Sub(t0))
-	}
-}
-
-// TestPublicCapacity: what the public pool serves, sustained and at once,
-// from the budget's windows and the public instances (own ones do not
-// count).
-func TestPublicCapacity(t *testing.T) {
-	e := newEnv(t, Config{},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	// The default budget: 10 in 20 s (30 a minute), 100 in 10 min (10 a
-	// minute, the sustained rate), two instances.
-	if per, burst := e.proxy.PublicCapacity(); per != 20 || burst != 20 {
-		t.Fatalf("capacity %v a minute, %v at once; want 20 and 20", per, burst)
-	}
-	e.pool.Add("https://own.example/", pool.Own)
-	if per, _ := e.proxy.PublicCapacity(); per != 20 {
-		t.Fatalf("an own instance counted: %v a minute", per)
 	}
 }
 
@@ -300,7 +279,7 @@ func TestUntake(t *testing.T) {
 	}
 	p.Take("a", t0.Add(4*time.Second))
 	// The oldest counted is now the one at 0 s: the window frees at 20 s.
-	if got, want := p.FreeAt("a", t0.Add(5*time.Second)), t0.Add(20*time.Second+budgetMargin); !got.Equal(want) {
+	if got, want := p.FreeAt("a", t0.Add(5*time.Second)), t0.Add(20*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v", got.Sub(t0), want.Sub(t0))
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package polite
 
 import (
 	"math"
@@ -17,7 +17,8 @@ type Window struct {
 // 10 min per public instance. The operator's own instances have a budget
 // of their own, none by default (WithOwn). A search that finds every
 // instance out of budget waits for the first window to free when that is
-// within its deadline (see queue.go), and is refused at once otherwise.
+// within its deadline (in the slot queue: see Queue), and is refused at
+// once otherwise.
 //
 // Each instance keeps the times of its last N searches in a ring, N being
 // the largest Max of its class: a window allows one more search when the
@@ -27,35 +28,37 @@ type Window struct {
 // would allow bursts the limiter refuses.
 type Politeness struct {
 	base    time.Time             // times are kept as offsets from it: monotonic when the clock is time.Now
-	classes [numClasses]windowSet // by budgetClass
+	classes [numClasses]windowSet // by Class
 
 	mu    sync.Mutex // guards the fields of every ring, and rings when it is a mapRings
-	rings ringStore
+	rings Rings
 }
 
-// ringStore keeps each instance's ring. A Proxy keeps them in its
-// instance records (one place for all that is kept about an instance); a
-// Politeness on its own, in a map.
-type ringStore interface {
-	// ring returns instance's ring, making one when create is set and the
+// Rings keeps each instance's Ring. The proxy keeps them in its instance
+// records (one place for all that is kept about an instance: WithRings);
+// a Politeness on its own, in a map. A Politeness calls it under its own
+// lock, one call at a time, and is the only one to touch a Ring's fields.
+type Rings interface {
+	// Ring returns instance's ring, making one when create is set and the
 	// store may (a record store never makes a record); nil otherwise.
-	ring(instance string, create bool) *timeRing
-	drop(instance string)
+	Ring(instance string, create bool) *Ring
+	// Drop forgets instance's ring (Forget).
+	Drop(instance string)
 }
 
-// mapRings is a ringStore of its own; guarded by Politeness.mu.
-type mapRings map[string]*timeRing
+// mapRings is a Rings of its own; guarded by Politeness.mu.
+type mapRings map[string]*Ring
 
-func (m mapRings) ring(instance string, create bool) *timeRing {
+func (m mapRings) Ring(instance string, create bool) *Ring {
 	r := m[instance]
 	if r == nil && create {
-		r = &timeRing{}
+		r = &Ring{}
 		m[instance] = r
 	}
 	return r
 }
 
-func (m mapRings) drop(instance string) { delete(m, instance) }
+func (m mapRings) Drop(instance string) { delete(m, instance) }
 
 // windowSet is the budget of one class of instance.
 type windowSet struct {
@@ -75,30 +78,30 @@ func newWindowSet(windows []Window) windowSet {
 	return ws
 }
 
-// budgetClass is the budget an instance is under.
-type budgetClass uint8
+// Class is the budget an instance is under.
+type Class uint8
 
 const (
-	classPublic budgetClass = iota
-	classOwn
-	// classOwnLimited: an own instance whose /config says its limiter is
+	ClassPublic Class = iota // a public instance: the budget NewPoliteness was given
+	ClassOwn                 // the operator's own: WithOwn's budget (none by default)
+	// ClassOwnLimited: an own instance whose /config says its limiter is
 	// on: the limiter counts searxgate like any client, so searxgate
 	// paces it below the limiter's windows (LimiterBudget), unless the
 	// operator's own budget is tighter.
-	classOwnLimited
+	ClassOwnLimited
 	numClasses
 )
 
-// classOf is the class of an instance that is own or not, and whose
+// ClassOf is the class of an instance that is own or not, and whose
 // limiter is on or not.
-func classOf(own, limiter bool) budgetClass {
+func ClassOf(own, limiter bool) Class {
 	switch {
 	case own && limiter:
-		return classOwnLimited
+		return ClassOwnLimited
 	case own:
-		return classOwn
+		return ClassOwn
 	}
-	return classPublic
+	return ClassPublic
 }
 
 // LimiterBudget is what an own instance with SearXNG's limiter on gets:
@@ -128,18 +131,19 @@ func tighter(a, b []Window) []Window {
 	return out
 }
 
-// timeRing holds an instance's most recent search times. It grows as the
+// Ring holds an instance's most recent search times. It grows as the
 // instance is used, up to its class's ring size, so an instance searched
-// rarely costs little.
-type timeRing struct {
-	class budgetClass // the budget its times count against
-	hold  int64       // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
-	times []int64     // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
+// rarely costs little. Its zero value is an instance never searched; only
+// its Politeness reads or changes it (under its lock).
+type Ring struct {
+	class Class   // the budget its times count against
+	hold  int64   // no search before this (nanoseconds since Politeness.base): a shared budget said so; 0 = none
+	times []int64 // nanoseconds since Politeness.base; once full, times[(next-1) mod size] is the newest
 	next  int
 }
 
 // at returns the k-th most recent time (k = 1 is the newest).
-func (r *timeRing) at(k, size int) int64 {
+func (r *Ring) at(k, size int) int64 {
 	if len(r.times) < size { // still growing: in order, newest last
 		return r.times[len(r.times)-k]
 	}
@@ -154,7 +158,7 @@ const MaxWindow = 10_000
 // windows, and none for own ones; windows with a non-positive Max or Per
 // are ignored (no limit), and Max is capped at MaxWindow.
 func NewPoliteness(windows ...Window) *Politeness {
-	p := &Politeness{base: time.Now(), classes: [numClasses]windowSet{classPublic: newWindowSet(windows)}, rings: mapRings{}}
+	p := &Politeness{base: time.Now(), classes: [numClasses]windowSet{ClassPublic: newWindowSet(windows)}, rings: mapRings{}}
 	return p.WithOwn()
 }
 
@@ -162,12 +166,27 @@ func NewPoliteness(windows ...Window) *Politeness {
 // default) and returns p; an own instance with SearXNG's limiter on gets
 // the tighter of it and LimiterBudget. Call it before p is used.
 func (p *Politeness) WithOwn(windows ...Window) *Politeness {
-	p.classes[classOwn] = newWindowSet(windows)
-	if len(p.classes[classOwn].windows) == 0 {
-		p.classes[classOwnLimited] = newWindowSet(LimiterBudget)
+	p.classes[ClassOwn] = newWindowSet(windows)
+	if len(p.classes[ClassOwn].windows) == 0 {
+		p.classes[ClassOwnLimited] = newWindowSet(LimiterBudget)
 	} else {
-		p.classes[classOwnLimited] = newWindowSet(tighter(LimiterBudget, p.classes[classOwn].windows))
+		p.classes[ClassOwnLimited] = newWindowSet(tighter(LimiterBudget, p.classes[ClassOwn].windows))
 	}
+	return p
+}
+
+// WithBase counts p's times from base, the caller's clock reading now
+// (default: time.Now when p was made), and returns p. Call it before p is
+// used.
+func (p *Politeness) WithBase(base time.Time) *Politeness {
+	p.base = base
+	return p
+}
+
+// WithRings keeps p's rings in rings instead of a map of its own, and
+// returns p. Call it before p is used.
+func (p *Politeness) WithRings(rings Rings) *Politeness {
+	p.rings = rings
 	return p
 }
 
@@ -176,12 +195,10 @@ func (p *Politeness) WithOwn(windows ...Window) *Politeness {
 // neither frees nor blocks a window.
 func (p *Politeness) nanos(now time.Time) int64 { return int64(now.Sub(p.base)) }
 
-func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base)) }
-
 // class is the budget r's instance is under: public until it is known.
-func (p *Politeness) class(r *timeRing) *windowSet {
+func (p *Politeness) class(r *Ring) *windowSet {
 	if r == nil {
-		return &p.classes[classPublic]
+		return &p.classes[ClassPublic]
 	}
 	return &p.classes[r.class]
 }
@@ -194,7 +211,7 @@ func (p *Politeness) Allowed(instance string, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	return p.allowedLocked(p.class(r), r, p.nanos(now))
 }
 
@@ -207,8 +224,8 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
-	c := classPublic
+	r := p.rings.Ring(instance, false)
+	c := ClassPublic
 	if r != nil {
 		c = r.class
 	}
@@ -218,23 +235,23 @@ func (p *Politeness) Take(instance string, now time.Time) bool {
 // TakeAs is Take for an instance known to be the operator's own or not:
 // a change of class starts its history afresh under the new budget.
 func (p *Politeness) TakeAs(instance string, own bool, now time.Time) bool {
-	return p.takeClass(instance, classOf(own, false), now)
+	return p.TakeClass(instance, ClassOf(own, false), now)
 }
 
-// takeClass is Take for an instance known to be under class c: a change
+// TakeClass is Take for an instance known to be under class c: a change
 // of class starts its history afresh under the new budget, except
 // between an own instance's two classes (its limiter turned on or off:
 // the searches it had still count).
-func (p *Politeness) takeClass(instance string, c budgetClass, now time.Time) bool {
+func (p *Politeness) TakeClass(instance string, c Class, now time.Time) bool {
 	if p == nil {
 		return true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	if r != nil && r.class != c {
-		if (r.class == classPublic) != (c == classPublic) {
-			*r = timeRing{} // a new tier: its history starts afresh
+		if (r.class == ClassPublic) != (c == ClassPublic) {
+			*r = Ring{} // a new tier: its history starts afresh
 		} else {
 			r.reshape(p.classes[r.class].size, p.classes[c].size)
 		}
@@ -244,7 +261,7 @@ func (p *Politeness) takeClass(instance string, c budgetClass, now time.Time) bo
 }
 
 // reshape keeps the newest of r's times, in order, for a ring of size to.
-func (r *timeRing) reshape(from, to int) {
+func (r *Ring) reshape(from, to int) {
 	n := min(len(r.times), to)
 	out := make([]int64, 0, to)
 	for k := n; k >= 1; k-- {
@@ -253,16 +270,16 @@ func (r *timeRing) reshape(from, to int) {
 	r.times, r.next = out, len(out)%max(to, 1)
 }
 
-func (p *Politeness) takeLocked(instance string, c budgetClass, r *timeRing, t int64) bool {
+func (p *Politeness) takeLocked(instance string, c Class, r *Ring, t int64) bool {
 	ws := &p.classes[c]
 	if r != nil && r.hold != 0 && t < r.hold {
 		return false
 	}
 	if ws.size == 0 {
-		if c != classPublic && (r == nil || r.class != c) {
+		if c != ClassPublic && (r == nil || r.class != c) {
 			// Remember the class, so Allowed and Take read the own
 			// budget (none) and not the public one.
-			if r = p.rings.ring(instance, true); r != nil {
+			if r = p.rings.Ring(instance, true); r != nil {
 				r.class = c
 			}
 		}
@@ -272,7 +289,7 @@ func (p *Politeness) takeLocked(instance string, c budgetClass, r *timeRing, t i
 		return false
 	}
 	if r == nil {
-		if r = p.rings.ring(instance, true); r == nil {
+		if r = p.rings.Ring(instance, true); r == nil {
 			return true // an instance no longer kept: nothing to count against
 		}
 		r.class = c
@@ -286,11 +303,11 @@ func (p *Politeness) takeLocked(instance string, c budgetClass, r *timeRing, t i
 	return true
 }
 
-// budgetMargin widens every window a little: a search counted when it
+// Margin widens every window a little: a search counted when it
 // was sent reaches the instance a moment later, and the limiter counts
 // when it arrives. With it no instance sees more than a window's Max in
 // any span of Per.
-const budgetMargin = 500 * time.Millisecond
+const Margin = 500 * time.Millisecond
 
 // Restamp moves one search counted at taken to now, when it is sent
 // later than it was planned (its instance's terms were read first), so
@@ -302,7 +319,7 @@ func (p *Politeness) Restamp(instance string, taken, now time.Time) {
 	from, to := p.nanos(taken), p.nanos(now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	if r == nil {
 		return
 	}
@@ -331,7 +348,7 @@ func (p *Politeness) Untake(instance string, taken time.Time) {
 	t := p.nanos(taken)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	if r == nil {
 		return
 	}
@@ -355,7 +372,7 @@ func (p *Politeness) Untake(instance string, taken time.Time) {
 const forgotten = math.MinInt64 / 2
 
 // set replaces the k-th most recent time (k = 1 is the newest).
-func (r *timeRing) set(k, size int, t int64) {
+func (r *Ring) set(k, size int, t int64) {
 	if len(r.times) < size {
 		r.times[len(r.times)-k] = t
 		return
@@ -363,7 +380,7 @@ func (r *timeRing) set(k, size int, t int64) {
 	r.times[(r.next-k+size)%size] = t
 }
 
-func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
+func (p *Politeness) allowedLocked(ws *windowSet, r *Ring, now int64) bool {
 	if r != nil && r.hold != 0 && now < r.hold {
 		return false
 	}
@@ -375,7 +392,7 @@ func (p *Politeness) allowedLocked(ws *windowSet, r *timeRing, now int64) bool {
 			continue
 		}
 		// The w.Max-th most recent search.
-		if now-r.at(w.Max, ws.size) < int64(w.Per+budgetMargin) {
+		if now-r.at(w.Max, ws.size) < int64(w.Per+Margin) {
 			return false
 		}
 	}
@@ -391,7 +408,7 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 	t := p.nanos(now)
 	free := t
 	p.mu.Lock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	ws := p.class(r)
 	if r != nil {
 		if r.hold != 0 {
@@ -399,7 +416,7 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 		}
 		for _, w := range ws.windows {
 			if len(r.times) >= w.Max {
-				free = max(free, r.at(w.Max, ws.size)+int64(w.Per+budgetMargin))
+				free = max(free, r.at(w.Max, ws.size)+int64(w.Per+Margin))
 			}
 		}
 	}
@@ -407,14 +424,14 @@ func (p *Politeness) FreeAt(instance string, now time.Time) time.Time {
 	return now.Add(time.Duration(free - t))
 }
 
-// windowsOf returns the windows of instance's class (read only).
-func (p *Politeness) windowsOf(instance string) []Window {
+// WindowsOf returns the windows of instance's class (read only).
+func (p *Politeness) WindowsOf(instance string) []Window {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.class(p.rings.ring(instance, false)).windows
+	return p.class(p.rings.Ring(instance, false)).windows
 }
 
 // Hold keeps instance from being searched before until: a budget shared
@@ -428,7 +445,7 @@ func (p *Politeness) Hold(instance string, until, now time.Time) {
 	t := p.nanos(now) + int64(until.Sub(now))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, true)
+	r := p.rings.Ring(instance, true)
 	if r == nil {
 		return
 	}
@@ -445,8 +462,8 @@ func (p *Politeness) Own(instance string) bool {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
-	return r != nil && r.class != classPublic
+	r := p.rings.Ring(instance, false)
+	return r != nil && r.class != ClassPublic
 }
 
 // Used reports how many searches instance made within the last per, for the
@@ -457,7 +474,7 @@ func (p *Politeness) Used(instance string, now time.Time, per time.Duration) int
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := p.rings.ring(instance, false)
+	r := p.rings.Ring(instance, false)
 	if r == nil {
 		return 0
 	}
@@ -478,7 +495,7 @@ func (p *Politeness) Forget(instance string) {
 		return
 	}
 	p.mu.Lock()
-	p.rings.drop(instance)
+	p.rings.Drop(instance)
 	p.mu.Unlock()
 }
 
@@ -513,6 +530,16 @@ func NewExtraBudget(ratio float64, floor int, window time.Duration) *ExtraBudget
 	}
 	return &ExtraBudget{base: time.Now(), Ratio: ratio, Floor: floor, window: window}
 }
+
+// WithBase counts b's buckets from base, the caller's clock reading now
+// (default: time.Now when b was made), and returns b. Call it before b is
+// used.
+func (b *ExtraBudget) WithBase(base time.Time) *ExtraBudget {
+	b.base = base
+	return b
+}
+
+func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base)) }
 
 func (b *ExtraBudget) bucket(now int64) *budgetBucket {
 	width := int64(b.window) / int64(len(b.buckets))
