@@ -29,7 +29,7 @@
 //
 // A search that finds no instance free now only because of in-flight
 // caps, politeness windows, a half-open trial or a cooldown ending soon
-// waits in the slot queue (queue.go) for the first slot that frees, within
+// waits in the slot queue (queue.go, over polite.Queue) for the first slot that frees, within
 // its deadline. It is refused at once, never after waiting, when the
 // earliest slot lies past its deadline or the queue is full, and its
 // *NoAnswerError then carries that real earliest time as RetryAfter.

@@ -277,9 +277,8 @@ type Proxy struct {
 	cache    *memCache
 	acCache  *memCache // autocompletions
 	flights  flights
-	qmu      sync.Mutex // guards queue; taken before the pool's lock, never while holding it
-	queue    slotQueue
-	recs     *registry // one record per instance: terms, budget rings, host client, recent outcomes
+	queue    *polite.Queue[waiting] // its lock is taken before the pool's, never while holding it
+	recs     *registry              // one record per instance: terms, budget rings, host client, recent outcomes
 	// classify judges one answer: detect.Classify, replaced by tests that
 	// need a parser that panics.
 	classify func(detect.Answer) detect.Verdict
@@ -313,7 +312,7 @@ func New(cfg Config) (*Proxy, error) {
 		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
 		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
-		queue:    slotQueue{max: cfg.MaxQueue},
+		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
 		// Suggestions, one per prefix typed, have a small cache of their

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/polite"
 )
 
 // A search that finds no instance free *now* only because of in-flight
@@ -18,19 +19,17 @@ import (
 // (an attempt ended, a window or cooldown ran out) dispatch walks the
 // waiters from the oldest and gives each the best instance it may use, so
 // a waiter that tried an instance already can still be served by another
-// while an older one keeps waiting for its own.
+// while an older one keeps waiting for its own. The queue itself (its
+// bound, the clients' turns, the earliest-slot arithmetic) is
+// polite.Queue and polite.Slot; what serving a search means is here.
 
-// slotQueue holds the searches waiting for a slot.
-type slotQueue struct {
-	max     int
-	waiters []*waiter // oldest first; guarded by Proxy.qmu
-}
+// waiter is one search waiting for a slot, in Proxy.queue.
+type waiter = polite.Waiter[waiting]
 
-// waiter is one search waiting for a slot.
-type waiter struct {
-	s     *search
-	since time.Time
-	got   chan grant // buffered: at most one grant is ever sent
+// waiting is what the queue keeps of a waiting search.
+type waiting struct {
+	s   *search
+	got chan grant // buffered: at most one grant is ever sent
 }
 
 // grant ends a wait: a lease, or a refusal with the time a slot is
@@ -51,30 +50,11 @@ type leased struct {
 	takenAt time.Time // when its budget was taken
 }
 
-// minRetryAfter is the shortest Retry-After a refusal says: HTTP counts in
-// whole seconds, and "0" would invite a client to come back at once.
-const minRetryAfter = time.Second
-
-// slot is when the first instance a search may use is expected to take
-// it, and what the search should expect once there.
-type slot struct {
-	at time.Time // when it frees (at or after now)
-	// done is when a search sent then is expected to be answered: at
-	// plus the instance's usual latency. Past the deadline, the slot is
-	// no use to the search.
-	done time.Time
-	// wake is the earliest time a window or a cooldown frees something
-	// (zero when only busy instances are waited for: a lease coming back
-	// wakes the waiters then, through dispatch).
-	wake time.Time
-}
-
 // earliest returns the slot s may use first, and whether there is any
 // instance s may use at all. Among the instances, the one expected to
 // answer first counts.
-func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (slot, bool) {
-	var best slot
-	found := false
+func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (polite.Slot, bool) {
+	var best polite.Slot
 	_, share := p.fair.Allowed(client, now) // when the client may take a public instance again
 	for _, f := range frees {
 		if tried[f.URL] {
@@ -87,34 +67,15 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 		if !f.Own && share.After(t) {
 			t = share
 		}
-		t = maxTime(t, now)
-		done := t.Add(f.Latency)
-		if !found || done.Before(best.done) {
-			best.at, best.done, found = t, done, true
-		}
-		if timed := t.After(now) || !f.Busy; timed && (best.wake.IsZero() || t.Before(best.wake)) {
-			best.wake = t
-		}
+		best.Offer(t, now, f.Latency, f.Busy)
 	}
-	return best, found
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	return best, best.Found()
 }
 
 // candidates lists when each instance searxgate may search at all (its
 // terms allow it) frees.
 func (p *Proxy) candidates() []pool.Free {
 	return p.pool.FreeAt(func(inst string) bool { return p.barred(p.recs.caps(inst)) })
-}
-
-// retryAfter is the Retry-After of a refusal whose earliest slot is at.
-func retryAfter(at, now time.Time) time.Duration {
-	return max(at.Sub(now), minRetryAfter)
 }
 
 // waitSlot waits for a slot for s, within s's deadline. It returns false
@@ -127,24 +88,21 @@ func (s *search) waitSlot() (leased, bool) {
 	case !any:
 		s.why = "no_instance"
 		return leased{}, false
-	case sl.done.After(s.deadline):
+	case sl.Done.After(s.deadline):
 		// Its answer could not come in time even if it waited: refused
 		// now, not after waiting.
-		s.why, s.retryAfter = "no_slot", retryAfter(sl.at, now)
+		s.why, s.retryAfter = "no_slot", polite.RetryAfter(sl.At, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
-	w := &waiter{s: s, since: now, got: make(chan grant, 1)}
-	p.qmu.Lock()
-	if len(p.queue.waiters) >= p.queue.max {
-		p.qmu.Unlock()
-		s.why, s.retryAfter = "queue_full", retryAfter(sl.at, now)
+	w := &waiter{Value: waiting{s: s, got: make(chan grant, 1)}, Client: s.req.Client, Since: now}
+	n, ok := p.queue.Join(w)
+	p.metrics.queueDepth.Store(int64(n))
+	if !ok {
+		s.why, s.retryAfter = "queue_full", polite.RetryAfter(sl.At, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
-	p.queue.waiters = append(p.queue.waiters, w)
-	p.metrics.queueDepth.Store(int64(len(p.queue.waiters)))
-	p.qmu.Unlock()
 
 	p.dispatch()
 	timeout, stopTimeout := p.timer(s.deadline.Sub(now))
@@ -154,11 +112,11 @@ func (s *search) waitSlot() (leased, bool) {
 		// sends the grant), or the window or cooldown it waits for ending.
 		var wake <-chan time.Time
 		stopWake := func() {}
-		if !sl.wake.IsZero() {
-			wake, stopWake = p.timer(max(sl.wake.Sub(p.now()), time.Millisecond))
+		if !sl.Wake.IsZero() {
+			wake, stopWake = p.timer(max(sl.Wake.Sub(p.now()), time.Millisecond))
 		}
 		select {
-		case g := <-w.got:
+		case g := <-w.Value.got:
 			stopWake()
 			return s.granted(w, g)
 		case <-wake:
@@ -171,7 +129,7 @@ func (s *search) waitSlot() (leased, bool) {
 			}
 			now := p.now()
 			sl, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
-			s.why, s.retryAfter = "deadline", retryAfter(sl.at, now)
+			s.why, s.retryAfter = "deadline", polite.RetryAfter(sl.At, now)
 			p.metrics.queueRefused.Add(1)
 			return leased{}, false
 		case <-s.ctx.Done():
@@ -211,24 +169,16 @@ func (s *search) granted(w *waiter, g grant) (leased, bool) {
 		s.p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
-	s.p.metrics.queueWait.observe(s.p.now().Sub(w.since))
+	s.p.metrics.queueWait.observe(s.p.now().Sub(w.Since))
 	return g.l, true
 }
 
 // leave takes w out of the queue; it returns the grant dispatch sent w
 // before it could leave, if any.
 func (p *Proxy) leave(w *waiter) (grant, bool) {
-	p.qmu.Lock()
-	for i, x := range p.queue.waiters {
-		if x == w {
-			p.queue.waiters = append(p.queue.waiters[:i], p.queue.waiters[i+1:]...)
-			break
-		}
-	}
-	p.metrics.queueDepth.Store(int64(len(p.queue.waiters)))
-	p.qmu.Unlock()
+	p.metrics.queueDepth.Store(int64(p.queue.Leave(w)))
 	select {
-	case g := <-w.got:
+	case g := <-w.Value.got:
 		return g, true
 	default:
 		return grant{}, false
@@ -237,68 +187,43 @@ func (p *Proxy) leave(w *waiter) (grant, bool) {
 
 // dispatch gives free slots to the waiting searches and refuses at once
 // those whose earliest slot now lies past their deadline. It is called
-// whenever a slot may have freed. Clients take turns: a first pass serves
-// the oldest waiter of each client, a second the others in order of
-// arrival, so one client's many waiters do not take every slot that
-// frees while another client's one waits behind them.
+// whenever a slot may have freed. Clients take turns (polite.Queue.Serve).
 func (p *Proxy) dispatch() {
-	p.qmu.Lock()
-	defer p.qmu.Unlock()
-	if len(p.queue.waiters) == 0 {
-		return
-	}
-	now := p.now()
+	var now time.Time
 	var frees []pool.Free // read once, only when a waiter could not be served
-	var turn map[string]bool
-	if len(p.queue.waiters) > 1 {
-		turn = make(map[string]bool, len(p.queue.waiters))
-	}
-	done := make([]bool, len(p.queue.waiters))
-	for pass := range 2 {
-		for i, w := range p.queue.waiters {
-			if done[i] || (pass == 0 && turn != nil && turn[w.s.req.Client]) {
-				continue
-			}
-			if turn != nil {
-				turn[w.s.req.Client] = true
-			}
-			done[i] = p.serve(w, now, &frees)
+	n := p.queue.Serve(func(w *waiter) polite.Turn {
+		if now.IsZero() {
+			now = p.now()
 		}
-		if turn == nil {
-			break
+		if p.serve(w, now, &frees) {
+			return polite.Done
 		}
-	}
-	kept := p.queue.waiters[:0]
-	for i, w := range p.queue.waiters {
-		if !done[i] {
-			kept = append(kept, w)
-		}
-	}
-	clear(p.queue.waiters[len(kept):])
-	p.queue.waiters = kept
-	p.metrics.queueDepth.Store(int64(len(kept)))
+		return polite.Wait
+	})
+	p.metrics.queueDepth.Store(int64(n))
 }
 
 // serve gives w a slot, or refuses it when none can come in time; it
-// reports whether w's wait ended. qmu is held.
+// reports whether w's wait ended. The queue's lock is held.
 func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free) bool {
-	if l, ok := p.checkout(w.s.ctx, w.s.req.Client, w.s.tried, now, false); ok {
-		need, ok := p.inTime(l, now, w.s.deadline)
+	s := w.Value.s
+	if l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, false); ok {
+		need, ok := p.inTime(l, now, s.deadline)
 		if ok {
-			w.got <- grant{l: l, ok: true}
+			w.Value.got <- grant{l: l, ok: true}
 			return true
 		}
 		// A slot it cannot use: its answer would come after its
 		// deadline. Refused now, not sent to be cut and blamed.
 		p.giveBack(l.lease, l.release)
-		w.got <- grant{retryAfter: retryAfter(now.Add(need), now)}
+		w.Value.got <- grant{retryAfter: polite.RetryAfter(now.Add(need), now)}
 		return true
 	}
 	if *frees == nil {
 		*frees = p.candidates()
 	}
-	if sl, any := p.earliest(*frees, w.s.req.Client, w.s.tried, now); !any || sl.done.After(w.s.deadline) {
-		w.got <- grant{retryAfter: retryAfter(sl.at, now)}
+	if sl, any := p.earliest(*frees, s.req.Client, s.tried, now); !any || sl.Done.After(s.deadline) {
+		w.Value.got <- grant{retryAfter: polite.RetryAfter(sl.At, now)}
 		return true
 	}
 	return false

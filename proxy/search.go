@@ -8,6 +8,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/polite"
 )
 
 // search is one client search on its way upstream: its attempts, hedges,
@@ -151,7 +152,7 @@ func (s *search) noAnswer() error {
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
 		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
-			s.retryAfter = retryAfter(sl.at, now)
+			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
 	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
@@ -335,7 +336,7 @@ func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) 
 	if own, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, true); ok {
 		return own, true
 	}
-	s.limited = max(wait, minRetryAfter)
+	s.limited = max(wait, polite.MinRetryAfter)
 	return leased{}, false
 }
 
