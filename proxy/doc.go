@@ -99,10 +99,13 @@
 // process unless Config.Shared says otherwise (shared.go: replicas that
 // share a budget, answers, searches in flight and half-open trials, with
 // package redis); the fair share and the in-flight caps stay per process.
-// The shared budget is asked after checkout, so also by dispatch under the
-// queue's lock: an implementation must answer within milliseconds. The
-// fair share counts buckets of a tenth of a window, so a client's share
-// frees up to a tenth of a window late, never early. A waiting search is
+// The shared budget (and a shared trial) is asked after the local checkout;
+// dispatch asks it outside the queue's lock, the waiter set aside in its
+// place meanwhile, so a slow answer holds up that waiter and the
+// dispatching goroutine, never the queue: an implementation should still
+// answer within milliseconds. The fair share counts buckets of a tenth of
+// a window, so a client's share frees up to a tenth of a window late,
+// never early. A waiting search is
 // woken when an attempt or an autocompletion ends, when the pool takes a
 // lease back by itself (its context ended), or when the window or
 // cooldown it waits for runs out. A budget counts a search when it is

@@ -629,60 +629,6 @@ func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
 // the operator allows it).
 func (p *Proxy) barred(c Caps) bool { return c.LinkToken && !p.cfg.AllowLinkToken }
 
-// checkout takes the best instance this search has not tried, within its
-// politeness budget and terms, if one is free now.
-//
-// The lease outlives the search when its attempt is a hedge loser still
-// running: it is given back by Record, or by the pool when the returned
-// release (called after Record) or the lease's own deadline ends its context.
-func (p *Proxy) checkout(ctx context.Context, client string, tried map[string]bool, now time.Time, ownOnly bool) (leased, bool) {
-	// A client over its share of the public budget is served by the
-	// operator's own instances only, until its share frees.
-	checkoutFn := p.pool.Checkout
-	if ok, _ := p.fair.Allowed(client, now); ownOnly || !ok {
-		checkoutFn = p.pool.CheckoutOwn
-	}
-	var lost [4]string // instances that lost their budget to a concurrent search just now
-	n := 0
-	skip := func(inst string) bool {
-		if tried[inst] || !p.polite.Allowed(inst, now) {
-			return true
-		}
-		for _, l := range lost[:n] {
-			if l == inst {
-				return true
-			}
-		}
-		return p.barred(p.recs.caps(inst))
-	}
-	// A lease whose instance lost its budget to a concurrent search between
-	// Checkout and Take is given back and the next one taken; bounded.
-	for n < len(lost) {
-		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(p.cfg.Deadline+5*time.Second))
-		leases, err := checkoutFn(lctx, 1, skip)
-		if err != nil || len(leases) == 0 {
-			cancel()
-			return leased{}, false
-		}
-		l := leases[0]
-		inst := l.Instance()
-		rec := p.recs.ensure(inst) // before the budget: its windows live in the record
-		// The local budget first (quick), then the one shared with other
-		// replicas, when there is one: it has the last word. A half-open
-		// instance's trial goes to one replica at a time.
-		if (!l.Trial() || l.Own() || p.sharedTrial(ctx, inst, now)) && p.politeTake(ctx, inst, l.Own(), now) {
-			if !l.Own() {
-				p.fair.Take(client, now)
-			}
-			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
-		}
-		p.giveBack(l, cancel)
-		lost[n] = inst
-		n++
-	}
-	return leased{}, false
-}
-
 // hedgeTimer returns when the next instance should start early: when the
 // current one has run HedgeFactor times its latency EWMA, at least
 // HedgeFloor, but never later than a third of the time left, so that a

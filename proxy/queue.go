@@ -188,43 +188,102 @@ func (p *Proxy) leave(w *waiter) (grant, bool) {
 // dispatch gives free slots to the waiting searches and refuses at once
 // those whose earliest slot now lies past their deadline. It is called
 // whenever a slot may have freed. Clients take turns (polite.Queue.Serve).
+//
+// What is known in memory is decided under the queue's lock (serve); a
+// slot the state shared with other replicas must confirm is asked for
+// after, its waiter set aside in its place (confirmAside), so that Redis
+// never holds the queue. A waiter the shared budget refused waits on in
+// its place, and the queue is served again (at most maxLost rounds, as a
+// checkout tries instances): the refused lease freed a slot, and the
+// refused instance is held, so the waiter gets the next slot.
 func (p *Proxy) dispatch() {
+	for range maxLost {
+		refused := false
+		for _, a := range p.serveQueue() {
+			if !p.confirmAside(a) {
+				refused = true
+			}
+		}
+		if !refused {
+			return
+		}
+	}
+}
+
+// aside is a waiter served a slot that the shared state must confirm.
+type aside struct {
+	w *waiter
+	l leased
+}
+
+// serveQueue serves the queue once; it returns the waiters set aside.
+func (p *Proxy) serveQueue() []aside {
 	var now time.Time
 	var frees []pool.Free // read once, only when a waiter could not be served
+	var asides []aside
 	n := p.queue.Serve(func(w *waiter) polite.Turn {
 		if now.IsZero() {
 			now = p.now()
 		}
-		if p.serve(w, now, &frees) {
-			return polite.Done
-		}
-		return polite.Wait
+		return p.serve(w, now, &frees, &asides)
 	})
 	p.metrics.queueDepth.Store(int64(n))
+	return asides
 }
 
-// serve gives w a slot, or refuses it when none can come in time; it
-// reports whether w's wait ended. The queue's lock is held.
-func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free) bool {
+// serve gives w a slot, or refuses it when none can come in time. The
+// queue's lock is held: a slot the shared state must confirm is added to
+// asides, and w set aside (polite.Aside) until it is.
+func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free, asides *[]aside) polite.Turn {
 	s := w.Value.s
-	if l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, false); ok {
+	var lost lostSet
+	if l, ok := p.reserve(s.ctx, s.req.Client, s.tried, now, false, &lost); ok {
 		need, ok := p.inTime(l, now, s.deadline)
-		if ok {
-			w.Value.got <- grant{l: l, ok: true}
-			return true
+		switch {
+		case !ok:
+			// A slot it cannot use: its answer would come after its
+			// deadline. Refused now, not sent to be cut and blamed.
+			p.giveBack(l.lease, l.release)
+			w.Value.got <- grant{retryAfter: polite.RetryAfter(now.Add(need), now)}
+			return polite.Done
+		case p.shares(l):
+			*asides = append(*asides, aside{w: w, l: l})
+			return polite.Aside
 		}
-		// A slot it cannot use: its answer would come after its
-		// deadline. Refused now, not sent to be cut and blamed.
-		p.giveBack(l.lease, l.release)
-		w.Value.got <- grant{retryAfter: polite.RetryAfter(now.Add(need), now)}
-		return true
+		p.confirm(s.ctx, l, s.req.Client) // nothing shared: in memory
+		w.Value.got <- grant{l: l, ok: true}
+		return polite.Done
 	}
 	if *frees == nil {
 		*frees = p.candidates()
 	}
 	if sl, any := p.earliest(*frees, s.req.Client, s.tried, now); !any || sl.Done.After(s.deadline) {
 		w.Value.got <- grant{retryAfter: polite.RetryAfter(sl.At, now)}
-		return true
+		return polite.Done
 	}
-	return false
+	return polite.Wait
+}
+
+// confirmAside asks the shared state for the slot a was served, outside
+// the queue's lock, and ends a's ask: the grant when it said yes; when it
+// said no (the lease and the local budget's slot are given back), a's
+// waiter waits on in its place. A slot confirmed for a search that left
+// meanwhile is given back. It reports false when a's waiter was refused
+// and waits on.
+func (p *Proxy) confirmAside(a aside) (settled bool) {
+	s := a.w.Value.s
+	ok := p.confirm(s.ctx, a.l, s.req.Client)
+	left := false
+	n := p.queue.Settle(a.w, func(gone bool) bool {
+		left = gone
+		if ok && !gone {
+			a.w.Value.got <- grant{l: a.l, ok: true}
+		}
+		return ok
+	})
+	p.metrics.queueDepth.Store(int64(n))
+	if ok && left {
+		p.giveBack(a.l.lease, a.l.release) // its search went away while the slot was asked for
+	}
+	return ok || left
 }

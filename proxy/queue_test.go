@@ -63,14 +63,46 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // and holds its slot as a search in flight would.
 func oneSlotHeld(t *testing.T, cfg Config) (*testEnv, leased) {
 	t.Helper()
-	e := newEnv(t, cfg, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e, held := slotsHeld(t, cfg, 1)
+	return e, held[0]
+}
+
+// slotsHeld starts n fast instances that take one search at a time, and
+// holds each one's slot as a search in flight would: held[i] is urls[i]'s.
+func slotsHeld(t *testing.T, cfg Config, n int) (*testEnv, []leased) {
+	t.Helper()
+	var instances []sim.InstanceConfig
+	for range n {
+		instances = append(instances, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	}
+	e := newEnv(t, cfg, instances...)
 	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
-	e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0]}})
-	held, ok := e.proxy.checkout(context.Background(), "", map[string]bool{}, e.clock.Now(), false)
-	if !ok {
-		t.Fatal("no slot for the first search")
+	var priors []pool.Prior
+	for _, u := range e.urls {
+		priors = append(priors, pool.Prior{URL: u})
+	}
+	e.proxy.pool.Seed(priors)
+	held := make([]leased, n)
+	for i, u := range e.urls {
+		others := map[string]bool{}
+		for _, o := range e.urls {
+			others[o] = o != u
+		}
+		l, ok := e.proxy.checkout(context.Background(), "", others, e.clock.Now(), false)
+		if !ok {
+			t.Fatalf("no slot for %s", u)
+		}
+		held[i] = l
 	}
 	return e, held
+}
+
+// free gives a held slot back and lets the waiters know, as the end of
+// its attempt would.
+func (e *testEnv) free(l leased) {
+	e.proxy.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled}, 0)
+	l.release()
+	e.proxy.dispatch()
 }
 
 // TestQueueFullRefusesAtOnce: with the one slot taken and the queue's one

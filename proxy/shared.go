@@ -136,7 +136,7 @@ const sharedWait = 3 // quarters
 // holds the instance locally until the time it said, so that the slot
 // queue and Retry-After see it.
 func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.Time) bool {
-	if !p.polite.TakeClass(inst, polite.ClassOf(own, own && p.limited(inst)), now) {
+	if !p.localTake(inst, own, now) {
 		return false
 	}
 	if own || p.sharedTake(ctx, inst, now) {
@@ -144,6 +144,12 @@ func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.
 	}
 	p.polite.Untake(inst, now) // not sent: the local window gets it back
 	return false
+}
+
+// localTake takes one search of inst from the local budget, under the
+// class of its instance (own, and own behind its limiter: limited).
+func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
+	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.limited(inst)), now)
 }
 
 // limited reports whether searxgate paces the own instance inst below
