@@ -44,7 +44,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	}
 	req := Request{Language: language}
 	deadline := now.Add(min(p.cfg.Deadline, 2*time.Second))
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+	if d, ok := p.ctxDeadline(ctx, now); ok && d.Before(deadline) {
 		deadline = d
 	}
 	args := fasthttp.AcquireArgs()
@@ -58,7 +58,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	for len(asked) < 2 && ctx.Err() == nil {
 		// A lease, like a search's: the instance's circuit, its trial and
 		// its in-flight limit apply, and a refusal here cools it down.
-		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(time.Second))
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline.Sub(p.now())+time.Second)
 		// The operator's own instances first: suggestions cost a public
 		// instance's small autocompletion budget only when none of them
 		// offers it now.
@@ -79,7 +79,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			continue
 		}
 		start := p.now()
-		rep, err := p.up.Get(inst, "autocompleter", args, req.acceptLanguage(), deadline)
+		rep, err := p.up.Get(inst, "autocompleter", args, req.acceptLanguage(), deadline.Sub(start))
 		out, o := p.judgeSuggestions(q, rep, err)
 		p.pool.Record(l, o, p.now().Sub(start))
 		cancel()

@@ -65,7 +65,7 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 	// A lease whose instance lost its budget to a concurrent search between
 	// Checkout and Take is given back and the next one taken; bounded.
 	for !lost.full() {
-		lctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), now.Add(p.cfg.Deadline+5*time.Second))
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.Deadline+5*time.Second)
 		leases, err := checkoutFn(lctx, 1, skip)
 		if err != nil || len(leases) == 0 {
 			cancel()

@@ -137,7 +137,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	}
 	inst := r.url
 	now := p.now()
-	rep, err := p.up.Get(inst, "config", nil, "en-US,en;q=0.9", deadline)
+	rep, err := p.up.Get(inst, "config", nil, "en-US,en;q=0.9", deadline.Sub(now))
 	var terms detect.Terms
 	if err == nil && rep.Status == 200 {
 		terms, err = detect.ParseConfig(rep.Body)

@@ -127,7 +127,10 @@ type Config struct {
 	Upstream UpstreamConfig
 	Logger   *slog.Logger
 	// Clock tells the time and makes the deadline, hedge and wake-up
-	// timers; nil is the real clock.
+	// timers; nil is the real clock. The network keeps real time: the
+	// upstream client and the leases' contexts are given the time left
+	// of a deadline read on Clock, never the deadline itself, so a clock
+	// far from real time (a test's) keeps them right.
 	Clock clock.Clock
 
 	Deadline    time.Duration // one search, all attempts included (default 4 s)
@@ -343,6 +346,19 @@ func New(cfg Config) (*Proxy, error) {
 // now reads the proxy's clock.
 func (p *Proxy) now() time.Time { return p.cfg.Clock.Now() }
 
+// ctxDeadline is ctx's deadline on the proxy's clock, now being its
+// reading: a context's deadline is real time, while the proxy's deadlines
+// are read on its clock (a fake one in tests, far from real time).
+// Whatever leaves the proxy for the network, contexts or fasthttp is
+// given time left (a duration), never a time of the proxy's clock.
+func (p *Proxy) ctxDeadline(ctx context.Context, now time.Time) (time.Time, bool) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}, false
+	}
+	return now.Add(time.Until(d)), true
+}
+
 // timer is a timer of the proxy's clock that fires after d, and its stop.
 func (p *Proxy) timer(d time.Duration) (<-chan time.Time, func()) {
 	c, stop := p.cfg.Clock.NewTimer(d)
@@ -534,7 +550,7 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		defer cancel()
 	}
 	deadline := start.Add(p.cfg.Deadline)
-	if d, ok := lctx.Deadline(); ok && d.Before(deadline) {
+	if d, ok := p.ctxDeadline(ctx, start); ok && d.Before(deadline) {
 		deadline = d
 	}
 	// Another replica may be searching the same query: its answer, not a
@@ -750,7 +766,7 @@ func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	upstreamArgs(args, req, format)
-	rep, err := p.up.Get(inst, "search", args, req.acceptLanguage(), deadline)
+	rep, err := p.up.Get(inst, "search", args, req.acceptLanguage(), deadline.Sub(start))
 	elapsed := p.now().Sub(start)
 	if err != nil {
 		return detect.Verdict{Kind: detect.Failed, Reason: upstream.Reason(err)}, elapsed, err

@@ -69,7 +69,13 @@ type testEnv struct {
 // their terms are known: JSON where the instance config enables it.
 func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
-	fake := clock.NewFake(time.Unix(1_800_000_000, 0))
+	return newEnvAt(t, time.Unix(1_800_000_000, 0), cfg, instances...)
+}
+
+// newEnvAt is newEnv with the fake clock starting at start.
+func newEnvAt(t *testing.T, start time.Time, cfg Config, instances ...sim.InstanceConfig) *testEnv {
+	t.Helper()
+	fake := clock.NewFake(start)
 	tc, _ := cfg.Clock.(*testClock)
 	if tc == nil {
 		tc = &testClock{}
@@ -635,5 +641,41 @@ func TestPublicCapacity(t *testing.T) {
 	e.pool.Add("https://own.example/", pool.Own)
 	if per, _ := e.proxy.PublicCapacity(); per != 20 {
 		t.Fatalf("an own instance counted: %v a minute", per)
+	}
+}
+
+// TestDeadlinesHoldOnAClockFarFromRealTime: the proxy's deadlines are read
+// on its clock, fasthttp's, the network's and the contexts' on the real
+// one. With a clock twenty years before or after real time, a search is
+// still answered, and an instance that hangs is cut when the search's time
+// runs out, in real time. (The search's own timers never fire here: only
+// the upstream client's real deadline can end the hanging attempt.)
+func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	for name, years := range map[string]int{"past": -20, "future": 20} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnvAt(t, time.Now().AddDate(years, 0, 0), Config{Clock: timersOf(quietTimers), Deadline: deadline, MaxAttempts: 1},
+				sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+				sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 2 * time.Second, JSON: true})
+			// A failsafe: a broken deadline fails the test instead of hanging it.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := e.proxy.Search(ctx, Request{Query: "answered", PageNo: 1, Format: FormatJSON})
+			if err != nil || res.Instance != e.urls[0] {
+				t.Fatalf("search: %v; want an answer from the first instance", err)
+			}
+
+			e.pool.Disable(e.urls[0]) // the hanging instance alone
+			began := time.Now()
+			_, err = e.proxy.Search(ctx, Request{Query: "hangs", PageNo: 1, Format: FormatJSON})
+			took := time.Since(began)
+			var na *NoAnswerError
+			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
+				t.Fatalf("search of a hanging instance: %v; want its attempt timed out", err)
+			}
+			if took < deadline || took > 1500*time.Millisecond {
+				t.Fatalf("the hanging attempt was cut after %v of real time, want the search's %v", took, deadline)
+			}
+		})
 	}
 }

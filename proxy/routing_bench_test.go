@@ -167,7 +167,7 @@ func naive(up *upstream.Client, q string, pick func(attempt int) string) bool {
 			return false
 		}
 		inst := pick(attempt)
-		rep, err := up.Get(inst, "search", args, "en-US,en;q=0.9", deadline)
+		rep, err := up.Get(inst, "search", args, "en-US,en;q=0.9", time.Until(deadline))
 		if err != nil {
 			continue
 		}

@@ -226,7 +226,12 @@ var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "RateLimit", "X-Rat
 // Get sends GET <instance><path>?<args> with searxgate's header set and
 // returns the decoded answer, or ErrTimeout, ErrTransport or ErrTooLarge.
 // Redirects are never followed. acceptLanguage must not be empty.
-func (u *Client) Get(instance, path string, args *fasthttp.Args, acceptLanguage string, deadline time.Time) (*Reply, error) {
+//
+// timeout is the time the answer has: the caller's deadline less its
+// clock's now. The deadline fasthttp and the connection keep is real time
+// (time.Now plus timeout), whatever clock the caller's deadline was read
+// on (a test's fake one is far from real time).
+func (u *Client) Get(instance, path string, args *fasthttp.Args, acceptLanguage string, timeout time.Duration) (*Reply, error) {
 	h, err := u.host(instance)
 	if err != nil {
 		return nil, err
@@ -267,7 +272,7 @@ func (u *Client) Get(instance, path string, args *fasthttp.Args, acceptLanguage 
 		}
 	}
 
-	if err := h.hc.DoDeadline(req, resp, deadline); err != nil {
+	if err := h.hc.DoDeadline(req, resp, time.Now().Add(timeout)); err != nil {
 		return nil, classifyTransport(err)
 	}
 	r := &Reply{Status: resp.StatusCode(), Header: make(detect.Headers, 4)}

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -92,7 +93,7 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 	up := New(Config{UserAgent: "searxgate-test/1"}, nil)
 	inst := "http://" + ln.Addr().String() + "/"
 	for i := range 3 {
-		rep, err := up.Get(inst, "search", nil, "en", time.Now().Add(5*time.Second))
+		rep, err := up.Get(inst, "search", nil, "en", 5*time.Second)
 		if err != nil {
 			t.Fatalf("search %d: %v", i+1, err)
 		}
@@ -102,6 +103,37 @@ func TestStaleKeepAliveIsRetried(t *testing.T) {
 	}
 	if n := served.Load(); n != 3 {
 		t.Fatalf("the server answered %d searches, want 3 (one each, no duplicate)", n)
+	}
+}
+
+// TestGetTimesOutAfterItsTimeout: Get's timeout is time left, counted on
+// the real clock from the call: a server that never answers is given up
+// on after it, not before and not much later.
+func TestGetTimesOutAfterItsTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _, _ = io.Copy(io.Discard, c) }() // reads, never answers
+		}
+	}()
+	up := New(Config{UserAgent: "searxgate-test/1"}, nil)
+	const timeout = 200 * time.Millisecond
+	began := time.Now()
+	_, err = up.Get("http://"+ln.Addr().String()+"/", "search", nil, "en", timeout)
+	took := time.Since(began)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a server that never answers: %v, want ErrTimeout", err)
+	}
+	if took < timeout || took > 1500*time.Millisecond {
+		t.Fatalf("gave up after %v, want %v", took, timeout)
 	}
 }
 
@@ -143,14 +175,14 @@ func TestDialFailuresNameTheirCause(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	u := New(Config{UserAgent: "searxgate-test/1"}, nil)
-	_, err = u.Get("http://"+addr+"/", "search", nil, "en", time.Now().Add(2*time.Second))
+	_, err = u.Get("http://"+addr+"/", "search", nil, "en", 2*time.Second)
 	if got := Reason(err); got != detect.ConnRefused {
 		t.Fatalf("nothing listening: %v read as %s, want refused", err, got)
 	}
 	dnsFail := New(Config{UserAgent: "searxgate-test/1", Dial: func(addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "searx.invalid", IsNotFound: true}}
 	}}, nil)
-	_, err = dnsFail.Get("https://searx.invalid/", "search", nil, "en", time.Now().Add(2*time.Second))
+	_, err = dnsFail.Get("https://searx.invalid/", "search", nil, "en", 2*time.Second)
 	if got := Reason(err); got != detect.DNS {
 		t.Fatalf("a name that does not resolve: %v read as %s, want dns", err, got)
 	}
