@@ -1,6 +1,18 @@
 // Package proxy is searxgate's search path: it answers one SearXNG search
 // from the pool of instances.
 //
+// It orchestrates: a search as a value (search.go) with its attempts,
+// hedges, fan-out and deadline, whose outcome each attempt is (owner.go),
+// the instance records, checkout and dispatching the slot queue, the
+// cache (WriteBehind included) and coalescing, the metrics, and the
+// interfaces shared state and persistence are reached through. Two
+// packages of its own do the rest, and import neither proxy nor each
+// other: proxy/upstream talks to the instances (the fasthttp client),
+// proxy/polite keeps searxgate's manners as arithmetic (the budgets, the
+// extra budget, the fair shares, the slot queue's own structure and its
+// earliest-slot arithmetic). Window, MaxWindow and UpstreamConfig, the
+// types Config exposes, are aliases of theirs.
+//
 // A search is looked up in the result cache (memory, then the shared cache
 // and the store behind the CacheStore interface), joins an identical
 // search already in flight, or is sent upstream. Only then is its client admitted (Config.Admit: a
