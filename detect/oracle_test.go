@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -194,4 +195,25 @@ func oracleSeeds(tb testing.TB) [][]byte {
 		out = append(out, []byte(s))
 	}
 	return out
+}
+
+// TestClassifyKeepsNothingOfTheBody: a verdict reads the same after its
+// answer's body is overwritten (the search path gives the body's buffer
+// back for the next answer as soon as the verdict is made).
+func TestClassifyKeepsNothingOfTheBody(t *testing.T) {
+	for _, name := range fixtureNames(t) {
+		c := loadCapture(t, name)
+		for _, format := range []string{"json", "html"} {
+			body := bytes.Clone(c.body)
+			a := Answer{Status: c.status, Header: c.header, Body: body, Format: format, Query: "hello world", Now: fixtureNow}
+			v := Classify(a)
+			want := Classify(Answer{Status: c.status, Header: c.header, Body: bytes.Clone(c.body), Format: format, Query: "hello world", Now: fixtureNow})
+			for i := range body {
+				body[i] = 'x'
+			}
+			if !reflect.DeepEqual(v, want) {
+				t.Errorf("%s as %s: the verdict changed with the body it was made from", name, format)
+			}
+		}
+	}
 }

@@ -771,10 +771,12 @@ func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time
 	if err != nil {
 		return detect.Verdict{Kind: detect.Failed, Reason: upstream.Reason(err)}, elapsed, err
 	}
-	return p.classify(detect.Answer{
+	v := p.classify(detect.Answer{
 		Status: rep.Status, Header: rep.Header, Body: rep.Body, Instance: inst,
 		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.MaxBody(),
-	}), elapsed, nil
+	})
+	rep.Release() // the verdict keeps nothing of the body (detect.Classify)
+	return v, elapsed, nil
 }
 
 func poolKind(k detect.Kind) pool.Kind {

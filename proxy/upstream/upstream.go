@@ -219,6 +219,35 @@ type Reply struct {
 	Body   []byte         // decoded
 }
 
+// Release gives the reply's body back for a later answer to be decoded
+// into: a miss decoded every answer into a new buffer of its size. The
+// reply's Body must not be used after, nor anything that points into it
+// (detect's verdicts never do).
+func (r *Reply) Release() {
+	if r == nil || cap(r.Body) == 0 || cap(r.Body) > maxPooledBody {
+		return
+	}
+	b := r.Body[:0]
+	r.Body = nil
+	bodies.Put(&b)
+}
+
+// bodies keeps decoded bodies given back (Release) for reuse.
+var bodies sync.Pool // of *[]byte
+
+// maxPooledBody is the largest body kept for reuse: a rare large answer
+// is not held on to.
+const maxPooledBody = 256 << 10
+
+// bodyBuffer returns an empty buffer of at least n bytes, one given back
+// when it is large enough.
+func bodyBuffer(n int) []byte {
+	if b, _ := bodies.Get().(*[]byte); b != nil && cap(*b) >= n {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, n)
+}
+
 // keptHeaders are the response headers copied out of an answer.
 var keptHeaders = []string{"Retry-After", "RateLimit-Reset", "RateLimit", "X-RateLimit-Reset", "Location",
 	"Content-Type", "Server", "Cf-Mitigated", "Cf-Ray", "Set-Cookie"}
@@ -357,7 +386,7 @@ func Reason(err error) detect.Reason {
 func decodeBody(encoding, body []byte, max int) ([]byte, error) {
 	switch {
 	case len(encoding) == 0 || bytes.EqualFold(encoding, []byte("identity")):
-		return bytes.Clone(body), nil
+		return append(bodyBuffer(len(body)), body...), nil
 	case !bytes.EqualFold(encoding, []byte("gzip")):
 		return nil, fmt.Errorf("%w: unsupported Content-Encoding %q", ErrTransport, encoding)
 	}
@@ -372,7 +401,7 @@ func decodeBody(encoding, body []byte, max int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: gzip: %v", ErrTransport, err)
 	}
-	w := cappedWriter{b: make([]byte, 0, decodedSizeHint(body, max)), max: max}
+	w := cappedWriter{b: bodyBuffer(decodedSizeHint(body, max)), max: max}
 	_, err = zr.WriteTo(&w)
 	if err == nil {
 		err = zr.Close()
