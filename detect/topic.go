@@ -113,22 +113,28 @@ func sameWords(a, e []string) bool {
 	return true
 }
 
-// queryWords returns the folded words of a query, SearXNG syntax removed.
+// queryWords returns the folded words of a query, SearXNG syntax removed:
+// its tokens but the syntax folded into one string, split at what is
+// neither a letter nor a digit (one allocation for the text, one for the
+// list).
 func queryWords(q string) []string {
-	var words []string
-	var buf []byte
-	for _, tok := range strings.Fields(q) {
-		if IsSyntax(tok) {
-			continue
+	buf := make([]byte, 0, len(q)+8)
+	for tok := range strings.FieldsSeq(q) {
+		if !IsSyntax(tok) {
+			buf = append(appendFold(buf, tok), ' ')
 		}
-		buf = appendFold(buf[:0], tok)
-		s := string(buf)
-		words = append(words, strings.FieldsFunc(s, func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		})...)
+	}
+	var words []string
+	for w := range strings.FieldsFuncSeq(string(buf), notWordRune) {
+		if words == nil {
+			words = make([]string, 0, 8)
+		}
+		words = append(words, w)
 	}
 	return words
 }
+
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // IsSyntax reports whether a query token is SearXNG search syntax rather
 // than a word: !bang, !!external-bang, :lang, <timeout.
@@ -156,16 +162,24 @@ var stopWords = map[string]bool{
 // matchWords returns the words worth looking for: without one-letter
 // words and stop words, unless that leaves none.
 func matchWords(words []string) [][]byte {
-	out := make([][]byte, 0, len(words))
+	var keep []string
 	for _, w := range words {
 		if utf8.RuneCountInString(w) > 1 && !stopWords[w] {
-			out = append(out, []byte(w))
+			keep = append(keep, w)
 		}
 	}
-	if len(out) == 0 {
-		for _, w := range words {
-			out = append(out, []byte(w))
-		}
+	if len(keep) == 0 {
+		keep = words
+	}
+	n := 0
+	for _, w := range keep {
+		n += len(w)
+	}
+	all := make([]byte, 0, n) // the words' bytes, in one array
+	out := make([][]byte, len(keep))
+	for i, w := range keep {
+		all = append(all, w...)
+		out[i] = all[len(all)-len(w) : len(all) : len(all)]
 	}
 	return out
 }
