@@ -256,13 +256,26 @@ func appendSeries(b []byte, name string, labels []string) []byte {
 // write it ("%s %g" and "%s %d"), without their fmt call: a scrape of 100
 // instances writes some 300 of them.
 func (pg *page) gauge(v float64, name string, labels ...string) {
-	pg.scratch = append(strconv.AppendFloat(append(appendSeries(pg.scratch[:0], name, labels), ' '), v, 'g', -1, 64), '\n')
-	pg.line(pg.scratch)
+	pg.own(name)
+	pg.b = append(strconv.AppendFloat(append(appendSeries(pg.b, name, labels), ' '), v, 'g', -1, 64), '\n')
 }
 
 func (pg *page) gaugeUint(v uint64, name string, labels ...string) {
-	pg.scratch = append(strconv.AppendUint(append(appendSeries(pg.scratch[:0], name, labels), ' '), v, 10), '\n')
-	pg.line(pg.scratch)
+	pg.own(name)
+	pg.b = append(strconv.AppendUint(append(appendSeries(pg.b, name, labels), ' '), v, 10), '\n')
+}
+
+// own starts the family of a sample searxgate writes itself (its name is
+// the family's: no histogram part), unless it is the current one.
+func (pg *page) own(name string) {
+	if name == pg.cur {
+		return
+	}
+	if f, ok := families[name]; ok {
+		pg.describe(f)
+	} else {
+		pg.describe(processFamily(name))
+	}
 }
 
 func (pg *page) count(v uint64, name string, labels ...string) { pg.gaugeUint(v, name, labels...) }
