@@ -193,6 +193,15 @@ func (p *Proxy) CacheLifetime() (ttl, keep time.Duration) {
 	return p.cfg.CacheTTL, p.cfg.CacheTTL + p.cfg.StaleFor
 }
 
+// CacheBytes is the most the search path's caches hold in memory: the
+// answers' and the suggestions' (0 with NoCache).
+func (p *Proxy) CacheBytes() int64 {
+	if p.cfg.NoCache {
+		return 0
+	}
+	return p.cfg.CacheBytes + suggestionCacheBytes
+}
+
 // Cached is one cached answer: the upstream results, encoded once as
 // SearXNG JSON, with who served them.
 type Cached struct {

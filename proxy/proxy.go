@@ -20,6 +20,9 @@ import (
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
+// suggestionCacheBytes bounds the suggestions cache.
+const suggestionCacheBytes = 4 << 20
+
 // ErrNoAnswer is wrapped by the *NoAnswerError a search returns when no
 // instance gave a good answer in time and there was no stale copy.
 var ErrNoAnswer = errors.New("no instance answered")
@@ -320,7 +323,7 @@ func New(cfg Config) (*Proxy, error) {
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
 		// Suggestions, one per prefix typed, have a small cache of their
 		// own: they must not evict the answers.
-		acCache:  newMemCache(4096, 4<<20),
+		acCache:  newMemCache(4096, suggestionCacheBytes),
 		recs:     recs,
 		metrics:  newMetrics(),
 		log:      cfg.Logger,

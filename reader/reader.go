@@ -185,6 +185,14 @@ type Reader struct {
 }
 
 // New returns a Reader.
+// CacheBytes is the most the page cache holds (0 with NoCache).
+func (r *Reader) CacheBytes() int64 {
+	if r.cfg.NoCache {
+		return 0
+	}
+	return int64(r.cfg.CacheBytes)
+}
+
 func New(cfg Config) *Reader {
 	cfg.defaults()
 	r := &Reader{cfg: cfg, hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}

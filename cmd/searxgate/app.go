@@ -30,6 +30,7 @@ import (
 	"github.com/searxgate/searxgate/operator"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/redis"
 	"github.com/searxgate/searxgate/store"
 	"github.com/searxgate/searxgate/web"
@@ -67,8 +68,9 @@ type App struct {
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
 	limiter *web.ClientLimiter
-	notes   *dialNotes  // why dials to a host failed, for the start-up check
-	mcp     *mcp.Server // the MCP face (/mcp)
+	notes   *dialNotes     // why dials to a host failed, for the start-up check
+	mcp     *mcp.Server    // the MCP face (/mcp)
+	reader  *reader.Reader // web_url_read's page reader
 	// shared is the state shared with the other replicas (--redis; nil
 	// without it): see shared.go.
 	shared *redis.Shared

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -84,6 +85,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		log.Error("cannot start", "err", err)
 		return 1
 	}
+	app.setMemoryLimit(getenv, debug.SetMemoryLimit)
 	if err := app.Run(ctx); err != nil {
 		log.Error("stopped with an error", "err", err)
 		return 1

@@ -35,12 +35,13 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		CacheTTL: cfg.CacheTTL, NoCache: cfg.noCache(),
 		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
 		TLS: a.tls}
+	a.reader = reader.New(rc)
 	exposed := mcpExposed(cfg)
 	if exposed && cfg.MCPToken == "" {
 		a.log.Warn("/mcp is off: searxgate can be reached beyond this machine and no --mcp-token (SEARXGATE_MCP_TOKEN) is set")
 	}
 	srv := mcp.New(mcp.Config{
-		Search: a.proxy, Read: reader.New(rc), Suggest: a.proxy, Pool: a.proxy, Admit: a.limiter.Admit(), Now: a.clock.Now,
+		Search: a.proxy, Read: a.reader, Suggest: a.proxy, Pool: a.proxy, Admit: a.limiter.Admit(), Now: a.clock.Now,
 		Version: Version, Logger: a.log,
 		Token: cfg.MCPToken, Exposed: exposed, Origins: mcpOrigins(cfg),
 		Client: func(r *http.Request) string {

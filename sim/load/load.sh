@@ -103,10 +103,11 @@ rss() { awk '/^VmRSS/ {t=$2} /^RssAnon/ {a=$2} /^RssFile/ {f=$2} /^RssShmem/ {s=
   END {printf "%.1f MiB (anonymous %.1f MiB, file-backed %.1f MiB, shared %.1f MiB)", t/1024, a/1024, f/1024, s/1024}' "/proc/$1/status"; }
 # heap: the Go heap from searxgate's GC trace (GODEBUG=gctrace=1): live
 # after the last collection, and the largest at the start of one, against
-# what the caches may hold (the answer cache's 64 MiB and the suggestions'
-# 4 MiB, their defaults) and a fixed margin of 32 MiB for the rest.
-heap() { awk '/^gc [0-9]+ @/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+->[0-9]+->[0-9]+$/) {split($i, h, "->"); live = h[3]; if (h[1] + 0 > peak) peak = h[1] + 0}; n++}
-  END {bound = 64 + 4 + 32; printf "Go heap: %d MB live after the last of %d collections, at most %d MB at the start of one; bound %d MB (caches 68 + margin 32): %s", live, n, peak, bound, (peak <= bound ? "within" : "OVER")}' "$OUT/gate.log"; }
+# the soft memory limit searxgate sets at start from its caches' bounds
+# and a fixed margin (its log says limit_mib).
+heap() { awk '/limit_mib=/ {for (i = 1; i <= NF; i++) if ($i ~ /^limit_mib=/) {split($i, l, "="); bound = l[2]}}
+  /^gc [0-9]+ @/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+->[0-9]+->[0-9]+$/) {split($i, h, "->"); live = h[3]; if (h[1] + 0 > peak) peak = h[1] + 0}; n++}
+  END {printf "Go heap: %d MiB live after the last of %d collections, at most %d MiB at the start of one; memory limit %s MiB (caches and margin): %s", live, n, peak, bound, (bound != "" && peak <= bound ? "within" : "OVER")}' "$OUT/gate.log"; }
 
 echo "searxgate RSS before: $(rss $gate)" >&2
 {
