@@ -10,9 +10,13 @@
 // gave); or Failed (server error, unreadable body, too large; the caller
 // uses Timeout and Transport for answers that never came).
 //
-// ParseJSON (gjson) and ParseHTML (goquery) read SearXNG's JSON, old and
-// new shapes, and its simple theme's results page, 2024 and current
-// markup, into sanitised Results (see the caveats); Results.AppendJSON
+// ParseJSON and ParseHTML (goquery) read SearXNG's JSON, old and new
+// shapes, and its simple theme's results page, 2024 and current markup,
+// into sanitised Results (see the caveats). ParseJSON reads an answer in
+// one pass (jsonScan, checking it by gjson.Valid's rules, handing each
+// value over as a gjson.Result); most links are split without url.Parse
+// (plainLink). Neither Classify nor the parsers keep a reference to the
+// body: a caller may reuse its buffer once the verdict is made; Results.AppendJSON
 // writes SearXNG's classic JSON, an upstream JSON result's other fields
 // kept within bounds. ParseConfig reads an
 // instance's /config, ParseFormats the formats its results page offers,

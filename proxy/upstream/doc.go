@@ -10,7 +10,9 @@
 // fresh one, when Config.AllowRetry (the caller's budget) says so. Its
 // failures are told apart as dns, refused, tls, reset, timeout (and
 // transport for anything else), and busy when searxgate's own connections
-// to the instance are all in use.
+// to the instance are all in use. A decoded body is the caller's; given
+// back with Reply.Release once it is read, its buffer decodes a later
+// answer (bodies over 256 KiB are not kept).
 //
 // It knows nothing of searches, budgets or the pool: the proxy decides
 // whom to ask and when, and judges the answer. Where each instance's Host
