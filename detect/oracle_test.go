@@ -12,8 +12,9 @@ import (
 )
 
 // parseJSONgjson is ParseJSON as it was before jsonScan: gjson.Valid, then
-// gjson's ForEach over the top level, the results and their fields. It is
-// the oracle the single-pass reader is held to.
+// gjson's ForEach over the top level, the results and their fields, each
+// read by the same field readers. It is the oracle the single-pass walk
+// is held to.
 func parseJSONgjson(body []byte) (*Results, error) {
 	if tooDeep(body, maxJSONDepth) {
 		return nil, fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, maxJSONDepth)
@@ -54,21 +55,8 @@ func parseJSONgjson(body []byte) (*Results, error) {
 				}
 				return true
 			})
-		case "answers":
-			r.Answers = readAnswers(v)
-		case "corrections":
-			r.Corrections = readTexts(v)
-		case "suggestions":
-			r.Suggestions = readTexts(v)
-		case "infoboxes":
-			v.ForEach(func(_, item gjson.Result) bool {
-				if item.IsObject() {
-					r.Infoboxes = append(r.Infoboxes, readInfobox(item))
-				}
-				return true
-			})
-		case "unresponsive_engines":
-			r.UnresponsiveEngines = readUnresponsive(v)
+		default:
+			readTopLevel(&r, k.Str, v)
 		}
 		return true
 	})
@@ -82,64 +70,18 @@ func parseJSONgjson(body []byte) (*Results, error) {
 	return &r, nil
 }
 
-// readResultGjson reads one result object. ok is false when it is not an
+// readResultGjson reads one result object with gjson's ForEach, each
+// field by the reader ParseJSON uses. ok is false when it is not an
 // object.
 func readResultGjson(v gjson.Result) (x Result, ok bool) {
 	if !v.IsObject() {
 		return x, false
 	}
+	var strs []string
 	v.ForEach(func(k, f gjson.Result) bool {
-		key := k.Str
-		typed := true
-		switch key {
-		case "url":
-			typed = f.Type == gjson.String
-			x.URL = f.Str
-		case "title":
-			typed = isStringOrNull(f)
-			x.Title = f.Str
-		case "content":
-			typed = isStringOrNull(f)
-			x.Content = f.Str
-		case "engine":
-			typed = isStringOrNull(f)
-			x.Engine = f.Str
-		case "category":
-			typed = isStringOrNull(f)
-			x.Category = f.Str
-		case "template":
-			typed = isStringOrNull(f)
-			x.Template = f.Str
-		case "publishedDate":
-			typed = isStringOrNull(f)
-			x.PublishedDate = f.Str
-		case "thumbnail":
-			typed = isStringOrNull(f)
-			x.Thumbnail = f.Str
-		case "img_src":
-			typed = isStringOrNull(f)
-			x.ImgSrc = f.Str
-		case "iframe_src":
-			typed = isStringOrNull(f)
-			x.IframeSrc = f.Str
-		case "score":
-			typed = f.Type == gjson.Number || f.Type == gjson.Null
-			x.Score = f.Num
-		case "engines":
-			x.Engines, typed = readStrings(f)
-		case "parsed_url":
-			// never trusted: rebuilt from url (sanitize)
-		case "positions":
-			x.Positions, typed = readInts(f)
-		default:
-			typed = false
-		}
-		if !typed {
-			putExtra(&x.Extra, key, f)
-		}
+		resultField(&x, k.Str, f, &strs)
 		return true
 	})
-	// Its URL is judged by sanitize, with parsed_url made in one parse.
 	return x, true
 }
 

@@ -656,9 +656,9 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnvAt(t, time.Now().AddDate(years, 0, 0), Config{Clock: timersOf(quietTimers), Deadline: deadline, MaxAttempts: 1},
 				sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-				sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 2 * time.Second, JSON: true})
+				sim.InstanceConfig{Behaviour: sim.Hang, HangFor: time.Minute, JSON: true})
 			// A failsafe: a broken deadline fails the test instead of hanging it.
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := e.proxy.Search(ctx, Request{Query: "answered", PageNo: 1, Format: FormatJSON})
 			if err != nil || res.Instance != e.urls[0] {
@@ -673,7 +673,8 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
 				t.Fatalf("search of a hanging instance: %v; want its attempt timed out", err)
 			}
-			if took < deadline || took > 1500*time.Millisecond {
+			// Far below the hang's minute, with room for a loaded machine.
+			if took < deadline || took > 10*time.Second {
 				t.Fatalf("the hanging attempt was cut after %v of real time, want the search's %v", took, deadline)
 			}
 		})

@@ -126,6 +126,13 @@ type liveFleet struct {
 
 func startLive(t testing.TB, instances []sim.InstanceConfig) *liveFleet {
 	t.Helper()
+	return startLiveWith(t, instances, proxy.Config{})
+}
+
+// startLiveWith is startLive with the proxy's cfg (its pool, upstream
+// client and deadline filled in).
+func startLiveWith(t testing.TB, instances []sim.InstanceConfig, cfg proxy.Config) *liveFleet {
+	t.Helper()
 	f, err := sim.Start(sim.Config{Instances: instances, Seed: 1, InMemory: true})
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +142,8 @@ func startLive(t testing.TB, instances []sim.InstanceConfig) *liveFleet {
 	for _, u := range f.URLs() {
 		p.Add(u, pool.Public)
 	}
-	px, err := proxy.New(proxy.Config{Pool: p, Upstream: proxy.UpstreamConfig{UserAgent: "searxgate/test", Dial: f.Dial}, Deadline: 5 * time.Second})
+	cfg.Pool, cfg.Upstream, cfg.Deadline = p, proxy.UpstreamConfig{UserAgent: "searxgate/test", Dial: f.Dial}, 5*time.Second
+	px, err := proxy.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

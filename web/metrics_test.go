@@ -657,25 +657,12 @@ func orDash(s string) string {
 // unnoticed. Rewrite the file with -update-families, and say why in the
 // README when it changes.
 func TestMetricsFamiliesUnchanged(t *testing.T) {
-	f, err := sim.Start(sim.Config{Instances: []sim.InstanceConfig{
+	shared := proxy.Shared{Status: func() proxy.SharedState { return proxy.SharedState{Shared: true, Replicas: 2, LocalTakes: 3} }}
+	live := startLiveWith(t, []sim.InstanceConfig{
 		{ID: "good", Behaviour: sim.Fast, JSON: true, Latency: -1},
 		{ID: "refuser", Behaviour: sim.RateLimitBare, RateBurst: 1, Latency: -1, JSON: true},
-	}, Seed: 1, InMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	p := pool.New(pool.Config{})
-	for _, u := range f.URLs() {
-		p.Add(u, pool.Public)
-	}
-	shared := proxy.Shared{Status: func() proxy.SharedState { return proxy.SharedState{Shared: true, Replicas: 2, LocalTakes: 3} }}
-	px, err := proxy.New(proxy.Config{Pool: p, Upstream: proxy.UpstreamConfig{UserAgent: "searxgate/test", Dial: f.Dial},
-		Deadline: 5 * time.Second, Shared: shared})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(px.Close)
+	}, proxy.Config{Shared: shared})
+	f, p, px := live.fleet, live.pool, live.proxy
 	calls := []ToolCalls{{"searxng_web_search", "ok", 3}}
 	_, c := serve(t, Config{Proxy: px, Pool: p, Version: "test", ToolCalls: func() []ToolCalls { return calls }})
 	// The refuser alone first, so that its refusal is counted by reason.
