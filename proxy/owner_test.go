@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -133,5 +134,29 @@ func TestPanickingParserIsTheInstancesGarbage(t *testing.T) {
 	}
 	if _, err := e.search(t, "and again"); err != nil && !errors.Is(err, ErrNoAnswer) {
 		t.Fatal(err)
+	}
+}
+
+// TestClientGoneBlamesNoInstance: a client that leaves while its search is
+// at an instance does not end the search (others may have joined it, see
+// lead), and the instance's answer is judged as its own (here good),
+// never as its failure.
+func TestClientGoneBlamesNoInstance(t *testing.T) {
+	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	ctx, leave := context.WithCancel(context.Background())
+	e.proxy.classify = func(a detect.Answer) detect.Verdict {
+		leave() // the client leaves while the answer is being read
+		return detect.Classify(a)
+	}
+	if _, err := e.proxy.Search(ctx, Request{Query: "client leaves", PageNo: 1, Format: FormatJSON}); err != nil {
+		t.Fatalf("search: %v, want the answer (the search goes on without its client)", err)
+	}
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := e.pool.Stats(e.urls[0])
+	if e.searches(0) != 1 || st.Failures != 0 || st.Refusals != 0 || st.Circuit != pool.Closed || st.LastOutcome != "ok" {
+		t.Fatalf("after the client left: %d searches, %d failures, %d refusals, circuit %s, last %s; want its answer recorded ok",
+			e.searches(0), st.Failures, st.Refusals, st.Circuit, st.LastOutcome)
 	}
 }
