@@ -106,43 +106,47 @@ func (b *bridge) close() {
 // call forwards one tool call, reconnecting once when the session broke
 // (the gateway restarted).
 func (b *bridge) call(ctx context.Context, name string, arguments any) (*sdk.CallToolResult, error) {
-	var lastErr error
-	for range 2 {
-		s, err := b.session(ctx)
-		if err != nil {
-			lastErr = err
-			break
-		}
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: arguments})
-		if err == nil {
-			return res, nil
-		}
-		lastErr = err
-		b.drop(s)
+	res, err := twice(ctx, b, func(s *sdk.ClientSession) (*sdk.CallToolResult, error) {
+		return s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: arguments})
+	})
+	if err != nil {
+		return nil, &toolError{outcome: OutcomeFailed,
+			msg: fmt.Sprintf("searxgate at %s did not take the call (%v): is it running (searxgate serve), and does --mcp-token match its token?",
+				b.endpoint, err)}
 	}
-	return nil, &toolError{outcome: OutcomeFailed,
-		msg: fmt.Sprintf("searxgate at %s did not take the call (%v): is it running (searxgate serve), and does --mcp-token match its token?",
-			b.endpoint, lastErr)}
+	return res, nil
 }
 
 // readResource forwards a resource read, reconnecting once as call does.
 func (b *bridge) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+	res, err := twice(ctx, b, func(s *sdk.ClientSession) (*sdk.ReadResourceResult, error) {
+		return s.ReadResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("searxgate at %s did not answer (%v): is it running (searxgate serve), and does --mcp-token match its token?",
+			b.endpoint, err)
+	}
+	return res, nil
+}
+
+// twice asks the gateway through the bridge's session, and once more on a
+// new session when that one broke; the error is the last one.
+func twice[T any](ctx context.Context, b *bridge, ask func(*sdk.ClientSession) (T, error)) (T, error) {
+	var zero T
 	var lastErr error
 	for range 2 {
 		s, err := b.session(ctx)
 		if err != nil {
-			lastErr = err
-			break
+			return zero, err
 		}
-		res, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: req.Params.URI})
+		res, err := ask(s)
 		if err == nil {
 			return res, nil
 		}
 		lastErr = err
 		b.drop(s)
 	}
-	return nil, fmt.Errorf("searxgate at %s did not answer (%v): is it running (searxgate serve), and does --mcp-token match its token?",
-		b.endpoint, lastErr)
+	return zero, lastErr
 }
 
 // forward is a tool handler that asks the gateway and hands its answer on.
