@@ -315,8 +315,7 @@ func partsOf(p *url.URL) linkParts {
 	return linkParts{p.Scheme, host, p.EscapedPath(), p.RawQuery, p.EscapedFragment()}
 }
 
-// appendTuple appends parsedURL's 6-tuple of a URL's parts to dst and
-// returns the tuple, capped at its length.
+// appendTuple appends parsedURL's 6-tuple of a URL's parts to dst.
 func appendTuple(dst []string, p linkParts) []string {
 	path, params := p.path, ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
@@ -324,9 +323,7 @@ func appendTuple(dst []string, p linkParts) []string {
 			path, params = path[:i+j], path[i+j+1:]
 		}
 	}
-	n := len(dst)
-	dst = append(dst, p.scheme, p.host, path, params, p.query, p.fragment)
-	return dst[n:len(dst):len(dst)]
+	return append(dst, p.scheme, p.host, path, params, p.query, p.fragment)
 }
 
 // httpURL reports whether u is an absolute http or https URL with a host,
@@ -361,7 +358,7 @@ func parseLink(u string) (linkParts, bool) {
 	if hasBidi(u) {
 		return linkParts{}, false
 	}
-	if p, ok := plainLink(u[:len(u)-len(rest)], rest); ok {
+	if p, ok := plainLink(len(u)-len(rest) == len("https://"), rest); ok {
 		return p, true
 	}
 	p, err := url.Parse(u)
@@ -371,17 +368,17 @@ func parseLink(u string) (linkParts, bool) {
 	return partsOf(p), true
 }
 
-// plainLink splits an http(s) link (scheme its "http://" or "https://",
-// rest what follows, neither empty nor starting with a delimiter, free of
+// plainLink splits an http(s) link (https its scheme, rest what follows
+// "://", neither empty nor starting with a delimiter, free of
 // white space and control characters) when it is plain: a host of
 // letters, digits, dots and hyphens with an optional numeric port, and a
 // path and fragment of bytes url.Parse keeps as they are (unreserved,
 // sub-delimiters, ':', '@', '/', '?' in the fragment, and percent escapes
 // of two hex digits). The parts are then what url.Parse would give
 // (TestPlainLinkAsURLParse). ok is false when the link is not plain.
-func plainLink(scheme, rest string) (p linkParts, ok bool) {
+func plainLink(https bool, rest string) (p linkParts, ok bool) {
 	p.scheme = "http"
-	if len(scheme) == 8 {
+	if https {
 		p.scheme = "https"
 	}
 	end := strings.IndexAny(rest, "/?#")

@@ -89,19 +89,17 @@ func link(u string) string {
 func (r *Results) sanitize() {
 	r.Query = StripBidi(r.Query)
 	kept := r.Results[:0]
-	// The parsed_url tuples share one backing array (see appendTuple).
-	var tuples []string
+	// The parsed_url tuples are pieces of one array, each capped at its
+	// own length so that an append to one copies it.
+	tuples := make([]string, 0, 6*len(r.Results))
 	for i := range r.Results {
 		x := r.Results[i]
 		p, ok := parseLink(x.URL)
 		if !ok {
 			continue
 		}
-		if len(tuples)+6 > cap(tuples) {
-			tuples = make([]string, 0, 6*(len(r.Results)-i))
-		}
-		x.ParsedURL = appendTuple(tuples, p)
-		tuples = tuples[:len(tuples)+6]
+		tuples = appendTuple(tuples, p)
+		x.ParsedURL = tuples[len(tuples)-6 : len(tuples) : len(tuples)]
 		x.Title = StripBidi(x.Title)
 		x.Content = StripBidi(x.Content)
 		x.Engine = StripBidi(x.Engine)
