@@ -10,7 +10,8 @@ import (
 // detect and fasthttp (the design's package table), and directory for its
 // address guard: /image_proxy fetches what instances name, and must refuse
 // the same private addresses instance fetches refuse (as reader/ does);
-// and VictoriaMetrics' metrics for /metrics (process metrics, exposition).
+// VictoriaMetrics' metrics for /metrics (process metrics, exposition); and
+// internal/logevery, which keeps its refusal lines to one a second.
 func TestDependencies(t *testing.T) {
-	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/pool", "github.com/searxgate/searxgate/detect", "github.com/searxgate/searxgate/directory", "github.com/valyala/fasthttp", "github.com/VictoriaMetrics/metrics")
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/pool", "github.com/searxgate/searxgate/detect", "github.com/searxgate/searxgate/directory", "github.com/valyala/fasthttp", "github.com/VictoriaMetrics/metrics", "github.com/searxgate/searxgate/internal/logevery")
 }

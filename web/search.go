@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/internal/logevery"
 	"github.com/searxgate/searxgate/proxy"
 )
 
@@ -335,23 +335,13 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 // refused since the last line. Never the query text.
 type refusalLog struct {
 	now  func() time.Time
-	mu   sync.Mutex // guards last and more
-	last time.Time
-	more int
+	gate logevery.Gate
 }
 
 func (r *refusalLog) log(l *slog.Logger, why string, status int, retrySecs int64) {
-	now := r.now()
-	r.mu.Lock()
-	if !r.last.IsZero() && now.Sub(r.last) < time.Second {
-		r.more++
-		r.mu.Unlock()
-		return
+	if more, ok := r.gate.Pass(r.now(), time.Second); ok {
+		l.Warn("search refused", "status", status, "why", why, "retry_after_s", retrySecs, "more_refused_since_last_line", more)
 	}
-	more := r.more
-	r.last, r.more = now, 0
-	r.mu.Unlock()
-	l.Warn("search refused", "status", status, "why", why, "retry_after_s", retrySecs, "more_refused_since_last_line", more)
 }
 
 // refuse answers status in the format asked: jsonBody as JSON, the error

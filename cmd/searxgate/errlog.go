@@ -12,6 +12,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/logevery"
 )
 
 // errorLog is the fasthttp server's Logger. fasthttp's messages carry what
@@ -26,20 +27,15 @@ type errorLog struct {
 	every time.Duration
 	clock clock.Clock
 
-	mu    sync.Mutex           // guards kinds
-	kinds map[string]*errCount // keyed by the kinds below only: bounded
-}
-
-type errCount struct {
-	last       time.Time // when the last line of this kind was written
-	suppressed int       // left out since then
+	mu    sync.Mutex                // guards kinds
+	kinds map[string]*logevery.Gate // keyed by the kinds below only: bounded
 }
 
 // errLogEvery is how often one kind of server error may be logged.
 const errLogEvery = time.Minute
 
 func newErrorLog(log *slog.Logger, every time.Duration, clk clock.Clock) *errorLog {
-	return &errorLog{log: log, every: every, clock: clk, kinds: map[string]*errCount{}}
+	return &errorLog{log: log, every: every, clock: clk, kinds: map[string]*logevery.Gate{}}
 }
 
 // The kinds of server error. Each is a fixed text: nothing of a request
@@ -60,21 +56,17 @@ const (
 // Printf implements fasthttp.Logger.
 func (e *errorLog) Printf(format string, args ...any) {
 	kind, level, attrs := classifyServerError(format, args)
-	now := e.clock.Now()
 	e.mu.Lock()
-	c := e.kinds[kind]
-	if c == nil {
-		c = &errCount{}
-		e.kinds[kind] = c
+	g := e.kinds[kind]
+	if g == nil {
+		g = &logevery.Gate{}
+		e.kinds[kind] = g
 	}
-	if !c.last.IsZero() && now.Sub(c.last) < e.every {
-		c.suppressed++
-		e.mu.Unlock()
+	e.mu.Unlock()
+	n, ok := g.Pass(e.clock.Now(), e.every)
+	if !ok {
 		return
 	}
-	n := c.suppressed
-	c.last, c.suppressed = now, 0
-	e.mu.Unlock()
 	attrs = append(attrs, slog.String("component", "http"))
 	if n > 0 {
 		attrs = append(attrs, slog.Int("suppressed", n)) // of this kind, since the last line
