@@ -693,22 +693,7 @@ func (c *cdp) events() []string {
 
 func (c *cdp) eval(t *testing.T, expr string) json.RawMessage {
 	t.Helper()
-	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
-	var r struct {
-		Result struct {
-			Value json.RawMessage `json:"value"`
-		} `json:"result"`
-		ExceptionDetails *struct {
-			Text string `json:"text"`
-		} `json:"exceptionDetails"`
-	}
-	if err := json.Unmarshal(res, &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.ExceptionDetails != nil {
-		t.Fatalf("%s: %s", expr, r.ExceptionDetails.Text)
-	}
-	return r.Result.Value
+	return c.evaluate(t, expr, false)
 }
 
 func (c *cdp) evalString(t *testing.T, expr string) string {
@@ -871,7 +856,15 @@ func checkAxe(t *testing.T, page *cdp, script, name string) {
 // what it resolves to.
 func (c *cdp) evalAwait(t *testing.T, expr string) json.RawMessage {
 	t.Helper()
-	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+	return c.evaluate(t, expr, true)
+}
+
+// evaluate evaluates expr in the page (awaiting its promise with await)
+// and returns its value; an exception fails the test, with its text and
+// description.
+func (c *cdp) evaluate(t *testing.T, expr string, await bool) json.RawMessage {
+	t.Helper()
+	res := c.call(t, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": await})
 	var r struct {
 		Result struct {
 			Value json.RawMessage `json:"value"`
