@@ -99,11 +99,7 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 		t.Fatal(err)
 	}
 	cfg.resolver = resolver
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	g, err := runGateway(t, cfg, log)
+	g, err := runGateway(t, cfg, testLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +107,15 @@ func startGatewayWith(t *testing.T, resolver ipResolver, directory, data string,
 }
 
 // runGateway runs an App of cfg, logging to log, until the test ends.
+// testLog is a gateway's log in a test: nothing, or its info lines with
+// -v.
+func testLog() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
 func runGateway(t *testing.T, cfg Config, log *slog.Logger) (*gateway, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,11 +41,7 @@ func startReplicaAt(t *testing.T, redisURL, dir string, more ...string) *gateway
 	}
 	cfg.resolver = &failResolver{}
 	cfg.redisHeartbeat = testHeartbeat
-	log := slog.New(slog.DiscardHandler)
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	}
-	g, err := runGateway(t, cfg, log)
+	g, err := runGateway(t, cfg, testLog())
 	if err != nil {
 		t.Fatal(err)
 	}
