@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/searxgate/searxgate/reader/pdf/pdftest"
 )
 
 var update = flag.Bool("update", false, "rewrite the corpus' expected Markdown (testdata/corpus/*.md)")
@@ -17,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the corpus' expected Markdown (
 // docs page, a forum thread, a JSON answer, plain text, a paper as a PDF)
 // with the content type each is served with; testdata/corpus/<file>.md is
 // what an agent reads of each: the citation header, a blank line, the
-// content. paper.pdf is written by paperSpec (pdfgen_test.go).
+// content. paper.pdf is written by pdftest.Paper (reader/pdf/pdftest).
 var corpus = []struct{ file, ctype string }{
 	{"news.html", "text/html; charset=UTF-8"},
 	{"blog.html", "text/html"},
@@ -61,10 +63,10 @@ func readCorpus(t *testing.T) map[string]*Result {
 
 // TestCorpus compares what an agent reads of each corpus page with its
 // expected Markdown (go test -run TestCorpus ./reader -args -update
-// rewrites them, and writes paper.pdf again from paperSpec first).
+// rewrites them, and writes paper.pdf again from pdftest.Paper first).
 func TestCorpus(t *testing.T) {
 	if *update {
-		if err := os.WriteFile("testdata/corpus/paper.pdf", paperSpec().bytes(), 0o644); err != nil {
+		if err := os.WriteFile("testdata/corpus/paper.pdf", pdftest.Paper().Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

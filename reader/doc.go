@@ -39,10 +39,13 @@
 // at most MaxBytes, its first PDFPages pages, PDFChars characters and
 // PDFTime: the clock is read between pages and reading stops there with
 // what was read; within a page the library's reads and the interpreter's
-// operators stop once PDFTime has passed in real time. The library's
-// panics are recovered into ErrType errors, and the numbers it would size
-// allocations or loops by (cross-reference sizes, ToUnicode counts) are
-// checked first (pdfguard.go); a page whose content decodes to more than
+// operators stop once PDFTime has passed in real time. The PDF is read by
+// reader/pdf, in a child process (Config.PDFWorker) whose memory, stack and
+// time are bounded: what cannot be recovered in Go (running out of memory
+// or stack) ends the child, never the reader. The library's panics are
+// recovered into ErrType errors, and the numbers it would size
+// allocations or loops by (cross-reference sizes, ToUnicode counts, their
+// names' escapes decoded) are checked first; a page whose content decodes to more than
 // 4 MiB (a drawing) is skipped, said so. An encrypted PDF that needs a
 // password or is encrypted with AES-256 (the library decrypts RC4 and
 // AES-128 files that open without one), one without a text layer (a scan:

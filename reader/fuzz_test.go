@@ -1,12 +1,10 @@
 package reader
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
@@ -70,38 +68,5 @@ func FuzzParagraphs(f *testing.F) {
 		if strings.TrimSpace(rng) != "" && res.TotalParagraphs != len(paras) {
 			t.Fatalf("total %d, want %d", res.TotalParagraphs, len(paras))
 		}
-	})
-}
-
-// FuzzPDF feeds any bytes to the PDF reader: whatever the library does with
-// them, it must not panic, and what comes out must be valid UTF-8, within
-// the text limit, with as many pages read as the file has at most.
-func FuzzPDF(f *testing.F) {
-	paper, err := os.ReadFile("testdata/corpus/paper.pdf")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(paper)
-	f.Add(paper[:len(paper)/2])
-	f.Add(textPages(2).bytes())
-	f.Add([]byte("%PDF-1.4\n%%EOF\n"))
-	f.Add([]byte("%PDF-1.7\nstartxref\n0\n%%EOF"))
-	lim := pdfLimits{Pages: 5, Chars: 2000, Time: 2 * time.Second}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if len(body) > 1<<16 {
-			return
-		}
-		doc, err := extractPDF(context.Background(), body, lim, time.Now)
-		if err != nil {
-			return
-		}
-		if !utf8.ValidString(doc.Markdown) || !utf8.ValidString(doc.Title) || !utf8.ValidString(doc.Author) {
-			t.Fatalf("invalid UTF-8 out")
-		}
-		if utf8.RuneCountInString(doc.Markdown) > lim.Chars || doc.Read > lim.Pages || doc.Read > doc.Total {
-			t.Fatalf("%d characters, %s", utf8.RuneCountInString(doc.Markdown), doc.pages())
-		}
-		_ = Headings(doc.Markdown)
-		_ = Paragraphs(doc.Markdown)
 	})
 }

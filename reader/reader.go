@@ -23,6 +23,7 @@ import (
 
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/reader/pdf"
 )
 
 // Errors of Read. Each wraps into an error whose text an agent can act on.
@@ -111,6 +112,11 @@ type Config struct {
 	PDFPages int
 	PDFChars int
 	PDFTime  time.Duration
+	// PDFWorker, when set, reads each PDF in a child process whose
+	// memory, stack and time are bounded, so that no file can end this
+	// one (searxgate sets it). Nil reads PDFs in this process, guarded
+	// against the known bombs only.
+	PDFWorker *pdf.Worker
 	// Admit, when set, is asked for each read that is not served from the
 	// cache (the per-client limit), with Request.Client.
 	Admit func(client string, now time.Time) (bool, time.Duration)

@@ -13,10 +13,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/searxgate/searxgate/reader/pdf"
 	"github.com/searxgate/searxgate/sim"
 )
 
 func main() {
+	// A PDF worker (a child this binary starts to read one PDF) is done
+	// here, before anything of searxgate starts.
+	pdf.ServeIfWorker()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
 	stop()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/reader/pdf"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -32,6 +33,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The app tests run searxgate in this binary, whose PDF workers are
+	// this binary too.
+	pdf.ServeIfWorker()
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

@@ -1,9 +1,8 @@
-package reader
+package pdf
 
 import (
 	"bytes"
 	"errors"
-	"regexp"
 	"strconv"
 )
 
@@ -18,9 +17,11 @@ import (
 // such a file is refused before the library sees it.
 var errPDFBomb = errors.New("its cross-reference numbers are larger than any real PDF's")
 
-// pdfSane checks the numbers above in body.
+// pdfSane checks the numbers above in body, its names read as the
+// library reads them (a #xx escape is the byte xx: /S#69ze is /Size).
 func pdfSane(body []byte) error {
 	limit := max(1<<17, len(body)/4)
+	body = unescapeNames(body)
 	for _, key := range []string{"/Size", "/N"} {
 		for at := range occurrences(body, key) {
 			if nums := numbers(body[at:], 1); len(nums) == 1 && nums[0] > limit {
@@ -52,8 +53,9 @@ func pdfSane(body []byte) error {
 }
 
 // xrefSane checks the subsection headers ("first count") of each
-// cross-reference table in body: the lines of two numbers after an "xref"
-// line, up to its trailer (or the next table: no byte is read twice).
+// cross-reference table in body, read as the library reads them: tokens
+// between any whitespace and comments, from the "xref" line to its
+// trailer (or the next table: no byte is read twice).
 func xrefSane(body []byte, limit int) error {
 	var starts []int
 	for at := range occurrences(body, "xref") {
@@ -70,16 +72,43 @@ func xrefSane(body []byte, limit int) error {
 		if t := bytes.Index(section, []byte("trailer")); t >= 0 {
 			section = section[:t]
 		}
-		for _, m := range xrefHeader.FindAllSubmatch(section, -1) {
-			if atoi(m[1])+atoi(m[2]) > limit {
+		toks := tokens(section)
+		for len(toks) >= 2 {
+			first, count := atoi(toks[0]), atoi(toks[1])
+			if first+count > limit {
 				return errPDFBomb
 			}
+			toks = toks[min(len(toks), 2+3*count):]
 		}
 	}
 	return nil
 }
 
-var xrefHeader = regexp.MustCompile(`(?m)^[ \t]*(\d+)[ \t]+(\d+)[ \t]*\r?$`)
+// tokens splits b at whitespace, dropping comments (% to the end of the
+// line).
+func tokens(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		b = bytes.TrimLeft(b, " \t\r\n\f\x00")
+		switch {
+		case len(b) == 0:
+		case b[0] == '%':
+			if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+				b = b[i:]
+			} else {
+				b = nil
+			}
+		default:
+			i := bytes.IndexAny(b, " \t\r\n\f\x00%")
+			if i < 0 {
+				i = len(b)
+			}
+			out = append(out, b[:i])
+			b = b[i:]
+		}
+	}
+	return out
+}
 
 // cmapSane checks the counts of a ToUnicode map's blocks.
 func cmapSane(data []byte) bool {
@@ -169,4 +198,35 @@ func atoi(b []byte) int {
 	}
 	n, _ := strconv.Atoi(string(b))
 	return n
+}
+
+// unescapeNames is b with the #xx escapes in its names decoded, or b
+// itself when it has none. Only the bytes after a / up to a delimiter
+// are names; a # anywhere else is left as it is.
+func unescapeNames(b []byte) []byte {
+	if !bytes.Contains(b, []byte("#")) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	inName := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '/':
+			inName = true
+		case inName && delimiter(c):
+			inName = false
+		case inName && c == '#' && i+2 < len(b) && hexDigit(b[i+1]) && hexDigit(b[i+2]):
+			v, _ := strconv.ParseUint(string(b[i+1:i+3]), 16, 8)
+			out = append(out, byte(v))
+			i += 2
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func hexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

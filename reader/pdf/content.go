@@ -1,4 +1,4 @@
-package reader
+package pdf
 
 import (
 	"context"
@@ -308,7 +308,7 @@ var latinFont = func() *pdfFont {
 }()
 
 // newPDFFont reads the font dictionary v. A font whose ToUnicode map or
-// Differences are larger than any real one (pdfguard.go) has its text
+// Differences are larger than any real one (guard.go) has its text
 // dropped rather than decoded at a cost that grows with their size.
 func newPDFFont(v pdf.Value) *pdfFont {
 	f := &pdfFont{missing: 500, first: int(v.Key("FirstChar").Int64())}

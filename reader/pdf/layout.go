@@ -1,4 +1,4 @@
-package reader
+package pdf
 
 import (
 	"fmt"
@@ -378,4 +378,43 @@ func paragraph(lines []pdfLine) string {
 		b.WriteString(t)
 	}
 	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// runeOffset is the byte offset of the n-th rune of s (len(s) past its end).
+func runeOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// fenced writes text as a Markdown code block in lang, with a fence longer
+// than any run of backquotes in it.
+func fenced(lang, text string) string {
+	text = strings.Trim(text, "\n")
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + lang + "\n" + text + "\n" + fence
+}
+
+// fenceOf returns the fence (``` or ~~~, at least three) a line opens or
+// closes, or "".
+func fenceOf(line string) string {
+	for _, c := range []byte{'`', '~'} {
+		n := 0
+		for n < len(line) && line[n] == c {
+			n++
+		}
+		if n >= 3 {
+			return line[:n]
+		}
+	}
+	return ""
 }

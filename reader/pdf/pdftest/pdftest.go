@@ -1,4 +1,6 @@
-package reader
+// Package pdftest writes the PDFs the reader's tests read, object by object,
+// as PDF producers write them, and the hostile ones an attacker would send.
+package pdftest
 
 import (
 	"bytes"
@@ -9,12 +11,12 @@ import (
 	"strings"
 )
 
-// pdfSpec is a PDF the tests write, object by object, the way a PDF
+// Spec is a PDF the tests write, object by object, the way a PDF
 // producer does: a catalog, a page tree, the standard Helvetica,
 // Helvetica-Bold and Courier fonts (WinAnsi-encoded; Helvetica with its
 // widths), an Info dictionary, one content stream per page, a correct
 // cross-reference table and trailer.
-type pdfSpec struct {
+type Spec struct {
 	Info     [][2]string // Info entries, in order: {"Title", "…"}
 	Pages    []string    // each page's content stream
 	Compress bool        // FlateDecode the content streams
@@ -41,7 +43,7 @@ var helveticaWidths = []int{
 }
 
 // bytes writes the PDF.
-func (s pdfSpec) bytes() []byte {
+func (s Spec) Bytes() []byte {
 	var w strings.Builder
 	for i, n := range helveticaWidths {
 		if i > 0 {
@@ -67,7 +69,7 @@ func (s pdfSpec) bytes() []byte {
 		n := len(objs) + 1
 		kids = append(kids, fmt.Sprintf("%d 0 R", n))
 		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << %s >> >> /Contents %d 0 R >>", fonts, n+1))
-		objs = append(objs, stream(content, s.Compress))
+		objs = append(objs, Stream(content, s.Compress))
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids))
 	trailer := fmt.Sprintf("/Size %d /Root 1 0 R /Info 6 0 R", len(objs)+1)
@@ -76,12 +78,12 @@ func (s pdfSpec) bytes() []byte {
 		trailer = fmt.Sprintf("/Size %d /Root 1 0 R /Info 6 0 R /Encrypt %d 0 R /ID [<0123456789abcdef0123456789abcdef> <0123456789abcdef0123456789abcdef>]",
 			len(objs)+1, len(objs))
 	}
-	return writePDF(objs, trailer)
+	return Write(objs, trailer)
 }
 
-// writePDF writes the objects (numbered from 1), the cross-reference table
+// Write writes the objects (numbered from 1), the cross-reference table
 // with each one's offset, and the trailer.
-func writePDF(objs []string, trailer string) []byte {
+func Write(objs []string, trailer string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offsets := make([]int, len(objs))
@@ -101,13 +103,13 @@ func writePDF(objs []string, trailer string) []byte {
 func infoDict(info [][2]string) string {
 	var b strings.Builder
 	for _, kv := range info {
-		fmt.Fprintf(&b, "/%s (%s) ", kv[0], pdfString(kv[1]))
+		fmt.Fprintf(&b, "/%s (%s) ", kv[0], String(kv[1]))
 	}
 	return b.String()
 }
 
-// stream writes a stream object holding data, compressed or not.
-func stream(data string, compress bool) string {
+// Stream writes a stream object holding data, compressed or not.
+func Stream(data string, compress bool) string {
 	if !compress {
 		return fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(data), data)
 	}
@@ -122,9 +124,9 @@ func stream(data string, compress bool) string {
 // the tests write.
 var winAnsi = map[rune]byte{'€': 0x80, '‘': 0x91, '’': 0x92, '“': 0x93, '”': 0x94, '•': 0x95, '–': 0x96, '—': 0x97}
 
-// pdfString writes s as the inside of a PDF literal string, in
+// String writes s as the inside of a PDF literal string, in
 // WinAnsiEncoding (Latin-1 as it is), with (, ) and \ escaped.
-func pdfString(s string) string {
+func String(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -144,32 +146,32 @@ func pdfString(s string) string {
 	return b.String()
 }
 
-// pageText writes a page's content stream as a layout program would:
+// PageText writes a page's content stream as a layout program would:
 // blocks of lines in one font and size, each line moved down by the
 // leading.
-type pageText struct{ b strings.Builder }
+type PageText struct{ b strings.Builder }
 
-// lines writes lines in font (F1 Helvetica, F2 Helvetica-Bold, F3 Courier)
+// Lines writes lines in font (F1 Helvetica, F2 Helvetica-Bold, F3 Courier)
 // at size, the first line's baseline at (x, y), each next one leading
 // lower; it returns the baseline below the last line.
-func (p *pageText) lines(font string, size, leading, x, y float64, lines ...string) float64 {
+func (p *PageText) Lines(font string, size, leading, x, y float64, lines ...string) float64 {
 	fmt.Fprintf(&p.b, "BT\n/%s %g Tf\n%g TL\n%g %g Td\n", font, size, leading, x, y)
 	for i, l := range lines {
 		if i > 0 {
 			p.b.WriteString("T*\n")
 		}
-		fmt.Fprintf(&p.b, "(%s) Tj\n", pdfString(l))
+		fmt.Fprintf(&p.b, "(%s) Tj\n", String(l))
 	}
 	p.b.WriteString("ET\n")
 	return y - leading*float64(len(lines))
 }
 
-// raw adds content as it is.
-func (p *pageText) raw(content string) { p.b.WriteString(content) }
+// Raw adds content as it is.
+func (p *PageText) Raw(content string) { p.b.WriteString(content) }
 
-func (p *pageText) String() string { return p.b.String() }
+func (p *PageText) String() string { return p.b.String() }
 
-// paperSpec is testdata/corpus/paper.pdf: a three-page paper, as a
+// Paper is testdata/corpus/paper.pdf: a three-page paper, as a
 // typesetter lays one out. A two-line title in 18 pt bold, authors and
 // affiliation, an abstract under a bold heading, numbered sections (12 pt
 // bold) and subsections (bold, body size), paragraphs in 10 pt with 12 pt
@@ -178,59 +180,70 @@ func (p *pageText) String() string { return p.b.String() }
 // space characters, TJ offsets between words), a command in Courier,
 // numbered references, centred page numbers in the foot; the content
 // streams compressed.
-func paperSpec() pdfSpec {
-	var p1, p2, p3 pageText
-	y := p1.lines("F2", 18, 22, 128, 720, "Harmonic Tide Prediction for Small", "Harbours Without a Tide Gauge")
-	y = p1.lines("F1", 11, 13, 214, y-8, "Mara Lindqvist and Tomás Ferreira")
-	y = p1.lines("F1", 10, 12, 206, y, "Coastal Observatory, Harbour Road, Dover")
-	y = p1.lines("F2", 10, 12, 72, y-18, "Abstract")
-	y = p1.lines("F1", 10, 12, 72, y, "Small harbours rarely have a tide gauge of their own, yet their users need the times",
+func Paper() Spec {
+	var p1, p2, p3 PageText
+	y := p1.Lines("F2", 18, 22, 128, 720, "Harmonic Tide Prediction for Small", "Harbours Without a Tide Gauge")
+	y = p1.Lines("F1", 11, 13, 214, y-8, "Mara Lindqvist and Tomás Ferreira")
+	y = p1.Lines("F1", 10, 12, 206, y, "Coastal Observatory, Harbour Road, Dover")
+	y = p1.Lines("F2", 10, 12, 72, y-18, "Abstract")
+	y = p1.Lines("F1", 10, 12, 72, y, "Small harbours rarely have a tide gauge of their own, yet their users need the times",
 		"and heights of high and low water. We predict them from the harmonic constants of a",
 		"gauge nearby, corrected by a few days of levels read from a staff, and find errors",
 		"under 6 cm at three harbours on the Channel coast.")
-	y = p1.lines("F2", 12, 14, 72, y-14, "1 Introduction")
-	y = p1.lines("F1", 10, 12, 72, y-2, "Tide tables are published for the standard ports only; a small harbour between two of",
+	y = p1.Lines("F2", 12, 14, 72, y-14, "1 Introduction")
+	y = p1.Lines("F1", 10, 12, 72, y-2, "Tide tables are published for the standard ports only; a small harbour between two of",
 		"them is left to interpolate. Interpolation is poor where the tide changes shape along the",
 		"coast, as it does in the Dover Strait, where the quarter-diurnal tides are strong.")
-	p1.lines("F1", 10, 12, 72, y-6, "Levels are given above chart datum (the Lowest Astronomical Tide, LAT); a level",
+	p1.Lines("F1", 10, 12, 72, y-6, "Levels are given above chart datum (the Lowest Astronomical Tide, LAT); a level",
 		"< 1 m & > 5 m above it is rare, and “mean” always means the mean over 19 years. We",
 		"call the harmonic method’s output a predic-",
 		"tion, and the gauge’s reading an observation.")
-	p1.lines("F1", 9, 11, 303, 40, "1")
+	p1.Lines("F1", 9, 11, 303, 40, "1")
 
-	y = p2.lines("F2", 12, 14, 72, 720, "2 Method")
-	y = p2.lines("F2", 10, 12, 72, y-2, "2.1 Data")
-	y = p2.lines("F1", 10, 12, 72, y, "We used three sources of levels, each resampled to one reading every 10 minutes:")
-	y = p2.lines("F1", 10, 12, 72, y-6, "• hourly levels from the Dover gauge, 2019–2023;",
+	y = p2.Lines("F2", 12, 14, 72, 720, "2 Method")
+	y = p2.Lines("F2", 10, 12, 72, y-2, "2.1 Data")
+	y = p2.Lines("F1", 10, 12, 72, y, "We used three sources of levels, each resampled to one reading every 10 minutes:")
+	y = p2.Lines("F1", 10, 12, 72, y-6, "• hourly levels from the Dover gauge, 2019–2023;",
 		"• levels read from a tide staff at each harbour, by the harbour master, over")
-	y = p2.lines("F1", 10, 12, 81, y, "fourteen days in spring and fourteen in autumn;")
-	y = p2.lines("F1", 10, 12, 72, y, "• the harmonic constants published for Dover (M2, S2, N2, K1, O1 and M4).")
-	y = p2.lines("F2", 10, 12, 72, y-6, "2.2 Harmonic fit")
-	p2.raw(fmt.Sprintf("BT\n/F1 10 Tf\n12 TL\n72 %g Td\n", y) +
+	y = p2.Lines("F1", 10, 12, 81, y, "fourteen days in spring and fourteen in autumn;")
+	y = p2.Lines("F1", 10, 12, 72, y, "• the harmonic constants published for Dover (M2, S2, N2, K1, O1 and M4).")
+	y = p2.Lines("F2", 10, 12, 72, y-6, "2.2 Harmonic fit")
+	p2.Raw(fmt.Sprintf("BT\n/F1 10 Tf\n12 TL\n72 %g Td\n", y) +
 		"[(The)-333(fit)-333(keeps)-333(the)-333(Dover)-333(phases)-333(and)-333(solves)-333(for)-333(a)-333(ratio)-333(of)-333(amplitudes)-333(and)-333(a)-333(lag)] TJ\n" +
 		"T*\n[(per)-333(constituen)25(t,)-333(by)-333(least)-333(squares)-333(o)15(v)15(er)-333(the)-333(staff)-333(readings.)] TJ\nET\n")
-	y = p2.lines("F1", 10, 12, 72, y-30, "The fit is run for each harbour with one command:")
-	y = p2.lines("F3", 9, 11, 90, y-6, "tidefit --station dover --staff readings.csv \\")
-	p2.lines("F3", 9, 11, 90+4*5.4, y, "--constituents M2,S2,N2,K1,O1,M4 > harbour.tides")
-	p2.lines("F1", 9, 11, 303, 40, "2")
+	y = p2.Lines("F1", 10, 12, 72, y-30, "The fit is run for each harbour with one command:")
+	y = p2.Lines("F3", 9, 11, 90, y-6, "tidefit --station dover --staff readings.csv \\")
+	p2.Lines("F3", 9, 11, 90+4*5.4, y, "--constituents M2,S2,N2,K1,O1,M4 > harbour.tides")
+	p2.Lines("F1", 9, 11, 303, 40, "2")
 
-	y = p3.lines("F2", 12, 14, 72, 720, "3 Results")
-	y = p3.lines("F1", 10, 12, 72, y-2, "At Folkestone, Rye and Hythe the predicted times of high water fell within 9 minutes of",
+	y = p3.Lines("F2", 12, 14, 72, 720, "3 Results")
+	y = p3.Lines("F1", 10, 12, 72, y-2, "At Folkestone, Rye and Hythe the predicted times of high water fell within 9 minutes of",
 		"those observed, and the heights within 6 cm; interpolating between the standard ports",
 		"gave errors of up to 21 cm.")
-	y = p3.lines("F2", 12, 14, 72, y-14, "4 Conclusion")
-	y = p3.lines("F1", 10, 12, 72, y-2, "A fortnight of staff readings is enough to carry a standard port’s tide to a small",
+	y = p3.Lines("F2", 12, 14, 72, y-14, "4 Conclusion")
+	y = p3.Lines("F1", 10, 12, 72, y-2, "A fortnight of staff readings is enough to carry a standard port’s tide to a small",
 		"harbour nearby, with errors a harbour’s users can live with.")
-	y = p3.lines("F2", 12, 14, 72, y-14, "References")
-	p3.lines("F1", 9, 11, 72, y-2, "[1] Doodson, A. T. (1921). The harmonic development of the tide-generating potential.",
+	y = p3.Lines("F2", 12, 14, 72, y-14, "References")
+	p3.Lines("F1", 9, 11, 72, y-2, "[1] Doodson, A. T. (1921). The harmonic development of the tide-generating potential.",
 		"Proceedings of the Royal Society of London A, 100, 305–329.",
 		"[2] Pugh, D. and Woodworth, P. (2014). Sea-Level Science. Cambridge University Press.")
-	p3.lines("F1", 9, 11, 303, 40, "3")
-	return pdfSpec{
+	p3.Lines("F1", 9, 11, 303, 40, "3")
+	return Spec{
 		Info: [][2]string{{"Title", "Harmonic Tide Prediction for Small Harbours Without a Tide Gauge"},
 			{"Author", "Mara Lindqvist, Tomás Ferreira"}, {"CreationDate", "D:20240521093000Z"},
-			{"Producer", "searxgate reader tests (pdfgen_test.go)"}},
+			{"Producer", "searxgate reader tests (reader/pdf/pdftest)"}},
 		Pages:    []string{p1.String(), p2.String(), p3.String()},
 		Compress: true,
 	}
+}
+
+// TextPages is a PDF of n pages, each with one line of text naming it.
+func TextPages(n int) Spec {
+	var s Spec
+	for i := range n {
+		var p PageText
+		p.Lines("F1", 10, 12, 72, 720, fmt.Sprintf("This is the text of page %d, and only of it.", i+1))
+		s.Pages = append(s.Pages, p.String())
+	}
+	return s
 }

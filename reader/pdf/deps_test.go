@@ -1,0 +1,14 @@
+package pdf
+
+import (
+	"testing"
+
+	"github.com/searxgate/searxgate/internal/deptest"
+)
+
+// TestImports keeps the PDF room to the standard library and the PDF
+// parser: nothing of the reader, the network or the rest of searxgate
+// reaches the worker process.
+func TestImports(t *testing.T) {
+	deptest.Check(t, ".", "github.com/ledongthuc/pdf")
+}
