@@ -56,8 +56,12 @@
 // PerHostPerMinute a minute; past either the read is refused with a
 // *BusyError that says when to retry, rather than queued.
 //
-// Caveats: the character set comes from the Content-Type or the page's
-// <meta>; the reader does not run scripts, so pages built by JavaScript read
+// The character set is found as browsers find it: a byte order mark, the
+// Content-Type's charset, an HTML page's <meta> in its first 1024 bytes;
+// a page that declares none is UTF-8 when it is valid UTF-8, else
+// windows-1252.
+//
+// Caveats: the reader does not run scripts, so pages built by JavaScript read
 // as what their HTML holds. Lengths and offsets (StartChar, MaxLength) count
 // characters (runes), not bytes. A PDF's text comes in the order its pages
 // draw it (multi-column layouts drawn row by row, and tables, read as runs
