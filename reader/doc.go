@@ -18,7 +18,10 @@
 // promoted blocks, newsletter boxes, skip links and headings' permalinks
 // are dropped, then readability picks the article (falling back to
 // <main>, <article> or <body> when it finds none) and html-to-markdown
-// writes it with absolute links. Text keeps its characters (no &lt; in
+// writes it with absolute links: links whose scheme is not http, https or
+// mailto (file:, ftp:, javascript:, data:, …) keep their text without
+// their URL, anchors without a target or a text leave nothing, and
+// tracking pixels (0 or 1 pixel wide or high, known beacons) go. Text keeps its characters (no &lt; in
 // prose or tables; Markdown escapes only where Markdown needs them), code
 // blocks keep the language their highlighter named, and the page's first
 // <h1> heads the Markdown when readability took it away. What an agent

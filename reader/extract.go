@@ -114,23 +114,34 @@ func toMarkdown(n *html.Node, pageURL *url.URL) string {
 }
 
 // dropUnsafeLinks takes out of n every link and image an agent must not
-// be handed: javascript:, vbscript: and data: URLs (a link keeps its text,
-// an image goes).
+// be handed, and the links that lead nowhere: a URL whose scheme is not
+// http, https or mailto (javascript:, data:, file:, ftp:, …), however it
+// is spelt, loses its link (the text stays) or its image (it goes); an
+// anchor without an href (a DocBook or groff target) leaves its text in
+// place; a link with neither text nor image goes.
 func dropUnsafeLinks(n *html.Node) {
-	var drop []*html.Node
+	var drop, unwrap []*html.Node
 	walk(n, func(c *html.Node) bool {
 		if c.Type != html.ElementNode {
 			return true
 		}
 		for i := 0; i < len(c.Attr); i++ {
 			a := c.Attr[i]
-			if (a.Key == "href" || a.Key == "src" || a.Key == "srcset") && unsafeScheme(a.Val) {
+			if a.Namespace == "" && (a.Key == "href" || a.Key == "src" || a.Key == "srcset") && !linkable(a.Val) {
 				if c.DataAtom == atom.Img || c.DataAtom == atom.Source {
 					drop = append(drop, c)
 					break
 				}
 				c.Attr = append(c.Attr[:i], c.Attr[i+1:]...)
 				i--
+			}
+		}
+		if c.DataAtom == atom.A {
+			switch {
+			case !hasAttr(c, "href"):
+				unwrap = append(unwrap, c)
+			case strings.TrimSpace(textOf(c)) == "" && !hasImage(c):
+				drop = append(drop, c)
 			}
 		}
 		return true
@@ -140,30 +151,60 @@ func dropUnsafeLinks(n *html.Node) {
 			d.Parent.RemoveChild(d)
 		}
 	}
-}
-
-// unsafeScheme reports whether u is a javascript:, vbscript: or data: URL,
-// however it is spelt (case, white space and control characters inside
-// the scheme, as browsers forgive them).
-func unsafeScheme(u string) bool {
-	var b strings.Builder
-	for _, r := range u {
-		if r == ':' {
-			break
-		}
-		if r <= ' ' || r == 0x7f {
+	for _, a := range unwrap {
+		if a.Parent == nil {
 			continue
 		}
-		b.WriteRune(unicode.ToLower(r))
-		if b.Len() > 16 {
-			return false
+		for c := a.FirstChild; c != nil; c = a.FirstChild {
+			a.RemoveChild(c)
+			a.Parent.InsertBefore(c, a)
 		}
+		a.Parent.RemoveChild(a)
 	}
-	switch b.String() {
-	case "javascript", "vbscript", "data":
-		return strings.Contains(u, ":")
+}
+
+func hasImage(n *html.Node) bool {
+	found := false
+	walk(n, func(c *html.Node) bool {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Img && attr(c, "src") != "" && linkable(attr(c, "src")) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// linkable reports whether u may reach the Markdown: a relative URL, or
+// an http, https or mailto one (for srcset, each candidate's).
+func linkable(u string) bool {
+	switch schemeOf(u) {
+	case "", "http", "https", "mailto":
+		return true
 	}
 	return false
+}
+
+// schemeOf is u's scheme in lower case, read as browsers forgive it
+// (white space and control characters inside it skipped); "" for a
+// relative URL.
+func schemeOf(u string) string {
+	var b strings.Builder
+	for _, r := range u {
+		switch {
+		case r == ':':
+			return b.String()
+		case r <= ' ' || r == 0x7f:
+			continue
+		case r < 0x80 && (unicode.IsLetter(r) || b.Len() > 0 && (unicode.IsDigit(r) || r == '+' || r == '-' || r == '.')):
+			b.WriteRune(unicode.ToLower(r))
+			if b.Len() > 32 {
+				return ""
+			}
+		default:
+			return "" // a path, a query or a fragment comes first: relative
+		}
+	}
+	return ""
 }
 
 // angleIn hides < and > from the base plugin's entity replacement (and
@@ -292,7 +333,7 @@ func junk(n *html.Node, inMain bool) bool {
 	if hasAttr(n, "hidden") || attr(n, "aria-hidden") == "true" || attr(n, "aria-modal") == "true" {
 		return true
 	}
-	if isAd(n) {
+	if isAd(n) || n.DataAtom == atom.Img && isPixel(n) {
 		return true
 	}
 	if st := strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""); strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
@@ -304,6 +345,29 @@ func junk(n *html.Node, inMain bool) bool {
 	}
 	return false
 }
+
+// isPixel reports whether img is a tracking pixel: 0 or 1 pixel wide or
+// high (by its attributes or its style), or its source one of the
+// well-known beacons.
+func isPixel(img *html.Node) bool {
+	for _, k := range []string{"width", "height"} {
+		if v := strings.TrimSuffix(strings.TrimSpace(attr(img, k)), "px"); v == "0" || v == "1" {
+			return true
+		}
+	}
+	st := strings.ReplaceAll(strings.ToLower(attr(img, "style")), " ", "")
+	for _, p := range []string{"width:0", "width:1px", "height:0", "height:1px"} {
+		if i := strings.Index(st, p); i >= 0 && (i == 0 || st[i-1] == ';') && (len(st) == i+len(p) || strings.ContainsRune(";!p", rune(st[i+len(p)]))) {
+			return true
+		}
+	}
+	return pixelSrc.MatchString(attr(img, "src"))
+}
+
+// pixelSrc matches the sources of tracking pixels and beacons.
+var pixelSrc = regexp.MustCompile(`(?i)^(?:https?:)?//(?:[a-z0-9-]+\.)*(?:facebook\.com/tr\b|google-analytics\.com/|googletagmanager\.com/|doubleclick\.net/|` +
+	`scorecardresearch\.com/|quantserve\.com/|bat\.bing\.com/|pixel\.|px\.ads\.|analytics\.twitter\.com/|ct\.pinterest\.com/|` +
+	`sb\.scorecardresearch\.com/)|[/._-](?:pixel|tracking[-_]?pixel|spacer|1x1|beacon)(?:\.gif|\.png)?(?:[?#]|$)|/__utm\.gif|/b/ss/`)
 
 // mainOf is the page's main content element: <main>, role=main,
 // <article>, else <body> (else the document).

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,43 @@ func TestKinds(t *testing.T) {
 	}
 	if got := prettyJSON([]byte("not json {")); got != "not json {" {
 		t.Errorf("bad JSON %q", got)
+	}
+}
+
+// TestExtractLinks: links that lead nowhere an agent can go (file:, ftp:,
+// tel:, javascript: …) keep their text and lose their URL; anchors
+// without an href and links without text leave no empty [](url); mailto
+// stays; tracking pixels go, real images stay.
+func TestExtractLinks(t *testing.T) {
+	page := `<html><body><article><h2><a name="intro"></a>Intro</h2>` +
+		`<h2><a name="S2" id="S2">Directory layout</a></h2>` +
+		`<p>See <a href="file:///etc/passwd">the local file</a>, <a href="FILE:/c:/x">another</a>, ` +
+		`<a href="ftp://ftp.example.org/pub">the mirror</a>, <a href="tel:+331234">call us</a>, ` +
+		`<a href=" fi&#x09;le:///x">spaced</a>, <a href="mailto:a@example.org">write</a>, ` +
+		`<a href="/rel/page">a relative page</a>, <a href="https://example.org/ok">a fine one</a>` +
+		`<a href="https://example.org/empty"></a><a href="https://example.org/icon"><span class="icon"></span></a>.</p>` +
+		`<p>Pixels: <img src="https://example.org/t.gif" width="1" height="1" alt="px1">` +
+		`<img src="https://example.org/t2.gif" width="0" height="0" alt="px0">` +
+		`<img src="https://example.org/t3.gif" style="width:1px;height:1px" alt="px-style">` +
+		`<img src="https://www.facebook.com/tr?id=1&ev=PageView" alt="px-fb">` +
+		`<img src="https://stats.example.org/images/pixel.gif?u=1" alt="px-named">` +
+		`<img src="file:///home/u/pic.png" alt="px-file">` +
+		`<img src="https://example.org/photo.jpg" width="640" height="480" alt="a real photo">` +
+		`<a href="https://example.org/big"><img src="https://example.org/thumb.jpg" width="120" alt="thumb"></a></p>` +
+		long + `</article></body></html>`
+	u, _ := url.Parse("https://docs.example.org/guide/")
+	_, md := Extract([]byte(page), u)
+	for _, want := range []string{"## Intro\n", "## Directory layout\n", "See the local file, another, the mirror, call us, spaced, ",
+		"[write](mailto:a@example.org)", "[a relative page](https://docs.example.org/rel/page)", "[a fine one](https://example.org/ok)",
+		"![a real photo](https://example.org/photo.jpg)", "[![thumb](https://example.org/thumb.jpg)](https://example.org/big)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+	for _, no := range []string{"[](", "file:", "FILE:", "ftp:", "tel:", "px1", "px0", "px-style", "px-fb", "px-named", "px-file",
+		"example.org/empty", "example.org/icon", "(https://docs.example.org/guide/)"} {
+		if strings.Contains(md, no) {
+			t.Errorf("keeps %q:\n%s", no, md)
+		}
 	}
 }
