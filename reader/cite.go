@@ -147,20 +147,32 @@ func dateOf(v string) string {
 	return ""
 }
 
-// firstH1 is the text of the page's first <h1>.
-func firstH1(doc *html.Node) string {
-	var out string
+// topHeading is the page's own title heading: its first <h1>, else
+// (a page whose h1 is its site's name, dropped with its header) its first
+// <h2> when the page's <title> names it; with its level, 0 when none.
+func topHeading(doc *html.Node, title string) (string, int) {
+	var h1, h2 string
 	walk(doc, func(n *html.Node) bool {
-		if out != "" {
+		if h1 != "" {
 			return false
 		}
-		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
-			out = oneLine(textOf(n))
+		if n.Type == html.ElementNode && (n.DataAtom == atom.H1 || n.DataAtom == atom.H2 && h2 == "") {
+			if n.DataAtom == atom.H1 {
+				h1 = oneLine(textOf(n))
+			} else {
+				h2 = oneLine(textOf(n))
+			}
 			return false
 		}
 		return true
 	})
-	return out
+	switch {
+	case h1 != "":
+		return h1, 1
+	case h2 != "" && strings.Contains(strings.ToLower(title), strings.ToLower(h2)):
+		return h2, 2
+	}
+	return "", 0
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -21,10 +21,13 @@
 // writes it with absolute links: links whose scheme is not http, https or
 // mailto (file:, ftp:, javascript:, data:, …) keep their text without
 // their URL, anchors without a target or a text leave nothing, and
-// tracking pixels (0 or 1 pixel wide or high, known beacons) go. Text keeps its characters (no &lt; in
-// prose or tables; Markdown escapes only where Markdown needs them), code
-// blocks keep the language their highlighter named, and the page's first
-// <h1> heads the Markdown when readability took it away. What an agent
+// tracking pixels (0 or 1 pixel wide or high, known beacons) go. Text
+// keeps its characters (no &lt; in prose or tables; Markdown escapes only
+// where Markdown needs them), code blocks keep the language their
+// highlighter named and each <code> of a <pre> that holds several is a
+// block of its own, headings keep their levels (readability's h1 to h2
+// undone), and the page's title heading (its first <h1>, or an <h2> its
+// <title> names) heads the Markdown when readability took it away. What an agent
 // needs to cite the page is kept apart (Page: title, author, date, site
 // name, canonical URL; Result.Header writes them). JSON is pretty-printed
 // in a code block; XML, YAML, TOML and CSV come as code blocks; plain text

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,8 +48,10 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	a := article{Title: docTitle(doc), Canonical: canonical(doc, pageURL)}
 	a.Byline, a.SiteName, a.Published = meta(doc)
 	clean(doc)
+	splitCode(doc)
 	langs := markCode(doc)
-	h1 := firstH1(doc)
+	top, level := topHeading(doc, a.Title)
+	markH1s(doc)
 	if a.Published == "" {
 		a.Published = timeOf(doc)
 	}
@@ -56,7 +59,7 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	p := readability.NewParser()
 	p.MaxElemsToParse = maxElements
 	p.DisableJSONLD = true
-	p.ClassesToPreserve = langs
+	p.ClassesToPreserve = append(langs, h1Class)
 	if art, err := p.ParseDocument(doc, pageURL); err == nil {
 		if art.Node != nil && len(strings.TrimSpace(textOf(art.Node))) >= minArticle {
 			content = art.Node
@@ -71,9 +74,10 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	if content == nil {
 		return a
 	}
+	restoreH1s(content)
 	a.Markdown = toMarkdown(content, pageURL)
-	if h1 != "" && !hasH1(a.Markdown) {
-		a.Markdown = strings.TrimSpace("# " + h1 + "\n\n" + a.Markdown)
+	if top != "" && !hasHeading(a.Markdown, top) {
+		a.Markdown = strings.TrimSpace(strings.Repeat("#", level) + " " + top + "\n\n" + a.Markdown)
 	}
 	return a
 }
@@ -242,14 +246,88 @@ func tagStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }
 
-// hasH1 reports whether md has a level-1 heading.
-func hasH1(md string) bool {
+// hasHeading reports whether md has a heading that reads text.
+func hasHeading(md, text string) bool {
 	for _, h := range Headings(md) {
-		if h.Level == 1 {
+		if plainHeading.Replace(oneLine(h.Text)) == plainHeading.Replace(text) {
 			return true
 		}
 	}
 	return false
+}
+
+// plainHeading drops the Markdown a heading's text may carry.
+var plainHeading = strings.NewReplacer("\\", "", "`", "", "*", "", "_", "")
+
+// h1Class marks the page's own <h1>s, which readability turns into <h2>s
+// (it keeps h1 for the title it shows apart): restoreH1s turns them back,
+// so that an article's headings keep their levels.
+const h1Class = "searxgate-h1"
+
+func markH1s(doc *html.Node) {
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
+			setAttr(n, "class", strings.TrimSpace(attr(n, "class")+" "+h1Class))
+		}
+		return true
+	})
+}
+
+func restoreH1s(n *html.Node) {
+	walk(n, func(c *html.Node) bool {
+		if c.Type != html.ElementNode {
+			return true
+		}
+		for i, a := range c.Attr {
+			if a.Namespace == "" && a.Key == "class" && hasToken(a.Val, h1Class) {
+				c.Data, c.DataAtom = "h1", atom.H1
+				c.Attr = append(c.Attr[:i], c.Attr[i+1:]...)
+				break
+			}
+		}
+		return true
+	})
+}
+
+// splitCode gives each <code> of a <pre> that holds several (Node.js's
+// paired ES-module and CommonJS examples, shown one at a time) a <pre> of
+// its own, so that each is a code block and not one line of both.
+func splitCode(doc *html.Node) {
+	var pres []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Pre {
+			pres = append(pres, n)
+			return false
+		}
+		return true
+	})
+	for _, pre := range pres {
+		codes := 0
+		other := false
+		for c := pre.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.ElementNode && c.DataAtom == atom.Code:
+				codes++
+			case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
+			case c.Type == html.CommentNode:
+			default:
+				other = true
+			}
+		}
+		if codes < 2 || other || pre.Parent == nil {
+			continue
+		}
+		for c := pre.FirstChild; c != nil; c = pre.FirstChild {
+			pre.RemoveChild(c)
+			if c.Type != html.ElementNode {
+				continue
+			}
+			one := &html.Node{Type: html.ElementNode, Data: "pre", DataAtom: atom.Pre, Attr: slices.Clone(pre.Attr)}
+			one.AppendChild(c)
+			pre.Parent.InsertBefore(one, pre)
+		}
+		pre.Parent.RemoveChild(pre)
+	}
 }
 
 var blankLines = regexp.MustCompile(`\n{3,}`)

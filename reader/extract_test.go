@@ -124,3 +124,63 @@ func TestExtractLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractStructure: headings keep their levels (readability's h1 to
+// h2 undone, the title heading it drops put back once), and a <pre> that
+// holds two examples gives two code blocks.
+func TestExtractStructure(t *testing.T) {
+	for _, tc := range []struct {
+		name, body  string
+		has, hasNot []string
+		heads       string
+	}{
+		{name: "an article's h1 beside its h2s",
+			body: `<html><head><title>Site</title></head><body><article><h1>Tides</h1>` + long + `<h2>Causes</h2>` + long +
+				`<h2>Effects</h2>` + long + `</article></body></html>`,
+			heads: "# Tides|## Causes|## Effects"},
+		{name: "Sphinx: h1 sections, h2 subsections, no repeated Abstract",
+			body: `<html><head><title>Debian Python Policy 0.12.0.0 documentation</title></head><body>` +
+				`<div class="document"><div class="body" role="main"><section id="abstract"><h1>Abstract<a class="headerlink" href="#abstract">¶</a></h1>` +
+				`<p>This document describes the packaging of Python within the Debian distribution.</p></section>` +
+				`<section id="contents"><h1>Contents</h1><section id="copyright"><h2><span class="section-number">1. </span>Copyright</h2>` + long +
+				`</section><section><h2><span class="section-number">2. </span>Packaging</h2>` + long + `</section></section></div></div></body></html>`,
+			heads: "# Abstract|# Contents|## 1. Copyright|## 2. Packaging"},
+		{name: "the title heading readability drops comes back once",
+			body: `<html><head><title>Tidal locking explained | Example</title></head><body><article><h1>Tidal locking explained</h1>` + long +
+				`<h2>How</h2>` + long + `</article></body></html>`,
+			heads: "# Tidal locking explained|## How"},
+		{name: "a title h2 under a site-name h1 in the page header",
+			body: `<html><head><title>URL | Node.js v20 Documentation</title></head><body><header><h1>Node.js v20 documentation</h1></header>` +
+				`<div role="main" id="apicontent"><h2>URL</h2>` + long + `<h3>URL strings</h3>` + long + `</div></body></html>`,
+			heads: "## URL|### URL strings", hasNot: []string{"Node.js v20 documentation"}},
+		{name: "Node.js paired examples",
+			body: `<article>` + long + `<pre class="with-32-chars"><input class="js-flavor-toggle" type="checkbox" checked>` +
+				`<code class="language-js mjs">import url from 'node:url';</code><code class="language-js cjs">const url = require('node:url');</code>` +
+				`<button class="copy-button">copy</button></pre>` + long + `</article>`,
+			has: []string{"```js\nimport url from 'node:url';\n```\n\n```js\nconst url = require('node:url');\n```"}, hasNot: []string{"copy"}},
+		{name: "two adjacent blocks",
+			body: `<article>` + long + `<pre><code>make</code></pre><pre><code>make install</code></pre>` + long + `</article>`,
+			has:  []string{"```\nmake\n```\n\n```\nmake install\n```"}},
+	} {
+		_, md := Extract([]byte(tc.body), nil)
+		for _, want := range tc.has {
+			if !strings.Contains(md, want) {
+				t.Errorf("%s: lacks %q:\n%s", tc.name, want, md)
+			}
+		}
+		for _, no := range tc.hasNot {
+			if strings.Contains(md, no) {
+				t.Errorf("%s: keeps %q:\n%s", tc.name, no, md)
+			}
+		}
+		if tc.heads != "" {
+			var hs []string
+			for _, h := range Headings(md) {
+				hs = append(hs, strings.Repeat("#", h.Level)+" "+h.Text)
+			}
+			if got := strings.Join(hs, "|"); got != tc.heads {
+				t.Errorf("%s: headings %q, want %q:\n%s", tc.name, got, tc.heads, md)
+			}
+		}
+	}
+}
