@@ -27,7 +27,11 @@
 // highlighter named and each <code> of a <pre> that holds several is a
 // block of its own, headings keep their levels (readability's h1 to h2
 // undone), and the page's title heading (its first <h1>, or an <h2> its
-// <title> names) heads the Markdown when readability took it away. What an agent
+// <title> names) heads the Markdown when readability took it away. Notes,
+// warnings and their kin (Sphinx and DocBook admonitions, MkDocs,
+// Docusaurus, GitHub alerts, Node.js stability notes, an aside that is a
+// note) are kept, as quotations that start with their label
+// ("> **Note:** …"). What an agent
 // needs to cite the page is kept apart (Page: title, author, date, site
 // name, canonical URL; Result.Header writes them). JSON is pretty-printed
 // in a code block; XML, YAML, TOML and CSV come as code blocks; plain text

@@ -49,6 +49,7 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	a.Byline, a.SiteName, a.Published = meta(doc)
 	clean(doc)
 	splitCode(doc)
+	admonitions(doc)
 	langs := markCode(doc)
 	top, level := topHeading(doc, a.Title)
 	markH1s(doc)
@@ -114,7 +115,36 @@ func toMarkdown(n *html.Node, pageURL *url.URL) string {
 	if err != nil {
 		return strings.TrimSpace(textOf(n))
 	}
-	return strings.TrimSpace(blankLines.ReplaceAllString(string(md), "\n\n"))
+	return strings.TrimSpace(blankLines.ReplaceAllString(trimQuoteLines(string(md)), "\n\n"))
+}
+
+// trimQuoteLines drops the space the converter leaves at the end of a
+// blockquote's blank lines ("> "), outside code blocks.
+func trimQuoteLines(md string) string {
+	if !strings.Contains(md, "> \n") {
+		return md
+	}
+	var b strings.Builder
+	fence := ""
+	for line := range strings.Lines(md) {
+		t := strings.TrimRight(line, "\n")
+		inner := strings.TrimLeft(t, "> ")
+		if f := fenceOf(inner); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(inner, fence):
+				fence = ""
+			}
+		}
+		if fence == "" && strings.TrimSpace(strings.ReplaceAll(t, ">", "")) == "" && strings.HasSuffix(t, " ") {
+			b.WriteString(strings.TrimRight(t, " "))
+			b.WriteString(line[len(t):])
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // dropUnsafeLinks takes out of n every link and image an agent must not
@@ -398,6 +428,9 @@ func clean(doc *html.Node) {
 }
 
 func junk(n *html.Node, inMain bool) bool {
+	if n.DataAtom == atom.Aside && isAdmonition(n) {
+		return false
+	}
 	if dropTags[n.DataAtom] {
 		return true
 	}
@@ -422,6 +455,212 @@ func junk(n *html.Node, inMain bool) bool {
 		return true
 	}
 	return false
+}
+
+// admonitionWords are the class names (or their parts, split at - and _)
+// of notes, warnings and their kin: Sphinx and docutils (admonition,
+// note, seealso, versionadded, deprecated), DocBook (note, important,
+// caution, tip, warning), MkDocs, Docusaurus (theme-admonition), GitHub
+// (markdown-alert), MDN (notecard), Node.js (api_stability).
+var admonitionWords = map[string]bool{
+	"admonition": true, "note": true, "warning": true, "tip": true, "important": true, "caution": true, "danger": true,
+	"attention": true, "hint": true, "seealso": true, "callout": true, "notecard": true, "versionadded": true,
+	"versionchanged": true, "deprecated": true, "stability": true,
+}
+
+// maxAdmonition is the most text a block may hold and still be taken for
+// an admonition (a larger one is a section that a class name misleads).
+const maxAdmonition = 4000
+
+// isAdmonition reports whether n is a note, a warning or their kin (by
+// its classes or role=note) of no more than maxAdmonition bytes of text.
+func isAdmonition(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Div, atom.Aside, atom.Section, atom.P:
+	default:
+		return false
+	}
+	named := strings.EqualFold(attr(n, "role"), "note")
+	for _, c := range strings.Fields(strings.ToLower(attr(n, "class"))) {
+		if admonitionWords[c] {
+			named = true
+			break
+		}
+		parts := strings.FieldsFunc(c, func(r rune) bool { return r == '-' || r == '_' })
+		if len(parts) > 1 && (parts[0] == "admonition" || parts[0] == "theme" && parts[1] == "admonition" ||
+			parts[0] == "markdown" && parts[1] == "alert" || parts[0] == "api" && parts[1] == "stability") {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return false
+	}
+	_, small := leadText(n, maxAdmonition)
+	return small
+}
+
+// admonitions rewrites each note, warning and their kin as a blockquote
+// that starts with its label in bold (the block's title: Sphinx's
+// admonition-title, DocBook's h3 or table heading), so that readability,
+// which drops short link-heavy divs and every aside, keeps them, and the
+// Markdown shows them as asides (> **Note** …) rather than as headings of
+// the page.
+func admonitions(doc *html.Node) {
+	var found []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && isAdmonition(n) {
+			found = append(found, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range found {
+		if n.Parent == nil {
+			continue
+		}
+		label, body := admonitionParts(n)
+		q := &html.Node{Type: html.ElementNode, Data: "blockquote", DataAtom: atom.Blockquote}
+		for _, c := range body {
+			if c.Parent != nil {
+				c.Parent.RemoveChild(c)
+			}
+			q.AppendChild(c)
+		}
+		if label != "" {
+			// The label opens the first paragraph (> **Note:** text), or
+			// is a paragraph of its own.
+			strong := &html.Node{Type: html.ElementNode, Data: "strong", DataAtom: atom.Strong}
+			strong.AppendChild(&html.Node{Type: html.TextNode, Data: label + ":"})
+			first := q.FirstChild
+			for first != nil && first.Type == html.TextNode && strings.TrimSpace(first.Data) == "" {
+				first = first.NextSibling
+			}
+			if first != nil && first.Type == html.ElementNode && first.DataAtom == atom.P {
+				first.InsertBefore(&html.Node{Type: html.TextNode, Data: " "}, first.FirstChild)
+				first.InsertBefore(strong, first.FirstChild)
+			} else {
+				p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+				p.AppendChild(strong)
+				q.InsertBefore(p, q.FirstChild)
+			}
+		}
+		if n.DataAtom == atom.P {
+			// A <p> cannot hold a blockquote's paragraphs: its text
+			// becomes one.
+			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+			for c := q.FirstChild; c != nil; c = q.FirstChild {
+				q.RemoveChild(c)
+				p.AppendChild(c)
+			}
+			q.AppendChild(p)
+		}
+		n.Parent.InsertBefore(q, n)
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// admonitionParts splits an admonition into its label (its title, one
+// line; "" when it has none) and the nodes of its text.
+func admonitionParts(n *html.Node) (string, []*html.Node) {
+	// DocBook with admonition graphics: a table of an icon, a heading
+	// and the text in the last cell.
+	if t := onlyElement(n); t != nil && t.DataAtom == atom.Table {
+		var th, last *html.Node
+		walk(t, func(c *html.Node) bool {
+			if c.Type == html.ElementNode {
+				switch c.DataAtom {
+				case atom.Th:
+					if th == nil {
+						th = c
+					}
+				case atom.Td:
+					if strings.TrimSpace(textOf(c)) != "" {
+						last = c
+					}
+				}
+			}
+			return true
+		})
+		if last != nil {
+			label := ""
+			if th != nil {
+				label = oneLine(textOf(th))
+			}
+			return label, children(unwrapDivs(last))
+		}
+	}
+	box := unwrapDivs(n)
+	var label string
+	var body []*html.Node
+	for c := box.FirstChild; c != nil; c = c.NextSibling {
+		if label == "" && body == nil && c.Type == html.ElementNode && isAdmonitionTitle(c) {
+			label = strings.TrimSuffix(oneLine(textOf(c)), ":")
+			continue
+		}
+		if label == "" && body == nil && c.Type == html.TextNode && strings.TrimSpace(c.Data) == "" {
+			continue
+		}
+		body = append(body, c)
+	}
+	// (the text's own wrapper, as Docusaurus writes it, is taken apart)
+	var flat []*html.Node
+	for _, c := range body {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Div {
+			flat = append(flat, children(c)...)
+		} else {
+			flat = append(flat, c)
+		}
+	}
+	return label, flat
+}
+
+// isAdmonitionTitle reports whether c is an admonition's title: a heading,
+// or an element whose class says title or heading.
+func isAdmonitionTitle(c *html.Node) bool {
+	switch c.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	cls := strings.ToLower(attr(c, "class"))
+	return strings.Contains(cls, "title") || strings.Contains(cls, "heading")
+}
+
+// unwrapDivs is n, or the one <div> n holds alone (and so on down).
+func unwrapDivs(n *html.Node) *html.Node {
+	for {
+		c := onlyElement(n)
+		if c == nil || c.DataAtom != atom.Div || isAdmonitionTitle(c) {
+			return n
+		}
+		n = c
+	}
+}
+
+// onlyElement is n's one element child when n holds nothing else but
+// white space; nil otherwise.
+func onlyElement(n *html.Node) *html.Node {
+	var one *html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.ElementNode:
+			if one != nil {
+				return nil
+			}
+			one = c
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+			return nil
+		}
+	}
+	return one
+}
+
+func children(n *html.Node) []*html.Node {
+	var out []*html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		out = append(out, c)
+	}
+	return out
 }
 
 // isPixel reports whether img is a tracking pixel: 0 or 1 pixel wide or

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 )
@@ -182,5 +183,40 @@ func TestExtractStructure(t *testing.T) {
 				t.Errorf("%s: headings %q, want %q:\n%s", tc.name, got, tc.heads, md)
 			}
 		}
+	}
+}
+
+// TestExtractAdmonitions: notes and warnings as each generator writes
+// them reach the Markdown with their label and text, as quotations;
+// a sidebar aside still goes.
+func TestExtractAdmonitions(t *testing.T) {
+	body, err := os.ReadFile("testdata/admonitions.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, md := Extract(body, nil)
+	for _, want := range []string{
+		"> **Note:** SPHINX-NOTE: the cache is rebuilt on start.",
+		"> **Warning:** SPHINX-WARNING first paragraph.\n>\n> SPHINX-WARNING second paragraph.",
+		"> New in version 3.2.",
+		"> **Note:** DOCBOOK-NOTE: the given directory must exist.",
+		"> **Caution:** DOCBOOK-CAUTION: do not run it as root.",
+		"> [Stability: 1](documentation.html#stability-index) - Experimental",
+		"> **Tip:** MKDOCS-TIP: use `--watch`.",
+		"> **Important:** GITHUB-IMPORTANT: back up first.",
+		"> **danger:** DOCUSAURUS-DANGER: this deletes the volume.",
+		"> ASIDE-NOTE: works on Linux only.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+	for _, no := range []string{"SIDEBAR-LINK", "[Caution]", "caution.png"} {
+		if strings.Contains(md, no) {
+			t.Errorf("keeps %q:\n%s", no, md)
+		}
+	}
+	if hs := Headings(md); len(hs) != 1 || hs[0].Text != "Admonitions" {
+		t.Errorf("headings %+v: an admonition's title became a heading:\n%s", hs, md)
 	}
 }
