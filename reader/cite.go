@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -148,19 +149,28 @@ func dateOf(v string) string {
 }
 
 // topHeading is the page's own title heading: its first <h1>, else
-// (a page whose h1 is its site's name, dropped with its header) its first
-// <h2> when the page's <title> names it; with its level, 0 when none.
+// (a page whose h1 is its site's name, dropped with its header, or a
+// chapter's page that starts at a lower level) its first heading that the
+// page's <title> names; with its level, 0 when none.
 func topHeading(doc *html.Node, title string) (string, int) {
-	var h1, h2 string
+	var h1, sub string
+	level := 0
 	walk(doc, func(n *html.Node) bool {
 		if h1 != "" {
 			return false
 		}
-		if n.Type == html.ElementNode && (n.DataAtom == atom.H1 || n.DataAtom == atom.H2 && h2 == "") {
-			if n.DataAtom == atom.H1 {
-				h1 = oneLine(textOf(n))
-			} else {
-				h2 = oneLine(textOf(n))
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.H1:
+			h1 = oneLine(textOf(n))
+			return false
+		case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			if sub == "" {
+				if t := oneLine(textOf(n)); namedBy(t, title) {
+					sub, level = t, int(n.Data[1]-'0')
+				}
 			}
 			return false
 		}
@@ -169,10 +179,31 @@ func topHeading(doc *html.Node, title string) (string, int) {
 	switch {
 	case h1 != "":
 		return h1, 1
-	case h2 != "" && strings.Contains(strings.ToLower(title), strings.ToLower(h2)):
-		return h2, 2
+	case sub != "":
+		return sub, level
 	}
 	return "", 0
+}
+
+// namedBy reports whether every word of heading (numbers aside: "2.2")
+// is a word of title.
+func namedBy(heading, title string) bool {
+	notWord := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+	in := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(title), notWord) {
+		in[w] = true
+	}
+	words := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(heading), notWord) {
+		if strings.IndexFunc(w, unicode.IsLetter) < 0 {
+			continue
+		}
+		if !in[w] {
+			return false
+		}
+		words++
+	}
+	return words > 0
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
