@@ -50,6 +50,9 @@ const maxRealDoc = 600 << 10
 // compares each with the page's own visible text: at least 97 % of its
 // words are read, and no link is empty.
 func TestRealDocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads some 150 manuals (about 10 s, a minute under -race); not with -short")
+	}
 	var files []string
 	for _, g := range realDocs {
 		m, _ := filepath.Glob(g)
