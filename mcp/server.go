@@ -257,9 +257,25 @@ func shape(o SearchOutput, in SearchArgs) SearchOutput {
 		for i, r := range o.Results {
 			o.Results[i] = SearchResult{Title: r.Title, URL: r.URL, Content: r.Content}
 		}
-		o.Answers, o.Corrections, o.Suggestions, o.Infoboxes, o.UnresponsiveEngines = nil, nil, nil, nil, nil
+		o.Answers, o.Corrections, o.Suggestions, o.Infoboxes = nil, nil, nil, nil
+		if len(o.Results) > 0 {
+			// (with no results, the engines that failed say why)
+			o.UnresponsiveEngines = nil
+		}
 	}
 	return o
+}
+
+// noResults says why an answer has no results: the engines that failed on
+// the query, when some did (the query's doing, not the instances'), or
+// that nothing matched.
+func noResults(o SearchOutput) string {
+	if len(o.UnresponsiveEngines) == 0 {
+		return fmt.Sprintf("No results for %q. Try other words, another language or fewer filters.", o.Query)
+	}
+	return fmt.Sprintf("No results for %q: these engines failed on it: %s. The query is the cause, not the instances: "+
+		"the same engines fail on it whichever instance asks them. Try other words or other engines, or retry later.",
+		o.Query, strings.Join(o.UnresponsiveEngines, "; "))
 }
 
 // indented is v as indented JSON, for response_format json.
@@ -275,7 +291,7 @@ func indented(v any) string {
 // text does, and nothing else.
 func renderCompact(o SearchOutput) string {
 	if len(o.Results) == 0 {
-		return fmt.Sprintf("No results for %q. Try other words, another language or fewer filters.", o.Query)
+		return noResults(o)
 	}
 	var b strings.Builder
 	for i, r := range o.Results {
@@ -355,7 +371,7 @@ func renderSearch(o SearchOutput) string {
 		}
 	}
 	if len(o.Results) == 0 {
-		b.WriteString("\nNo results. Try other words, another language or fewer filters.\n")
+		b.WriteString("\n" + noResults(o) + "\n")
 	}
 	for i, r := range o.Results {
 		fmt.Fprintf(&b, "\n%d. %s\n   %s\n", i+1, oneLine(r.Title), r.URL)

@@ -327,3 +327,35 @@ func TestStatusResource(t *testing.T) {
 		t.Errorf("resources without a pool: %+v %v", list, err)
 	}
 }
+
+// TestNoResultsText: an answer without results whose engines failed names
+// them and says the query is the cause, in the full and the compact text;
+// one without engine errors says nothing matched.
+func TestNoResultsText(t *testing.T) {
+	failed := SearchOutput{Query: "obscure thing", Instance: "https://searx.example/", UnresponsiveEngines: []string{"google: timeout", "bing: CAPTCHA"}}
+	for _, detail := range []string{"full", "compact"} {
+		o := shape(failed, SearchArgs{ResultDetail: detail})
+		text := renderSearch(o)
+		if detail == "compact" {
+			text = renderCompact(o)
+		}
+		for _, want := range []string{`No results for "obscure thing"`, "google: timeout; bing: CAPTCHA", "The query is the cause, not the instances"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: lacks %q:\n%s", detail, want, text)
+			}
+		}
+		if strings.Contains(text, "Try other words, another language or fewer filters") {
+			t.Errorf("%s: says nothing matched:\n%s", detail, text)
+		}
+	}
+	plain := renderSearch(SearchOutput{Query: "zzqx", Instance: "https://searx.example/"})
+	if !strings.Contains(plain, `No results for "zzqx". Try other words`) || strings.Contains(plain, "engines failed") {
+		t.Errorf("nothing matched:\n%s", plain)
+	}
+	// With results, compact still drops the engine list.
+	withResults := shape(SearchOutput{Query: "q", Results: []SearchResult{{Title: "t", URL: "u"}}, UnresponsiveEngines: failed.UnresponsiveEngines},
+		SearchArgs{ResultDetail: "compact"})
+	if withResults.UnresponsiveEngines != nil {
+		t.Errorf("compact with results keeps %q", withResults.UnresponsiveEngines)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -147,20 +148,62 @@ func dateOf(v string) string {
 	return ""
 }
 
-// firstH1 is the text of the page's first <h1>.
-func firstH1(doc *html.Node) string {
-	var out string
+// topHeading is the page's own title heading: its first <h1>, else
+// (a page whose h1 is its site's name, dropped with its header, or a
+// chapter's page that starts at a lower level) its first heading that the
+// page's <title> names; with its level, 0 when none.
+func topHeading(doc *html.Node, title string) (string, int) {
+	var h1, sub string
+	level := 0
 	walk(doc, func(n *html.Node) bool {
-		if out != "" {
+		if h1 != "" {
 			return false
 		}
-		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
-			out = oneLine(textOf(n))
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.H1:
+			h1 = oneLine(textOf(n))
+			return false
+		case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			if sub == "" {
+				if t := oneLine(textOf(n)); namedBy(t, title) {
+					sub, level = t, int(n.Data[1]-'0')
+				}
+			}
 			return false
 		}
 		return true
 	})
-	return out
+	switch {
+	case h1 != "":
+		return h1, 1
+	case sub != "":
+		return sub, level
+	}
+	return "", 0
+}
+
+// namedBy reports whether every word of heading (numbers aside: "2.2")
+// is a word of title.
+func namedBy(heading, title string) bool {
+	notWord := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+	in := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(title), notWord) {
+		in[w] = true
+	}
+	words := 0
+	for _, w := range strings.FieldsFunc(strings.ToLower(heading), notWord) {
+		if strings.IndexFunc(w, unicode.IsLetter) < 0 {
+			continue
+		}
+		if !in[w] {
+			return false
+		}
+		words++
+	}
+	return words > 0
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

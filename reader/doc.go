@@ -18,10 +18,20 @@
 // promoted blocks, newsletter boxes, skip links and headings' permalinks
 // are dropped, then readability picks the article (falling back to
 // <main>, <article> or <body> when it finds none) and html-to-markdown
-// writes it with absolute links. Text keeps its characters (no &lt; in
-// prose or tables; Markdown escapes only where Markdown needs them), code
-// blocks keep the language their highlighter named, and the page's first
-// <h1> heads the Markdown when readability took it away. What an agent
+// writes it with absolute links: links whose scheme is not http, https or
+// mailto (file:, ftp:, javascript:, data:, …) keep their text without
+// their URL, anchors without a target or a text leave nothing, and
+// tracking pixels (0 or 1 pixel wide or high, known beacons) go. Text
+// keeps its characters (no &lt; in prose or tables; Markdown escapes only
+// where Markdown needs them), code blocks keep the language their
+// highlighter named and each <code> of a <pre> that holds several is a
+// block of its own, headings keep their levels (readability's h1 to h2
+// undone), and the page's title heading (its first <h1>, or an <h2> its
+// <title> names) heads the Markdown when readability took it away. Notes,
+// warnings and their kin (Sphinx and DocBook admonitions, MkDocs,
+// Docusaurus, GitHub alerts, Node.js stability notes, an aside that is a
+// note) are kept, as quotations that start with their label
+// ("> **Note:** …"). What an agent
 // needs to cite the page is kept apart (Page: title, author, date, site
 // name, canonical URL; Result.Header writes them). JSON is pretty-printed
 // in a code block; XML, YAML, TOML and CSV come as code blocks; plain text
@@ -59,8 +69,12 @@
 // PerHostPerMinute a minute; past either the read is refused with a
 // *BusyError that says when to retry, rather than queued.
 //
-// Caveats: the character set comes from the Content-Type or the page's
-// <meta>; the reader does not run scripts, so pages built by JavaScript read
+// The character set is found as browsers find it: a byte order mark, the
+// Content-Type's charset, an HTML page's <meta> in its first 1024 bytes;
+// a page that declares none is UTF-8 when it is valid UTF-8, else
+// windows-1252.
+//
+// Caveats: the reader does not run scripts, so pages built by JavaScript read
 // as what their HTML holds. Lengths and offsets (StartChar, MaxLength) count
 // characters (runes), not bytes. A PDF's text comes in the order its pages
 // draw it (multi-column layouts drawn row by row, and tables, read as runs

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -47,8 +48,11 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	a := article{Title: docTitle(doc), Canonical: canonical(doc, pageURL)}
 	a.Byline, a.SiteName, a.Published = meta(doc)
 	clean(doc)
+	splitCode(doc)
+	admonitions(doc)
 	langs := markCode(doc)
-	h1 := firstH1(doc)
+	top, level := topHeading(doc, a.Title)
+	markH1s(doc)
 	if a.Published == "" {
 		a.Published = timeOf(doc)
 	}
@@ -56,7 +60,7 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	p := readability.NewParser()
 	p.MaxElemsToParse = maxElements
 	p.DisableJSONLD = true
-	p.ClassesToPreserve = langs
+	p.ClassesToPreserve = append(langs, h1Class)
 	if art, err := p.ParseDocument(doc, pageURL); err == nil {
 		if art.Node != nil && len(strings.TrimSpace(textOf(art.Node))) >= minArticle {
 			content = art.Node
@@ -71,9 +75,10 @@ func extractArticle(body []byte, pageURL *url.URL) article {
 	if content == nil {
 		return a
 	}
+	restoreH1s(content)
 	a.Markdown = toMarkdown(content, pageURL)
-	if h1 != "" && !hasH1(a.Markdown) {
-		a.Markdown = strings.TrimSpace("# " + h1 + "\n\n" + a.Markdown)
+	if top != "" && !hasHeading(a.Markdown, top) {
+		a.Markdown = strings.TrimSpace(strings.Repeat("#", level) + " " + top + "\n\n" + a.Markdown)
 	}
 	return a
 }
@@ -110,27 +115,67 @@ func toMarkdown(n *html.Node, pageURL *url.URL) string {
 	if err != nil {
 		return strings.TrimSpace(textOf(n))
 	}
-	return strings.TrimSpace(blankLines.ReplaceAllString(string(md), "\n\n"))
+	return strings.TrimSpace(blankLines.ReplaceAllString(trimQuoteLines(string(md)), "\n\n"))
+}
+
+// trimQuoteLines drops the space the converter leaves at the end of a
+// blockquote's blank lines ("> "), outside code blocks.
+func trimQuoteLines(md string) string {
+	if !strings.Contains(md, "> \n") {
+		return md
+	}
+	var b strings.Builder
+	fence := ""
+	for line := range strings.Lines(md) {
+		t := strings.TrimRight(line, "\n")
+		inner := strings.TrimLeft(t, "> ")
+		if f := fenceOf(inner); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(inner, fence):
+				fence = ""
+			}
+		}
+		if fence == "" && strings.TrimSpace(strings.ReplaceAll(t, ">", "")) == "" && strings.HasSuffix(t, " ") {
+			b.WriteString(strings.TrimRight(t, " "))
+			b.WriteString(line[len(t):])
+			continue
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // dropUnsafeLinks takes out of n every link and image an agent must not
-// be handed: javascript:, vbscript: and data: URLs (a link keeps its text,
-// an image goes).
+// be handed, and the links that lead nowhere: a URL whose scheme is not
+// http, https or mailto (javascript:, data:, file:, ftp:, …), however it
+// is spelt, loses its link (the text stays) or its image (it goes); an
+// anchor without an href (a DocBook or groff target) leaves its text in
+// place; a link with neither text nor image goes.
 func dropUnsafeLinks(n *html.Node) {
-	var drop []*html.Node
+	var drop, unwrap []*html.Node
 	walk(n, func(c *html.Node) bool {
 		if c.Type != html.ElementNode {
 			return true
 		}
 		for i := 0; i < len(c.Attr); i++ {
 			a := c.Attr[i]
-			if (a.Key == "href" || a.Key == "src" || a.Key == "srcset") && unsafeScheme(a.Val) {
+			if a.Namespace == "" && (a.Key == "href" || a.Key == "src" || a.Key == "srcset") && !linkable(a.Val) {
 				if c.DataAtom == atom.Img || c.DataAtom == atom.Source {
 					drop = append(drop, c)
 					break
 				}
 				c.Attr = append(c.Attr[:i], c.Attr[i+1:]...)
 				i--
+			}
+		}
+		if c.DataAtom == atom.A {
+			switch {
+			case !hasAttr(c, "href"):
+				unwrap = append(unwrap, c)
+			case strings.TrimSpace(textOf(c)) == "" && !hasImage(c):
+				drop = append(drop, c)
 			}
 		}
 		return true
@@ -140,30 +185,60 @@ func dropUnsafeLinks(n *html.Node) {
 			d.Parent.RemoveChild(d)
 		}
 	}
-}
-
-// unsafeScheme reports whether u is a javascript:, vbscript: or data: URL,
-// however it is spelt (case, white space and control characters inside
-// the scheme, as browsers forgive them).
-func unsafeScheme(u string) bool {
-	var b strings.Builder
-	for _, r := range u {
-		if r == ':' {
-			break
-		}
-		if r <= ' ' || r == 0x7f {
+	for _, a := range unwrap {
+		if a.Parent == nil {
 			continue
 		}
-		b.WriteRune(unicode.ToLower(r))
-		if b.Len() > 16 {
-			return false
+		for c := a.FirstChild; c != nil; c = a.FirstChild {
+			a.RemoveChild(c)
+			a.Parent.InsertBefore(c, a)
 		}
+		a.Parent.RemoveChild(a)
 	}
-	switch b.String() {
-	case "javascript", "vbscript", "data":
-		return strings.Contains(u, ":")
+}
+
+func hasImage(n *html.Node) bool {
+	found := false
+	walk(n, func(c *html.Node) bool {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Img && attr(c, "src") != "" && linkable(attr(c, "src")) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// linkable reports whether u may reach the Markdown: a relative URL, or
+// an http, https or mailto one (for srcset, each candidate's).
+func linkable(u string) bool {
+	switch schemeOf(u) {
+	case "", "http", "https", "mailto":
+		return true
 	}
 	return false
+}
+
+// schemeOf is u's scheme in lower case, read as browsers forgive it
+// (white space and control characters inside it skipped); "" for a
+// relative URL.
+func schemeOf(u string) string {
+	var b strings.Builder
+	for _, r := range u {
+		switch {
+		case r == ':':
+			return b.String()
+		case r <= ' ' || r == 0x7f:
+			continue
+		case r < 0x80 && (unicode.IsLetter(r) || b.Len() > 0 && (unicode.IsDigit(r) || r == '+' || r == '-' || r == '.')):
+			b.WriteRune(unicode.ToLower(r))
+			if b.Len() > 32 {
+				return ""
+			}
+		default:
+			return "" // a path, a query or a fragment comes first: relative
+		}
+	}
+	return ""
 }
 
 // angleIn hides < and > from the base plugin's entity replacement (and
@@ -201,14 +276,88 @@ func tagStart(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }
 
-// hasH1 reports whether md has a level-1 heading.
-func hasH1(md string) bool {
+// hasHeading reports whether md has a heading that reads text.
+func hasHeading(md, text string) bool {
 	for _, h := range Headings(md) {
-		if h.Level == 1 {
+		if plainHeading.Replace(oneLine(h.Text)) == plainHeading.Replace(text) {
 			return true
 		}
 	}
 	return false
+}
+
+// plainHeading drops the Markdown a heading's text may carry.
+var plainHeading = strings.NewReplacer("\\", "", "`", "", "*", "", "_", "")
+
+// h1Class marks the page's own <h1>s, which readability turns into <h2>s
+// (it keeps h1 for the title it shows apart): restoreH1s turns them back,
+// so that an article's headings keep their levels.
+const h1Class = "searxgate-h1"
+
+func markH1s(doc *html.Node) {
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.H1 {
+			setAttr(n, "class", strings.TrimSpace(attr(n, "class")+" "+h1Class))
+		}
+		return true
+	})
+}
+
+func restoreH1s(n *html.Node) {
+	walk(n, func(c *html.Node) bool {
+		if c.Type != html.ElementNode {
+			return true
+		}
+		for i, a := range c.Attr {
+			if a.Namespace == "" && a.Key == "class" && hasToken(a.Val, h1Class) {
+				c.Data, c.DataAtom = "h1", atom.H1
+				c.Attr = append(c.Attr[:i], c.Attr[i+1:]...)
+				break
+			}
+		}
+		return true
+	})
+}
+
+// splitCode gives each <code> of a <pre> that holds several (Node.js's
+// paired ES-module and CommonJS examples, shown one at a time) a <pre> of
+// its own, so that each is a code block and not one line of both.
+func splitCode(doc *html.Node) {
+	var pres []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Pre {
+			pres = append(pres, n)
+			return false
+		}
+		return true
+	})
+	for _, pre := range pres {
+		codes := 0
+		other := false
+		for c := pre.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.ElementNode && c.DataAtom == atom.Code:
+				codes++
+			case c.Type == html.TextNode && strings.TrimSpace(c.Data) == "":
+			case c.Type == html.CommentNode:
+			default:
+				other = true
+			}
+		}
+		if codes < 2 || other || pre.Parent == nil {
+			continue
+		}
+		for c := pre.FirstChild; c != nil; c = pre.FirstChild {
+			pre.RemoveChild(c)
+			if c.Type != html.ElementNode {
+				continue
+			}
+			one := &html.Node{Type: html.ElementNode, Data: "pre", DataAtom: atom.Pre, Attr: slices.Clone(pre.Attr)}
+			one.AppendChild(c)
+			pre.Parent.InsertBefore(one, pre)
+		}
+		pre.Parent.RemoveChild(pre)
+	}
 }
 
 var blankLines = regexp.MustCompile(`\n{3,}`)
@@ -279,6 +428,9 @@ func clean(doc *html.Node) {
 }
 
 func junk(n *html.Node, inMain bool) bool {
+	if n.DataAtom == atom.Aside && isAdmonition(n) {
+		return false
+	}
 	if dropTags[n.DataAtom] {
 		return true
 	}
@@ -292,7 +444,7 @@ func junk(n *html.Node, inMain bool) bool {
 	if hasAttr(n, "hidden") || attr(n, "aria-hidden") == "true" || attr(n, "aria-modal") == "true" {
 		return true
 	}
-	if isAd(n) {
+	if isAd(n) || n.DataAtom == atom.Img && isPixel(n) {
 		return true
 	}
 	if st := strings.ReplaceAll(strings.ToLower(attr(n, "style")), " ", ""); strings.Contains(st, "display:none") || strings.Contains(st, "visibility:hidden") {
@@ -304,6 +456,235 @@ func junk(n *html.Node, inMain bool) bool {
 	}
 	return false
 }
+
+// admonitionWords are the class names (or their parts, split at - and _)
+// of notes, warnings and their kin: Sphinx and docutils (admonition,
+// note, seealso, versionadded, deprecated), DocBook (note, important,
+// caution, tip, warning), MkDocs, Docusaurus (theme-admonition), GitHub
+// (markdown-alert), MDN (notecard), Node.js (api_stability).
+var admonitionWords = map[string]bool{
+	"admonition": true, "note": true, "warning": true, "tip": true, "important": true, "caution": true, "danger": true,
+	"attention": true, "hint": true, "seealso": true, "callout": true, "notecard": true, "versionadded": true,
+	"versionchanged": true, "deprecated": true, "stability": true,
+}
+
+// maxAdmonition is the most text a block may hold and still be taken for
+// an admonition (a larger one is a section that a class name misleads).
+const maxAdmonition = 4000
+
+// isAdmonition reports whether n is a note, a warning or their kin (by
+// its classes or role=note) of no more than maxAdmonition bytes of text.
+func isAdmonition(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Div, atom.Aside, atom.Section, atom.P:
+	default:
+		return false
+	}
+	named := strings.EqualFold(attr(n, "role"), "note")
+	for _, c := range strings.Fields(strings.ToLower(attr(n, "class"))) {
+		if admonitionWords[c] {
+			named = true
+			break
+		}
+		parts := strings.FieldsFunc(c, func(r rune) bool { return r == '-' || r == '_' })
+		if len(parts) > 1 && (parts[0] == "admonition" || parts[0] == "theme" && parts[1] == "admonition" ||
+			parts[0] == "markdown" && parts[1] == "alert" || parts[0] == "api" && parts[1] == "stability") {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return false
+	}
+	_, small := leadText(n, maxAdmonition)
+	return small
+}
+
+// admonitions rewrites each note, warning and their kin as a blockquote
+// that starts with its label in bold (the block's title: Sphinx's
+// admonition-title, DocBook's h3 or table heading), so that readability,
+// which drops short link-heavy divs and every aside, keeps them, and the
+// Markdown shows them as asides (> **Note** …) rather than as headings of
+// the page.
+func admonitions(doc *html.Node) {
+	var found []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && isAdmonition(n) {
+			found = append(found, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range found {
+		if n.Parent == nil {
+			continue
+		}
+		label, body := admonitionParts(n)
+		q := &html.Node{Type: html.ElementNode, Data: "blockquote", DataAtom: atom.Blockquote}
+		for _, c := range body {
+			if c.Parent != nil {
+				c.Parent.RemoveChild(c)
+			}
+			q.AppendChild(c)
+		}
+		if label != "" {
+			// The label opens the first paragraph (> **Note:** text), or
+			// is a paragraph of its own.
+			strong := &html.Node{Type: html.ElementNode, Data: "strong", DataAtom: atom.Strong}
+			strong.AppendChild(&html.Node{Type: html.TextNode, Data: label + ":"})
+			first := q.FirstChild
+			for first != nil && first.Type == html.TextNode && strings.TrimSpace(first.Data) == "" {
+				first = first.NextSibling
+			}
+			if first != nil && first.Type == html.ElementNode && first.DataAtom == atom.P {
+				first.InsertBefore(&html.Node{Type: html.TextNode, Data: " "}, first.FirstChild)
+				first.InsertBefore(strong, first.FirstChild)
+			} else {
+				p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+				p.AppendChild(strong)
+				q.InsertBefore(p, q.FirstChild)
+			}
+		}
+		if n.DataAtom == atom.P {
+			// A <p> cannot hold a blockquote's paragraphs: its text
+			// becomes one.
+			p := &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
+			for c := q.FirstChild; c != nil; c = q.FirstChild {
+				q.RemoveChild(c)
+				p.AppendChild(c)
+			}
+			q.AppendChild(p)
+		}
+		n.Parent.InsertBefore(q, n)
+		n.Parent.RemoveChild(n)
+	}
+}
+
+// admonitionParts splits an admonition into its label (its title, one
+// line; "" when it has none) and the nodes of its text.
+func admonitionParts(n *html.Node) (string, []*html.Node) {
+	// DocBook with admonition graphics: a table of an icon, a heading
+	// and the text in the last cell.
+	if t := onlyElement(n); t != nil && t.DataAtom == atom.Table {
+		var th, last *html.Node
+		walk(t, func(c *html.Node) bool {
+			if c.Type == html.ElementNode {
+				switch c.DataAtom {
+				case atom.Th:
+					if th == nil {
+						th = c
+					}
+				case atom.Td:
+					if strings.TrimSpace(textOf(c)) != "" {
+						last = c
+					}
+				}
+			}
+			return true
+		})
+		if last != nil {
+			label := ""
+			if th != nil {
+				label = oneLine(textOf(th))
+			}
+			return label, children(unwrapDivs(last))
+		}
+	}
+	box := unwrapDivs(n)
+	var label string
+	var body []*html.Node
+	for c := box.FirstChild; c != nil; c = c.NextSibling {
+		if label == "" && body == nil && c.Type == html.ElementNode && isAdmonitionTitle(c) {
+			label = strings.TrimSuffix(oneLine(textOf(c)), ":")
+			continue
+		}
+		if label == "" && body == nil && c.Type == html.TextNode && strings.TrimSpace(c.Data) == "" {
+			continue
+		}
+		body = append(body, c)
+	}
+	// (the text's own wrapper, as Docusaurus writes it, is taken apart)
+	var flat []*html.Node
+	for _, c := range body {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Div {
+			flat = append(flat, children(c)...)
+		} else {
+			flat = append(flat, c)
+		}
+	}
+	return label, flat
+}
+
+// isAdmonitionTitle reports whether c is an admonition's title: a heading,
+// or an element whose class says title or heading.
+func isAdmonitionTitle(c *html.Node) bool {
+	switch c.DataAtom {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	cls := strings.ToLower(attr(c, "class"))
+	return strings.Contains(cls, "title") || strings.Contains(cls, "heading")
+}
+
+// unwrapDivs is n, or the one <div> n holds alone (and so on down).
+func unwrapDivs(n *html.Node) *html.Node {
+	for {
+		c := onlyElement(n)
+		if c == nil || c.DataAtom != atom.Div || isAdmonitionTitle(c) {
+			return n
+		}
+		n = c
+	}
+}
+
+// onlyElement is n's one element child when n holds nothing else but
+// white space; nil otherwise.
+func onlyElement(n *html.Node) *html.Node {
+	var one *html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		switch {
+		case c.Type == html.ElementNode:
+			if one != nil {
+				return nil
+			}
+			one = c
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+			return nil
+		}
+	}
+	return one
+}
+
+func children(n *html.Node) []*html.Node {
+	var out []*html.Node
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		out = append(out, c)
+	}
+	return out
+}
+
+// isPixel reports whether img is a tracking pixel: 0 or 1 pixel wide or
+// high (by its attributes or its style), or its source one of the
+// well-known beacons.
+func isPixel(img *html.Node) bool {
+	for _, k := range []string{"width", "height"} {
+		if v := strings.TrimSuffix(strings.TrimSpace(attr(img, k)), "px"); v == "0" || v == "1" {
+			return true
+		}
+	}
+	st := strings.ReplaceAll(strings.ToLower(attr(img, "style")), " ", "")
+	for _, p := range []string{"width:0", "width:1px", "height:0", "height:1px"} {
+		if i := strings.Index(st, p); i >= 0 && (i == 0 || st[i-1] == ';') && (len(st) == i+len(p) || strings.ContainsRune(";!p", rune(st[i+len(p)]))) {
+			return true
+		}
+	}
+	return pixelSrc.MatchString(attr(img, "src"))
+}
+
+// pixelSrc matches the sources of tracking pixels and beacons.
+var pixelSrc = regexp.MustCompile(`(?i)^(?:https?:)?//(?:[a-z0-9-]+\.)*(?:facebook\.com/tr\b|google-analytics\.com/|googletagmanager\.com/|doubleclick\.net/|` +
+	`scorecardresearch\.com/|quantserve\.com/|bat\.bing\.com/|pixel\.|px\.ads\.|analytics\.twitter\.com/|ct\.pinterest\.com/|` +
+	`sb\.scorecardresearch\.com/)|[/._-](?:pixel|tracking[-_]?pixel|spacer|1x1|beacon)(?:\.gif|\.png)?(?:[?#]|$)|/__utm\.gif|/b/ss/`)
 
 // mainOf is the page's main content element: <main>, role=main,
 // <article>, else <body> (else the document).

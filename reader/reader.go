@@ -593,28 +593,69 @@ func kindOf(mediaType string) (kind, lang string) {
 	return "", ""
 }
 
-// toUTF8 decodes body from its character set (the Content-Type's, or for
-// HTML its <meta>) and drops what is not valid UTF-8.
+// toUTF8 decodes body from its character set, found as browsers find it:
+// a byte order mark, the Content-Type's charset, for HTML a <meta charset>
+// or http-equiv in the first 1024 bytes; else UTF-8 when the whole body
+// is valid UTF-8, else windows-1252. What is not valid UTF-8 afterwards
+// becomes U+FFFD.
 func toUTF8(body []byte, contentType string, isHTML bool) []byte {
-	if !isHTML {
-		if _, params, err := mime.ParseMediaType(contentType); err == nil {
-			if cs := strings.ToLower(params["charset"]); cs != "" && cs != "utf-8" && cs != "utf8" {
-				if rd, err := charset.NewReaderLabel(cs, bytes.NewReader(body)); err == nil {
-					if b, err := io.ReadAll(rd); err == nil {
-						body = b
-					}
-				}
-			}
-		}
-	} else if rd, err := charset.NewReader(bytes.NewReader(body), contentType); err == nil {
-		if b, err := io.ReadAll(rd); err == nil {
-			body = b
-		}
+	label := declaredCharset(body, contentType, isHTML)
+	switch {
+	case label == "utf-8":
+		body = bytes.TrimPrefix(body, utf8BOM)
+	case label != "":
+		body = bytes.TrimPrefix(decode(body, label), utf8BOM)
+	case !utf8.Valid(body):
+		body = decode(body, "windows-1252")
 	}
 	if !utf8.Valid(body) {
 		body = []byte(strings.ToValidUTF8(string(body), "\uFFFD"))
 	}
 	return body
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+func decode(body []byte, label string) []byte {
+	rd, err := charset.NewReaderLabel(label, bytes.NewReader(body))
+	if err != nil {
+		return body
+	}
+	if b, err := io.ReadAll(rd); err == nil {
+		return b
+	}
+	return body
+}
+
+// declaredCharset is the name of the encoding body says it is in (its
+// BOM, the Content-Type, an HTML page's <meta>), "" when it says none the
+// reader knows.
+func declaredCharset(body []byte, contentType string, isHTML bool) string {
+	if isHTML {
+		// DetermineEncoding guesses when nothing is declared, from the
+		// first 1024 bytes only: its guess is not taken.
+		_, name, certain := charset.DetermineEncoding(body, contentType)
+		if !certain {
+			return ""
+		}
+		return name
+	}
+	switch {
+	case bytes.HasPrefix(body, utf8BOM):
+		return "utf-8"
+	case bytes.HasPrefix(body, []byte{0xFE, 0xFF}):
+		return "utf-16be"
+	case bytes.HasPrefix(body, []byte{0xFF, 0xFE}):
+		return "utf-16le"
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	if _, name := charset.Lookup(params["charset"]); name != "" {
+		return name
+	}
+	return ""
 }
 
 // transportError names why a fetch failed, keeping the guard's refusal.
