@@ -267,6 +267,12 @@ func (r *pageReader) show(raw string) {
 	w := f.advance(raw, r.tfs, r.tc, r.tw) * r.th
 	r.tm = translate(w, 0).times(r.tm)
 	text := f.decode(raw)
+	if r.tc*r.th >= 0.15*math.Abs(r.tfs) && r.tfs != 0 {
+		// Character spacing as wide as a space between each glyph: how
+		// ghostscript writes a word's space inside a string ("they are"
+		// as "(he)" and, spaced, "(ya)").
+		text = f.decodeSpaced(raw)
+	}
 	if strings.TrimSpace(text) == "" {
 		if text != "" {
 			r.space = true
@@ -331,9 +337,13 @@ func newPDFFont(v pdf.Value) *pdfFont {
 		}
 	}
 	huge := v.Key("Encoding").Key("Differences").Len() > maxFontCodes
+	var unicode map[int]string // the ToUnicode map, which comes first
 	if tu := v.Key("ToUnicode"); tu.Kind() == pdf.Stream {
 		data, whole := readStream(tu, maxFontMap)
 		huge = huge || !whole || !cmapSane(data)
+		if !huge {
+			unicode = toUnicode(data)
+		}
 	}
 	font := pdf.Font{V: v}
 	if v.Key("Subtype").Name() == "Type0" {
@@ -354,6 +364,10 @@ func newPDFFont(v pdf.Value) *pdfFont {
 	}
 	enc := font.Encoder()
 	for b := range 256 {
+		if s, ok := unicode[b]; ok && s != "" && utf8.ValidString(s) {
+			f.table[b] = s
+			continue
+		}
 		s := enc.Decode(string([]byte{byte(b)}))
 		if !utf8.ValidString(s) {
 			s = string(rune(b))
@@ -407,6 +421,21 @@ func (f *pdfFont) decode(raw string) string {
 		f.memo[raw] = s
 	}
 	return s
+}
+
+// decodeSpaced is the text of raw with a space between its glyphs.
+func (f *pdfFont) decodeSpaced(raw string) string {
+	step := 1
+	if f.twoByte {
+		step = 2
+	}
+	var parts []string
+	for i := 0; i+step <= len(raw); i += step {
+		if t := strings.TrimSpace(f.decode(raw[i : i+step])); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // advance is how far raw moves the text position, in text space.

@@ -179,8 +179,9 @@ var pageNumber = regexp.MustCompile(`(?i)^(?:(?:page|pg\.|p\.)\s*)?[-–—\s]*(
 // items and numbered references on lines of their own), monospaced lines
 // as fenced code. Page numbers and
 // the running heads and feet repeated on most pages are left out. It
-// returns the first heading too, the title a PDF without one in its Info
-// likely has.
+// returns the title a PDF without one in its Info likely has too: its
+// first heading that is not a section's name, or for a manual page the
+// line under NAME.
 func pdfMarkdown(pages [][]pdfLine) (md, first string) {
 	st := statsOf(pages)
 	blocks := make([][]pdfBlock, len(pages))
@@ -190,6 +191,7 @@ func pdfMarkdown(pages [][]pdfLine) (md, first string) {
 	dropRunning(blocks, st)
 	levels := headingLevels(blocks, st)
 	var b strings.Builder
+	named := false // the last block was a manual page's NAME heading
 	for i, page := range blocks {
 		if i > 0 {
 			b.WriteString("\n\n")
@@ -212,16 +214,33 @@ func pdfMarkdown(pages [][]pdfLine) (md, first string) {
 				j = k - 1
 			case blk.heading(st):
 				t := blk.text()
-				if first == "" {
+				if first == "" && !sectionName(t) {
 					first = t
 				}
+				named = first == "" && strings.EqualFold(t, "name")
 				b.WriteString(strings.Repeat("#", levels(blk)) + " " + t)
 			default:
-				b.WriteString(paragraph(blk.lines))
+				p := paragraph(blk.lines)
+				if named && first == "" && utf8.RuneCountInString(p) <= 200 {
+					first = dehyphenate(p) // a manual page's name and what it is
+				}
+				named = false
+				b.WriteString(p)
 			}
 		}
 	}
-	return b.String(), first
+	return dehyphenate(b.String()), first
+}
+
+// sectionName reports whether a heading names a part every document of
+// its kind has (a manual page's NAME, a paper's Abstract): not a title.
+func sectionName(h string) bool {
+	switch strings.ToLower(h) {
+	case "name", "synopsis", "description", "options", "abstract", "contents", "table of contents",
+		"introduction", "preface", "summary", "overview":
+		return true
+	}
+	return false
 }
 
 // codeBlock writes consecutive blocks of monospaced lines as one fenced
@@ -348,11 +367,48 @@ var (
 	reference = regexp.MustCompile(`^\[\d{1,4}\]\s`)
 )
 
+// lineCut marks, after a line's hyphen, a word cut at the line's end.
+const lineCut = '\uE000'
+
+// cutAt is a word cut at a line's end: its two halves.
+var cutAt = regexp.MustCompile(`(\p{L}+)-\x{E000}(\p{L}+)`)
+
+// dehyphenate joins the words cut at a line's end whose whole appears in
+// md elsewhere ("incre-" and "mental" where "incremental" does); the
+// others keep their hyphen ("quarter-diurnal"), as a compound word cut at
+// its own hyphen would.
+func dehyphenate(md string) string {
+	if !strings.ContainsRune(md, lineCut) {
+		return md
+	}
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(cutAt.ReplaceAllString(md, " "), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		seen[strings.ToLower(w)] = true
+	}
+	md = cutAt.ReplaceAllStringFunc(md, func(m string) string {
+		parts := cutAt.FindStringSubmatch(m)
+		if seen[strings.ToLower(parts[1]+parts[2])] {
+			return parts[1] + parts[2]
+		}
+		return parts[1] + "-" + parts[2]
+	})
+	return strings.ReplaceAll(md, string(lineCut), "")
+}
+
+// cutWord reports whether prev, ending in a hyphen, and next are one
+// lower-case word hyphenated at the line's end.
+func cutWord(prev, next string) bool {
+	before, _ := utf8.DecodeLastRuneInString(strings.TrimSuffix(prev, "-"))
+	after, _ := utf8.DecodeRuneInString(next)
+	return unicode.IsLower(before) && unicode.IsLower(after)
+}
+
 func isItem(line string) bool { return bullet.MatchString(line) || reference.MatchString(line) }
 
 // paragraph writes a block's lines as one line, each list item (as "- ")
 // and reference on a line of its own; a line ending in a hyphen joins the
-// next without a space. Markdown's heading and fence marks at the start of
+// next without a space; when a lower-case word was cut there, lineCut
+// marks the place for dehyphenate. Markdown's heading and fence marks at the start of
 // a line are escaped: they are the PDF's text, not structure.
 func paragraph(lines []pdfLine) string {
 	var b strings.Builder
@@ -361,8 +417,12 @@ func paragraph(lines []pdfLine) string {
 		m := bullet.FindString(t)
 		switch {
 		case i > 0 && m == "" && !reference.MatchString(t):
-			if prev := lines[i-1].text; !strings.HasSuffix(prev, "-") || strings.HasSuffix(prev, " -") {
+			prev := lines[i-1].text
+			switch {
+			case !strings.HasSuffix(prev, "-") || strings.HasSuffix(prev, " -"):
 				b.WriteByte(' ')
+			case cutWord(prev, t):
+				b.WriteRune(lineCut)
 			}
 			b.WriteString(t)
 			continue

@@ -248,12 +248,16 @@ func TestPDFParagraph(t *testing.T) {
 	}{
 		{lines("a first line", "and its end."), "a first line and its end."},
 		{lines("quarter-", "diurnal tides", "a - b"), "quarter-diurnal tides a - b"},
+		// A word cut at a line's end is joined when the document has it
+		// whole (here, in the same paragraph).
+		{lines("incre-", "mental dumps are incremental"), "incremental dumps are incremental"},
+		{lines("GNU-", "format"), "GNU-format"},
 		{lines("a list:", "• one", "continued", "◦ two"), "a list:\n- one continued\n- two"},
 		{lines("[1] A. Author.", "A title.", "[2] B. Author."), "[1] A. Author. A title.\n[2] B. Author."},
 		{lines("# 1 is a number, not a heading"), `\# 1 is a number, not a heading`},
 		{lines("```not a fence"), "\\```not a fence"},
 	} {
-		if got := paragraph(tc.in); got != tc.want {
+		if got := dehyphenate(paragraph(tc.in)); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
 		}
 	}
