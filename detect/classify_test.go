@@ -237,7 +237,7 @@ func TestClassifyTooLarge(t *testing.T) {
 }
 
 // TestClassifyHugePages reads pages far larger than any public instance
-// sends, and refuses them under a cap.
+// sends: it keeps MaxResults of them, and refuses them under a cap.
 func TestClassifyHugePages(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"query": "hello world", "results": [`)
@@ -253,7 +253,7 @@ func TestClassifyHugePages(t *testing.T) {
 	body := []byte(b.String())
 
 	v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != n {
+	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != n-MaxResults {
 		t.Fatalf("huge JSON: %s/%s with %v", v.Kind, v.Reason, v.Results != nil)
 	}
 	v = Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world", MaxBody: 1 << 20})
@@ -263,7 +263,7 @@ func TestClassifyHugePages(t *testing.T) {
 
 	page := grownHTML(t, 1000)
 	v = Classify(Answer{Status: 200, Body: page, Format: "html", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != 1000 {
+	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != 1000-MaxResults {
 		t.Fatalf("huge HTML: %s/%s", v.Kind, v.Reason)
 	}
 }
