@@ -160,6 +160,27 @@ func TestClassifyRedirectGuard(t *testing.T) {
 	}
 }
 
+// TestBangRedirectNotToTheInstance: a bang's redirect to the instance
+// under any of its names (case, port, trailing dot, a subdomain) is its
+// limiter's, never passed on.
+func TestBangRedirectNotToTheInstance(t *testing.T) {
+	for loc, want := range map[string]Kind{
+		"https://www.google.com/search?q=foo":   Redirect,
+		"https://searx.example.org/":            Refused,
+		"https://SEARX.example.org:8443/?q=foo": Refused,
+		"http://searx.example.org./search":      Refused,
+		"https://www.searx.example.org/":        Refused,
+		"https://example.org/":                  Refused, // its parent domain
+		"https://notsearx.example.org/":         Redirect,
+	} {
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": loc}, Format: "json", Query: "!!g foo",
+			Instance: "https://searx.example.org/", Now: fixtureNow})
+		if v.Kind != want {
+			t.Errorf("Location %q: %s/%s, want %s", loc, v.Kind, v.Reason, want)
+		}
+	}
+}
+
 func TestClassifyFixtures(t *testing.T) {
 	for _, tc := range classifyCases {
 		name := fmt.Sprintf("%s/%s/%q", tc.file, tc.format, tc.query)
