@@ -160,6 +160,27 @@ func TestClassifyRedirectGuard(t *testing.T) {
 	}
 }
 
+// TestBangRedirectNotToTheInstance: a bang's redirect to the instance
+// under any of its names (case, port, trailing dot, a subdomain) is its
+// limiter's, never passed on.
+func TestBangRedirectNotToTheInstance(t *testing.T) {
+	for loc, want := range map[string]Kind{
+		"https://www.google.com/search?q=foo":   Redirect,
+		"https://searx.example.org/":            Refused,
+		"https://SEARX.example.org:8443/?q=foo": Refused,
+		"http://searx.example.org./search":      Refused,
+		"https://www.searx.example.org/":        Refused,
+		"https://example.org/":                  Refused, // its parent domain
+		"https://notsearx.example.org/":         Redirect,
+	} {
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": loc}, Format: "json", Query: "!!g foo",
+			Instance: "https://searx.example.org/", Now: fixtureNow})
+		if v.Kind != want {
+			t.Errorf("Location %q: %s/%s, want %s", loc, v.Kind, v.Reason, want)
+		}
+	}
+}
+
 func TestClassifyFixtures(t *testing.T) {
 	for _, tc := range classifyCases {
 		name := fmt.Sprintf("%s/%s/%q", tc.file, tc.format, tc.query)
@@ -237,7 +258,7 @@ func TestClassifyTooLarge(t *testing.T) {
 }
 
 // TestClassifyHugePages reads pages far larger than any public instance
-// sends, and refuses them under a cap.
+// sends: it keeps MaxResults of them, and refuses them under a cap.
 func TestClassifyHugePages(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"query": "hello world", "results": [`)
@@ -253,7 +274,7 @@ func TestClassifyHugePages(t *testing.T) {
 	body := []byte(b.String())
 
 	v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != n {
+	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != n-MaxResults {
 		t.Fatalf("huge JSON: %s/%s with %v", v.Kind, v.Reason, v.Results != nil)
 	}
 	v = Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world", MaxBody: 1 << 20})
@@ -263,7 +284,7 @@ func TestClassifyHugePages(t *testing.T) {
 
 	page := grownHTML(t, 1000)
 	v = Classify(Answer{Status: 200, Body: page, Format: "html", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != 1000 {
+	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != 1000-MaxResults {
 		t.Fatalf("huge HTML: %s/%s", v.Kind, v.Reason)
 	}
 }

@@ -80,4 +80,12 @@
 //     at the top level such a field that is not a good link is dropped.
 //     A JSON answer nested deeper than 64 levels anywhere is not read at
 //     all (BadBody): validating it would cost a recursion as deep.
+//   - Every answer is bounded where it is read and where answers are
+//     merged (bounds.go): at most MaxResults results (the first ones),
+//     texts cut at MaxFieldBytes on a rune boundary, links over
+//     MaxURLBytes dropped or blanked, lists cut at MaxListItems (and
+//     MaxInfoboxes, MaxUnresponsive), unknown fields at MaxExtraTotal per
+//     object, and MaxAnswerBytes in all as written, escapes counted; the
+//     results dropped are counted in Results.Dropped. So an answer
+//     written in any format, fresh or from the cache, stays small.
 package detect

@@ -181,11 +181,16 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 		r.NumberOfResults = readCount(s.Text())
 	}
 	items := ids["urls"].Find(".result")
-	r.Results = make([]Result, 0, items.Length())
-	items.Each(func(_ int, s *goquery.Selection) {
+	r.Results = make([]Result, 0, min(items.Length(), maxReadResults))
+	items.EachWithBreak(func(i int, s *goquery.Selection) bool {
+		if len(r.Results) == maxReadResults {
+			r.Dropped += items.Length() - i
+			return false
+		}
 		if x, ok := readHTMLResult(s); ok {
 			r.Results = append(r.Results, x)
 		}
+		return true
 	})
 	if s := ids["answers"]; s != nil {
 		s.Find(".answer").Each(func(_ int, s *goquery.Selection) {

@@ -100,6 +100,11 @@ func readResults(sc *jsonScan, r *Results) error {
 			sc.skip() // not an object: not a result
 			return
 		}
+		if len(r.Results) == maxReadResults {
+			sc.skip() // past what bound keeps: checked, not kept
+			r.Dropped++
+			return
+		}
 		var x Result
 		sc.object(func(key string) { resultField(&x, key, sc.value(), &strs) })
 		// Its URL is judged by sanitize, with parsed_url made in one parse.

@@ -91,6 +91,7 @@ func Merge(answers ...*Results) *Results {
 	for i, s := range order {
 		out.Results[i] = s.r
 	}
+	out.bound()
 	return out
 }
 

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -14,7 +15,9 @@ import (
 //
 // A redirect is taken for the query's answer only when both hold: the
 // query has bang syntax (a word starting with "!!"), and the Location is
-// an absolute http or https URL off the instance. Anything else, a
+// an absolute http or https URL off the instance (under any of its names:
+// another case, port, trailing dot or subdomain; an address instance by
+// its address and port). Anything else, a
 // redirect to the instance itself or off it for a query without a bang,
 // is the instance's: a limiter redirect, never followed and never passed
 // on, so a hostile instance cannot make searxgate an open redirect.
@@ -31,10 +34,22 @@ func classifyRedirect(a Answer) Verdict {
 	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return refused
 	}
-	if inst, err := url.Parse(a.Instance); err == nil && inst.Host != "" && strings.EqualFold(inst.Host, u.Host) {
-		return refused // back to the instance itself: its limiter
+	if inst, err := url.Parse(a.Instance); err == nil && inst.Host != "" && (strings.EqualFold(inst.Host, u.Host) || sameSite(inst.Hostname(), u.Hostname())) {
+		return refused // back to the instance itself, under any of its names: its limiter
 	}
 	return Verdict{Kind: Redirect, Reason: reason, Location: u.String()}
+}
+
+// sameSite reports whether two host names (not addresses: an address's
+// other ports may be other sites) are one site: equal, or one a subdomain
+// of the other (searx.example and www.searx.example), case and a trailing
+// dot aside; the port does not count.
+func sameSite(a, b string) bool {
+	if _, err := netip.ParseAddr(a); err == nil {
+		return false
+	}
+	a, b = strings.TrimSuffix(strings.ToLower(a), "."), strings.TrimSuffix(strings.ToLower(b), ".")
+	return a == b || strings.HasSuffix(a, "."+b) || strings.HasSuffix(b, "."+a)
 }
 
 // BangOf reports whether query has SearXNG's redirecting bang syntax and

@@ -25,6 +25,9 @@ type Results struct {
 	Infoboxes           []Infobox
 	Suggestions         []string
 	UnresponsiveEngines [][2]string // [engine, reason]
+	// Dropped counts the results the bounds dropped where the answer was
+	// read (MaxResults, MaxAnswerBytes, MaxURLBytes); never written.
+	Dropped int
 }
 
 // Result is one search result, with SearXNG's field names in its JSON.

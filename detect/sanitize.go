@@ -85,7 +85,8 @@ func link(u string) string {
 // sanitize applies the read-time rules to everything r holds: no
 // bidirectional controls in any text, only http(s) URLs in URL fields,
 // parsed_url rebuilt from url. Results whose URL fails are dropped.
-// Unknown fields were cleaned as they were read (cleanExtra).
+// Unknown fields were cleaned as they were read (cleanExtra). Then the
+// bounds are applied (bound).
 func (r *Results) sanitize() {
 	r.Query = StripBidi(r.Query)
 	kept := r.Results[:0]
@@ -146,6 +147,7 @@ func (r *Results) sanitize() {
 		e := &r.UnresponsiveEngines[i]
 		e[0], e[1] = StripBidi(e[0]), StripBidi(e[1])
 	}
+	r.bound()
 }
 
 func stripAll(v []string) {
@@ -183,7 +185,7 @@ func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
 		return
 	}
 	v, ok := cleanExtra(key, f)
-	if !ok {
+	if !ok || extraSize(*m)+len(key)+len(v)+4 > MaxExtraTotal {
 		return
 	}
 	if *m == nil {

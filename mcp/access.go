@@ -39,7 +39,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 			// A proxy nobody declared: the request says it was forwarded,
 			// so it may come from anywhere. Remote, whatever the socket.
 			s.forwardedOnce.Do(func() {
-				s.log.Warn("/mcp refused a forwarded request (Forwarded, X-Forwarded-For or X-Real-IP) from a proxy not given with --trust-proxy: " +
+				s.log.Warn("/mcp refused a forwarded request (Forwarded, X-Forwarded-* or X-Real-IP) from a proxy not given with --trust-proxy: " +
 					"set --mcp-token, and --trust-proxy for the proxy")
 			})
 			http.Error(w, "Forbidden: this request was forwarded by a proxy, so it may come from beyond this machine, and /mcp needs a token then; "+
@@ -67,10 +67,13 @@ func (s *Server) access(next http.Handler) http.Handler {
 	})
 }
 
-// forwarded reports whether a request says a proxy forwarded it.
+// forwarded reports whether a request says a proxy forwarded it: any of
+// Forwarded, X-Real-IP or an X-Forwarded-* header (a proxy may add only
+// X-Forwarded-Host or X-Forwarded-Proto).
 func forwarded(r *http.Request) bool {
-	for _, h := range [...]string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if len(r.Header.Values(h)) > 0 {
+	for k := range r.Header {
+		if len(k) > len("X-Forwarded-") && strings.EqualFold(k[:len("X-Forwarded-")], "X-Forwarded-") ||
+			strings.EqualFold(k, "Forwarded") || strings.EqualFold(k, "X-Real-Ip") {
 			return true
 		}
 	}

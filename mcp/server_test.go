@@ -209,13 +209,14 @@ func TestAccess(t *testing.T) {
 }
 
 // TestForwardedIsRemote: a request that says a proxy forwarded it is taken
-// as remote, whatever the socket: without a token, 403 naming the flags.
+// as remote, whatever the socket (any X-Forwarded-* header, Forwarded or
+// X-Real-IP): without a token, 403 naming the flags.
 func TestForwardedIsRemote(t *testing.T) {
 	_, local := serve(t, Config{Search: &fakeSearch{}})
 	if st, body := post(t, local.URL, nil); st != 200 {
 		t.Fatalf("a local request: %d %s", st, body)
 	}
-	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-IP"} {
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-IP", "X-Forwarded-Host", "X-Forwarded-Proto", "x-forwarded-port"} {
 		st, body := post(t, local.URL, map[string]string{h: "203.0.113.5"})
 		if st != 403 || !strings.Contains(body, "--mcp-token") || !strings.Contains(body, "--trust-proxy") {
 			t.Errorf("%s from an undeclared proxy: %d %s", h, st, body)

@@ -134,6 +134,7 @@ type Metrics struct {
 	queueRefused *metrics.Counter // searches refused because no slot could be had in time, or the queue was full
 	limited      *metrics.Counter // searches refused by Config.Admit
 	fanout       *metrics.Counter // searches answered by merging several instances' answers
+	dropped      *metrics.Counter // results of upstream answers dropped by detect's bounds (MaxResults, MaxAnswerBytes)
 
 	sharedRefused *metrics.Counter // leases given back because the shared budget said no
 	sharedJoined  *metrics.Counter // searches answered by another replica's search of the same query
@@ -156,6 +157,7 @@ var families = [...]Family{
 	{"searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full."},
 	{"searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share."},
 	{"searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout)."},
+	{"searxgate_results_dropped_total", "counter", "Results of upstream answers dropped by the bounds on one answer (results and bytes per answer)."},
 	{"searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent."},
 	{"searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query."},
 }
@@ -178,6 +180,10 @@ func (m *Metrics) WritePrometheus(w io.Writer, shared bool) {
 
 // FanoutSearches counts searches answered by merging several instances.
 func (m *Metrics) FanoutSearches() uint64 { return m.fanout.Get() }
+
+// ResultsDropped counts the results of upstream answers dropped by the
+// bounds on one answer (detect.MaxResults, detect.MaxAnswerBytes, ...).
+func (m *Metrics) ResultsDropped() uint64 { return m.dropped.Get() }
 
 // SharedRefused counts leases given back because the budget shared with
 // other replicas had no room (0 without one).
@@ -216,6 +222,7 @@ func newMetrics() *Metrics {
 	m.queueRefused = set.NewCounter("searxgate_queue_refused_total")
 	m.limited = set.NewCounter("searxgate_client_limited_total")
 	m.fanout = set.NewCounter("searxgate_fanout_searches_total")
+	m.dropped = set.NewCounter("searxgate_results_dropped_total")
 	m.sharedRefused = shared.NewCounter("searxgate_shared_refused_total")
 	m.sharedJoined = shared.NewCounter("searxgate_shared_joined_total")
 	return m

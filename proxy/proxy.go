@@ -703,6 +703,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		}
 	}
 	o := ownerOf(v, err, format)
+	if v.Results != nil && v.Results.Dropped > 0 {
+		p.metrics.dropped.Add(v.Results.Dropped)
+	}
 	if v.Kind == detect.OK && v.Results != nil {
 		o.Hits = len(v.Results.Results)
 		if !v.Results.NothingFound() {

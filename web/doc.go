@@ -22,6 +22,9 @@
 // prefixed searxgate_) and the instance API under /api/, whose writes need
 // "Authorization: Bearer <token>" and an Operator.
 //
+// A request with a header name that is not an HTTP token (a space, a
+// separator) is answered 400, before any route.
+//
 // A search that gets no answer says so in the format asked (JSON, the
 // error page, or plain text for csv and rss): 429 when its client asked
 // more than its share (proxy.LimitedError), 503 otherwise with what was

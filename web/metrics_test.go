@@ -566,6 +566,7 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 		"searxgate_queue_depth":               "gauge",
 		"searxgate_queue_refused_total":       "counter",
 		"searxgate_queue_wait_seconds":        "histogram",
+		"searxgate_results_dropped_total":     "counter",
 		"searxgate_search_duration_seconds":   "histogram",
 		"searxgate_searches_total":            "counter",
 		"searxgate_upstream_duration_seconds": "histogram",

@@ -207,6 +207,10 @@ var classicKeys = [][]byte{
 	[]byte(`,"corrections":[`), []byte(`,"infoboxes":[`), []byte(`,"suggestions":[`), []byte(`,"unresponsive_engines":[`),
 }
 
+// maxServedJSON is the largest answer's JSON served as it is: what detect's
+// bounds let through, with room to spare.
+const maxServedJSON = 2 * detect.MaxAnswerBytes
+
 // classicJSON is the answer as SearXNG writes it, every key present with a
 // list (empty when there is nothing): the proxy's JSON as it is when it is
 // already so, rewritten from its results otherwise (an answer kept in
@@ -218,8 +222,10 @@ func classicJSON(res *proxy.Response) ([]byte, error) {
 	// a newer SearXNG's shape, is written again.
 	// (A key's quotes inside a string are escaped, so the first
 	// `,"results":[` is the key, right after the query's.)
+	// An answer larger than the bounds allow (kept by an older searxgate,
+	// or a shared cache's) is read again, and so bounded (detect.MaxResults).
 	js := res.JSON
-	if head := bytes.Index(js, classicKeys[2]); head > 0 && bytes.HasPrefix(js, classicKeys[0]) &&
+	if head := bytes.Index(js, classicKeys[2]); head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
 		bytes.Contains(js[:head], classicKeys[1]) && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
 		return js, nil
 	}

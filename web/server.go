@@ -153,6 +153,36 @@ func New(cfg Config) (*Server, error) {
 	return srv, nil
 }
 
+// tokenChar tells the bytes of an HTTP token (RFC 9110 section 5.6.2):
+// what a header's name is made of.
+var tokenChar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// tokenNames reports whether every header name of h is a token.
+func tokenNames(h *fasthttp.RequestHeader) bool {
+	for k := range h.All() {
+		if len(k) == 0 {
+			return false
+		}
+		for _, c := range k {
+			if !tokenChar[c] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Handler routes every request.
 func (s *Server) Handler() fasthttp.RequestHandler {
 	return s.route
@@ -186,6 +216,11 @@ var securityHeaderLines = [...][2][]byte{
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	defer s.recoverPanic(ctx)
 	securityHeaders(&ctx.Response.Header)
+	if !tokenNames(&ctx.Request.Header) {
+		// fasthttp refuses most such names itself, not one with a space.
+		plainError(ctx, fasthttp.StatusBadRequest, "Bad Request: a header name that is not an HTTP token")
+		return
+	}
 	path := string(ctx.Path())
 	if r, ok := s.routes[path]; ok {
 		if allow(ctx, r.methods...) {
