@@ -377,6 +377,8 @@ func explainWhy(why string) string {
 		return "too many searches are waiting for an instance"
 	case "leader_failed":
 		return "the identical search this one joined ended without an answer"
+	case "query":
+		return "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed"
 	}
 	return why
 }
