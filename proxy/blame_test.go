@@ -71,6 +71,25 @@ func TestQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
 	}
 }
 
+// TestFanoutQueryThatCrashesSearXNGIsTheQuerys: fanned out, the same
+// query blames no instance either: the first failure is replaced (it
+// cannot tell), none after two failed alike.
+func TestFanoutQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)}, fastFleet(5)...)
+	_, err := e.proxy.Search(context.Background(), Request{Query: "servererror wide", PageNo: 1, Format: FormatJSON, Fanout: 3})
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 4 {
+		t.Fatalf("%v (%+v), want the query's error after the three asked and one replacement", err, na)
+	}
+	e.settled(t)
+	if e.searches(4) != 0 {
+		t.Errorf("a second replacement was asked after the query failed alike")
+	}
+	for i := range e.urls {
+		e.blamed(t, i, 0, 0, 0)
+	}
+}
+
 // TestServerErrorWhereAnotherAnswersIsTheInstances: a 5xx whose query a
 // second instance answers well is the first instance's own failure.
 func TestServerErrorWhereAnotherAnswersIsTheInstances(t *testing.T) {

@@ -526,7 +526,8 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		s.keepBest(r)
 		fallthrough
 	default:
-		if s.started < s.attemptCap() {
+		s.countAlike(r)
+		if s.started < s.attemptCap() && s.queryFailed == "" {
 			s.launch(launchFan)
 		}
 	}
@@ -537,12 +538,15 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		res, err := s.merged()
 		return res, err, true
 	}
-	if s.started < s.attemptCap() && s.launch(launchRetry) {
+	if s.queryFailed == "" && s.started < s.attemptCap() && s.launch(launchRetry) {
 		return nil, nil, false
 	}
 	if s.best != nil {
 		res, err := s.answer(*s.best)
 		return res, err, true
+	}
+	if s.queryFailed != "" {
+		s.why = "query" // two instances failed on it alike (5xx, 4xx)
 	}
 	if s.why == "" {
 		s.why = "attempts"
