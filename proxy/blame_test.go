@@ -202,9 +202,9 @@ func slowUpstream(t *testing.T, maxInFlight int) *testEnv {
 	return e
 }
 
-// timedOut fails the test unless err is a search whose one attempt timed
+// searchTimedOut fails the test unless err is a search whose one attempt timed
 // out.
-func timedOut(t *testing.T, err error) {
+func searchTimedOut(t *testing.T, err error) {
 	t.Helper()
 	var na *NoAnswerError
 	if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
@@ -218,12 +218,15 @@ func timedOut(t *testing.T, err error) {
 func TestTimeoutTheQueryAskedForIsTheQuerys(t *testing.T) {
 	e := slowUpstream(t, 0)
 	_, err := e.search(t, "<6 slowbackend")
-	timedOut(t, err)
+	searchTimedOut(t, err)
+	if na := (*NoAnswerError)(nil); !errors.As(err, &na) || na.Why != "query_timeout" {
+		t.Errorf("%v, want it said the query's timeout is longer than the deadline", err)
+	}
 	e.settled(t)
 	e.blamed(t, 0, 0, 0, 1)
 
 	_, err = e.search(t, "slowbackend")
-	timedOut(t, err)
+	searchTimedOut(t, err)
 	e.settled(t)
 	e.blamed(t, 0, 1, 0, 1) // the control: this one is its own
 }
@@ -242,12 +245,12 @@ func TestTimeoutAfterAQueueWaitIsSearxgates(t *testing.T) {
 	go func() { _, err := e.search(t, "waits first"); done <- err }()
 	waitFor(t, "the search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 1 })
 	e.free(held)
-	timedOut(t, <-done)
+	searchTimedOut(t, <-done)
 	e.settled(t)
 	e.blamed(t, 0, 0, 0, 1)
 
 	_, err := e.search(t, "sent at once")
-	timedOut(t, err)
+	searchTimedOut(t, err)
 	e.settled(t)
 	e.blamed(t, 0, 1, 0, 1) // the control: this one is its own
 }

@@ -33,8 +33,10 @@
 // Two poor answers alike are the query's own: served with their engines'
 // errors and cached for a minute; so are poor answers that all differ
 // once no other instance can be asked. Two 5xx or two 4xx alike end the
-// search as the query's (NoAnswerError.Why "query"). A bang's redirect off the instance is the query's answer,
-// served as a redirect, never cached, never fanned out. A hedge starts the next instance early when the current
+// search as the query's (NoAnswerError.Why "query"; "query_timeout" when
+// its own "<N" outlasts the deadline). A bang's redirect off the instance
+// is the query's answer, served as a redirect, never cached, never
+// fanned out. A hedge starts the next instance early when the current
 // one is slower than its average says. Retries, hedges and second
 // opinions together stay within ExtraRatio of first attempts over
 // ExtraWindow, or ExtraFloor when that is more (by default a fifth, or 20

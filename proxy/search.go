@@ -19,6 +19,7 @@ type search struct {
 	ctx      context.Context
 	req      Request
 	key      *searchKey
+	start    time.Time // when the client's search began
 	deadline time.Time
 
 	results chan attemptResult
@@ -76,7 +77,7 @@ const (
 // fetch runs the attempts of one search.
 func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, deadline time.Time) (*Response, error) {
 	s := &search{
-		p: p, ctx: ctx, req: req, key: key, deadline: deadline,
+		p: p, ctx: ctx, req: req, key: key, start: start, deadline: deadline,
 		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),
 		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
 		stopHedge: func() {},
@@ -154,8 +155,12 @@ func (s *search) noAnswer() error {
 	}
 	if offline(s.log) {
 		s.why = "network"
+	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
+		// "<6" where the deadline is shorter: SearXNG was told to wait
+		// longer than searxgate could.
+		s.why = "query_timeout"
 	}
-	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "query" {
+	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "query" && s.why != "query_timeout" {
 		// Nothing said yet when a slot frees (every instance was tried, or
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
@@ -177,6 +182,16 @@ func offline(tried []Attempt) bool {
 		}
 	}
 	return len(tried) > 0
+}
+
+// timedOut reports whether an attempt of a search timed out.
+func timedOut(tried []Attempt) bool {
+	for _, a := range tried {
+		if a.Reason == string(detect.Timeout) {
+			return true
+		}
+	}
+	return false
 }
 
 // fallback is the answer served when no better one came: an honest
