@@ -315,6 +315,32 @@ func TestBurstToSlowOwnInstance(t *testing.T) {
 	}
 }
 
+// TestQueryTimeoutLongerThanTheDeadline: "<6" asks SearXNG to wait 6 s
+// for its engines; cut by a shorter --deadline, the search is refused
+// with the cause named, and the instance is not charged. (The same cut
+// without the syntax is the instance's own: the control.)
+func TestQueryTimeoutLongerThanTheDeadline(t *testing.T) {
+	f, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Slow, Latency: 5 * time.Second, JSON: true}, "--deadline", "2s")
+	own := f.Instance("own").URL()
+	for i := range 2 {
+		a := g.get(t, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("<6 slowbackend %d", i)), nil)
+		if a.status != 503 || !strings.Contains(string(a.body), "timeout syntax") {
+			t.Fatalf("<6 search %d: %d %s; want 503 naming the query's timeout", i, a.status, a.body)
+		}
+	}
+	waitQuiet(t, g)
+	if st := g.app.pool.Stats(own); st.Failures != 0 || st.Circuit != pool.Closed || st.Excused < 2 {
+		t.Fatalf("after the <6 searches: %d failures, %d excused, circuit %s; want the query's", st.Failures, st.Excused, st.Circuit)
+	}
+	if a := g.get(t, "/search?format=json&q=slowbackend+plain", nil); a.status != 503 {
+		t.Fatalf("the control: %d %s", a.status, a.body)
+	}
+	waitQuiet(t, g)
+	if st := g.app.pool.Stats(own); st.Failures != 1 {
+		t.Fatalf("the control: %d failures, want its own timeout charged", st.Failures)
+	}
+}
+
 // TestOwnLimiterInstanceIsPaced: an own instance whose SearXNG limiter is
 // on is paced below the limiter's windows: steady load over more than a
 // window gets no refusal from it, what does not fit is refused by
