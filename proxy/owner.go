@@ -47,9 +47,10 @@ import (
 // When the search ends without such an answer, the query or the network
 // is at fault, and the held outcomes are the query's or searxgate's:
 //   - poor answers (engines down, off-topic) are the query's, however
-//     many instances gave them; only an answer that differs from two
-//     others that agree (the same echo, a URL in common) is its
-//     instance's own: the third opinion decides. Two poor answers that
+//     many instances gave them; only an answer that echoes another
+//     query, or differs from two others that agree (the same echo, a
+//     URL in common), is its instance's own: the third opinion decides
+//     (search.weigh). Two poor answers that
 //     differ prove nothing by themselves (engines that read a query
 //     their own way, each instance its own results);
 //   - a 5xx or a 4xx that a second instance repeats is the query's (the
