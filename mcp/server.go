@@ -420,12 +420,17 @@ func searchError(err error) error {
 			"no_slot":       "no instance can take the search before its deadline (budgets, cooldowns or searches in flight)",
 			"leader_failed": "the identical search this one joined got no answer",
 			"shutdown":      "searxgate is shutting down",
+			"query":         "this query makes SearXNG fail on every instance asked; rephrase it",
+			"query_timeout": "the query's <N timeout asks for longer than searxgate waits; drop it or lower it",
 		}[na.Why]
 		if why == "" {
 			why = "no instance answered"
 		}
 		if na.RetryAfter > 0 {
 			return &toolError{outcome: OutcomeFailed, msg: fmt.Sprintf("%s; retry in %d s", why, secs(na.RetryAfter))}
+		}
+		if na.Why == "query" || na.Why == "query_timeout" {
+			return &toolError{outcome: OutcomeFailed, msg: why} // a retry fails alike
 		}
 		return &toolError{outcome: OutcomeFailed, msg: why + "; retry in a few seconds"}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -27,12 +27,16 @@
 // proxy/polite (LimiterBudget too). The answer is judged by detect.Classify,
 // the outcome recorded in the pool with its owner (owner.go: only the
 // instance's own failures move its circuit; an answer that cannot tell by
-// itself, such as engines down or a timeout, waits for a second
-// instance's), and on a refusal, failure or soft answer the next instance
-// is tried, all within one deadline and an attempt cap. Two poor answers
-// alike are the query's own: served with their engines' errors and cached
-// for a minute. A bang's redirect off the instance is the query's answer,
-// served as a redirect, never cached, never fanned out. A hedge starts the next instance early when the current
+// itself, such as engines down, off-topic, a 5xx, a 4xx or a timeout,
+// waits for a second instance's), and on a refusal, failure or soft answer
+// the next instance is tried, all within one deadline and an attempt cap.
+// Two poor answers alike are the query's own: served with their engines'
+// errors and cached for a minute; so are poor answers that all differ
+// once no other instance can be asked. Two 5xx or two 4xx alike end the
+// search as the query's (NoAnswerError.Why "query"; "query_timeout" when
+// its own "<N" outlasts the deadline). A bang's redirect off the instance
+// is the query's answer, served as a redirect, never cached, never
+// fanned out. A hedge starts the next instance early when the current
 // one is slower than its average says. Retries, hedges and second
 // opinions together stay within ExtraRatio of first attempts over
 // ExtraWindow, or ExtraFloor when that is more (by default a fifth, or 20

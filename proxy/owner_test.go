@@ -31,7 +31,7 @@ func TestOwnerOf(t *testing.T) {
 		{"challenge", v(detect.Refused, detect.BotChallenge), nil, FormatHTML, pool.Refused, pool.OwnerInstance, false},
 		{"forbidden", v(detect.Refused, detect.Forbidden), nil, FormatHTML, pool.Refused, pool.OwnerInstance, false},
 		{"unavailable", v(detect.Refused, detect.Unavailable), nil, FormatHTML, pool.Refused, pool.OwnerInstance, false},
-		{"server error", v(detect.Failed, detect.ServerError), nil, FormatJSON, pool.Failed, pool.OwnerInstance, false},
+		{"server error", v(detect.Failed, detect.ServerError), nil, FormatJSON, pool.Failed, pool.OwnerInstance, true},
 		{"unreadable", v(detect.Failed, detect.BadBody), nil, FormatJSON, pool.Failed, pool.OwnerInstance, false},
 		{"too large", v(detect.Failed, detect.TooLarge), nil, FormatJSON, pool.Failed, pool.OwnerInstance, false},
 		{"reset", v(detect.Failed, detect.Reset), nil, FormatJSON, pool.Failed, pool.OwnerInstance, false},
@@ -39,7 +39,7 @@ func TestOwnerOf(t *testing.T) {
 		{"tls", v(detect.Failed, detect.TLS), nil, FormatJSON, pool.Failed, pool.OwnerInstance, false},
 		{"external bang", v(detect.Redirect, detect.ExternalBang), nil, FormatJSON, pool.OK, pool.OwnerQuery, false},
 		{"feeling lucky", v(detect.Redirect, detect.FeelingLucky), nil, FormatHTML, pool.OK, pool.OwnerQuery, false},
-		{"client error", v(detect.Failed, detect.ClientError), nil, FormatJSON, pool.Failed, pool.OwnerClient, false},
+		{"client error", v(detect.Failed, detect.ClientError), nil, FormatJSON, pool.Failed, pool.OwnerInstance, true},
 		{"json disabled", v(detect.Refused, detect.FormatDisabled), nil, FormatJSON, pool.Cancelled, pool.OwnerInstance, false},
 		{"busy", v(detect.Failed, detect.Transport), upstream.ErrBusy, FormatJSON, pool.Failed, pool.OwnerGateway, false},
 		{"engines down", v(detect.Soft, detect.EnginesDown), nil, FormatJSON, pool.Soft, pool.OwnerInstance, true},
@@ -62,6 +62,8 @@ func TestJudge(t *testing.T) {
 	soft := pool.Outcome{Kind: pool.Soft, Reason: string(detect.EnginesDown)}
 	timeout := pool.Outcome{Kind: pool.Failed, Reason: string(detect.Timeout)}
 	dns := pool.Outcome{Kind: pool.Failed, Reason: string(detect.DNS)}
+	server := pool.Outcome{Kind: pool.Failed, Reason: string(detect.ServerError)}
+	client := pool.Outcome{Kind: pool.Failed, Reason: string(detect.ClientError)}
 	cases := []struct {
 		name string
 		op   opinions
@@ -70,7 +72,17 @@ func TestJudge(t *testing.T) {
 	}{
 		{name: "poor where another answered", op: opinions{answeredIn: 200 * time.Millisecond}, h: heldOutcome{o: soft}, want: pool.OwnerInstance},
 		{name: "poor where none answered", op: opinions{asked: 2}, h: heldOutcome{o: soft}, want: pool.OwnerQuery},
-		{name: "poor, two different poor answers", op: opinions{asked: 2, poorOwn: true}, h: heldOutcome{o: soft}, want: pool.OwnerInstance},
+		{name: "poor, two different poor answers", op: opinions{asked: 2}, h: heldOutcome{o: soft}, want: pool.OwnerQuery},
+		{name: "poor, differs from two alike", op: opinions{asked: 3, own: map[string]bool{"odd": true}},
+			h: heldOutcome{l: leased{inst: "odd"}, o: soft}, want: pool.OwnerInstance},
+		{name: "poor, one of two alike", op: opinions{asked: 3, own: map[string]bool{"odd": true}},
+			h: heldOutcome{l: leased{inst: "alike"}, o: soft}, want: pool.OwnerQuery},
+		{name: "5xx where another answered", op: opinions{answeredIn: time.Second, alike: map[detect.Reason]int{detect.ServerError: 1}}, h: heldOutcome{o: server}, want: pool.OwnerInstance},
+		{name: "5xx on two instances", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ServerError: 2}}, h: heldOutcome{o: server}, want: pool.OwnerQuery},
+		{name: "5xx, no second opinion", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ServerError: 1}}, h: heldOutcome{o: server}, want: pool.OwnerInstance},
+		{name: "4xx where another answered", op: opinions{answeredIn: time.Second, alike: map[detect.Reason]int{detect.ClientError: 1}}, h: heldOutcome{o: client}, want: pool.OwnerInstance},
+		{name: "4xx on two instances", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ClientError: 2}}, h: heldOutcome{o: client}, want: pool.OwnerQuery},
+		{name: "4xx, no second opinion", op: opinions{asked: 1, alike: map[detect.Reason]int{detect.ClientError: 1}}, h: heldOutcome{o: client}, want: pool.OwnerClient},
 		{name: "dns where another answered", op: opinions{answeredIn: time.Second}, h: heldOutcome{o: dns}, want: pool.OwnerInstance},
 		{name: "dns everywhere", op: opinions{asked: 3}, h: heldOutcome{o: dns}, want: pool.OwnerGateway},
 		{name: "timeout well past another's answer", op: opinions{answeredIn: 100 * time.Millisecond, asked: 2},
@@ -82,6 +94,12 @@ func TestJudge(t *testing.T) {
 		{name: "timeout on every instance asked", op: opinions{asked: 2},
 			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerQuery},
 		{name: "timeout on the only instance, after its fair time", op: opinions{asked: 1},
+			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerInstance},
+		{name: "timeout after a wait in the queue", op: opinions{asked: 1},
+			h: heldOutcome{l: leased{queued: true}, o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerGateway},
+		{name: "timeout before the query's own <6", op: opinions{asked: 1, limit: 6 * time.Second},
+			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerQuery},
+		{name: "timeout past the query's own <2", op: opinions{asked: 1, limit: 2 * time.Second},
 			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerInstance},
 	}
 	for i := range cases {

@@ -38,7 +38,7 @@ type Attempt struct {
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
-	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full
+	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full, query
 	Tried []Attempt // in the order they started
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
@@ -739,11 +739,6 @@ func ownerOf(v detect.Verdict, err error, format string) pool.Outcome {
 		o = pool.Outcome{Kind: pool.OK, Owner: pool.OwnerQuery, Reason: string(v.Reason)}
 	case v.Reason == detect.FormatDisabled && format == FormatJSON:
 		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
-	case v.Reason == detect.ClientError:
-		// The instance would not take this search (its URL limit, a
-		// parameter it does not know): the search's doing, not the
-		// instance's, or any client could open circuits with odd queries.
-		o.Owner = pool.OwnerClient
 	case err != nil && errors.Is(err, upstream.ErrBusy):
 		// Our own connection cap, not the instance's doing.
 		o = pool.Outcome{Kind: pool.Failed, Owner: pool.OwnerGateway, Reason: "busy"}

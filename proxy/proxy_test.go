@@ -20,6 +20,18 @@ import (
 type testClock struct {
 	*clock.Fake
 	timers func(d time.Duration) (<-chan time.Time, func())
+	// upstreamTakes, when set, moves the clock on that much each time
+	// the fleet reads it (once a request): every upstream request then
+	// takes that long on the proxy's clock.
+	upstreamTakes time.Duration
+}
+
+// fleetNow is the fleet's clock (see upstreamTakes).
+func (c *testClock) fleetNow() time.Time {
+	if c.upstreamTakes > 0 {
+		c.Advance(c.upstreamTakes)
+	}
+	return c.Now()
 }
 
 func (c *testClock) NewTimer(d time.Duration) (<-chan time.Time, func() bool) {
@@ -81,7 +93,7 @@ func newEnvAt(t *testing.T, start time.Time, cfg Config, instances ...sim.Instan
 		tc = &testClock{}
 	}
 	tc.Fake = fake
-	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: fake.Now})
+	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: tc.fleetNow})
 	if err != nil {
 		t.Fatal(err)
 	}

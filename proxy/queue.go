@@ -48,6 +48,9 @@ type leased struct {
 	rec     *record // the instance's record as it was at checkout
 	release context.CancelFunc
 	takenAt time.Time // when its budget was taken
+	// queued: its search waited in the slot queue before it was sent, so
+	// a deadline that cuts it is searxgate's (owner.go).
+	queued bool
 }
 
 // earliest returns the slot s may use first, and whether there is any
@@ -170,6 +173,7 @@ func (s *search) granted(w *waiter, g grant) (leased, bool) {
 		return leased{}, false
 	}
 	s.p.metrics.queueWait.observe(s.p.now().Sub(w.Since))
+	s.queued = true
 	return g.l, true
 }
 

@@ -19,6 +19,7 @@ type search struct {
 	ctx      context.Context
 	req      Request
 	key      *searchKey
+	start    time.Time // when the client's search began
 	deadline time.Time
 
 	results chan attemptResult
@@ -27,14 +28,23 @@ type search struct {
 	starts  []time.Time    // when each attempt of log started
 	best    *attemptResult // the best soft answer so far, served when nothing better comes
 	empty   *attemptResult // an honest "nothing found", served unless another instance finds something
-	// doubt is the first poor answer (engines down, off-topic): it cannot
-	// tell whose fault it is. A second answered the same way makes the
-	// query at fault (queryFault).
-	doubt      *attemptResult
+	// A poor answer (engines down, off-topic) cannot tell whose fault
+	// it is: a second answered the same way makes the query at fault
+	// (queryFault).
 	queryFault bool
-	op         *opinions // decides the owner of the outcomes that cannot tell
-	inflight   int
-	started    int
+	// poor are the poor answers so far that may be the query's (not
+	// another query's echoed); agreed is the first of two that were poor
+	// the same way (queryFault), nil until two were.
+	poor   []attemptResult
+	agreed *attemptResult
+	// alike counts the failures a query can cause everywhere (5xx, 4xx),
+	// by reason; queryFailed is the reason a second instance repeated.
+	alike       map[detect.Reason]int
+	queryFailed detect.Reason
+	queued      bool      // the search waited in the slot queue (queue.go)
+	op          *opinions // decides the owner of the outcomes that cannot tell
+	inflight    int
+	started     int
 
 	// A fan-out search asks up to fanout instances at once and merges
 	// their good answers (answers, in the order they came).
@@ -67,13 +77,13 @@ const (
 // fetch runs the attempts of one search.
 func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, deadline time.Time) (*Response, error) {
 	s := &search{
-		p: p, ctx: ctx, req: req, key: key, deadline: deadline,
+		p: p, ctx: ctx, req: req, key: key, start: start, deadline: deadline,
 		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),
 		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
 		stopHedge: func() {},
 		stopGrace: func() {},
 		fanout:    max(req.Fanout, 1),
-		op:        &opinions{p: p},
+		op:        &opinions{p: p, limit: detect.TimeoutLimit(req.Query)},
 	}
 	if _, bang := detect.BangOf(req.Query); bang {
 		s.fanout = 1 // one instance answers a bang: its answer is a redirect
@@ -145,8 +155,12 @@ func (s *search) noAnswer() error {
 	}
 	if offline(s.log) {
 		s.why = "network"
+	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
+		// "<6" where the deadline is shorter: SearXNG was told to wait
+		// longer than searxgate could.
+		s.why = "query_timeout"
 	}
-	if s.retryAfter == 0 && s.why != "shutdown" {
+	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "query" && s.why != "query_timeout" {
 		// Nothing said yet when a slot frees (every instance was tried, or
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
@@ -168,6 +182,16 @@ func offline(tried []Attempt) bool {
 		}
 	}
 	return len(tried) > 0
+}
+
+// timedOut reports whether an attempt of a search timed out.
+func timedOut(tried []Attempt) bool {
+	for _, a := range tried {
+		if a.Reason == string(detect.Timeout) {
+			return true
+		}
+	}
+	return false
 }
 
 // fallback is the answer served when no better one came: an honest
@@ -215,9 +239,17 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	case detect.Soft:
 		s.keepBest(r)
 		s.weigh(r)
+	case detect.Failed:
+		s.countAlike(r)
 	}
 	if s.inflight > 0 {
 		return nil, nil, false
+	}
+	if s.queryFailed != "" && s.fallback() == nil {
+		// A second instance failed on it the same way (5xx, 4xx): the
+		// query's doing, said so; asking more instances would fail too.
+		s.why = "query"
+		return nil, s.noAnswer(), true
 	}
 	if s.queryFault {
 		// A second instance answered as poorly: the query is at fault
@@ -234,10 +266,32 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		res, err = s.answer(*a)
 		return res, err, true
 	}
+	if len(s.poor) > 1 {
+		// Every instance asked answered poorly, each its own way, and no
+		// other can be asked: the query's (owner.go), served as such.
+		a := s.queryAnswer()
+		res, err = s.p.answer(s.req, s.key, *a, s.started, string(a.verdict.Reason), queryFaultTTL)
+		return res, err, true
+	}
 	if s.why == "" {
 		s.why = "attempts"
 	}
 	return nil, s.noAnswer(), true
+}
+
+// countAlike counts a failure a query can cause on every instance (5xx,
+// 4xx); the second alike makes it the query's (queryFailed).
+func (s *search) countAlike(r attemptResult) {
+	if !queryCanFail(r.verdict.Reason) {
+		return
+	}
+	if s.alike == nil {
+		s.alike = make(map[detect.Reason]int, 1)
+	}
+	s.alike[r.verdict.Reason]++
+	if s.alike[r.verdict.Reason] == 2 && s.queryFailed == "" {
+		s.queryFailed = r.verdict.Reason
+	}
 }
 
 // launch starts one attempt on the best instance this search may use; it
@@ -261,6 +315,7 @@ func (s *search) launch(kind launchKind) bool {
 	if !ok {
 		return false
 	}
+	l.queued = s.queued
 	if s.started > 0 {
 		// A retry, hedge or second opinion that could not be answered
 		// before the deadline is not sent: the deadline would cut it.
@@ -358,28 +413,49 @@ func (s *search) slowForFan(l leased) bool {
 const queryFaultTTL = time.Minute
 
 // queryAnswer is the answer served when the query is at fault: the best
-// poor page, else the off-topic one both instances gave (SearXNG's own
-// reading of the query).
+// poor page, else the off-topic one two instances gave alike (SearXNG's
+// own reading of the query), else the first.
 func (s *search) queryAnswer() *attemptResult {
 	if s.best != nil {
 		return s.best
 	}
-	return s.doubt
+	if s.agreed != nil {
+		return s.agreed
+	}
+	return &s.poor[0]
 }
 
-// weigh takes one poor answer: the first is a doubt; a second one the
-// same makes the query at fault, a different one says both were their
-// instances' own.
+// weigh takes one poor answer. An off-topic answer that echoes another
+// query is its instance's own, whatever the others say. Of the others,
+// one poor the same way as an earlier one makes the query at fault, and
+// then every poor answer that differs from that pair is its instance's
+// own (the third opinion). Two that differ decide nothing: a third
+// instance is asked.
 func (s *search) weigh(r attemptResult) {
-	switch {
-	case s.doubt == nil:
-		rr := r
-		s.doubt = &rr
-	case s.queryFault:
-	case sameWay(s.doubt.verdict, r.verdict):
-		s.queryFault = true
-	default:
-		s.op.poorAnswersDiffer()
+	if r.verdict.Reason == detect.OffTopic && r.verdict.Results != nil && r.verdict.Results.Query != "" &&
+		!detect.SameQuery(s.req.Query, r.verdict.Results.Query) {
+		s.op.ownPoor(r.instance)
+		return
+	}
+	defer func() { s.poor = append(s.poor, r) }()
+	if s.agreed != nil {
+		if !sameWay(s.agreed.verdict, r.verdict) {
+			s.op.ownPoor(r.instance)
+		}
+		return
+	}
+	for i := range s.poor {
+		if !sameWay(s.poor[i].verdict, r.verdict) {
+			continue
+		}
+		agreed := s.poor[i]
+		s.agreed, s.queryFault = &agreed, true
+		for _, q := range s.poor {
+			if !sameWay(agreed.verdict, q.verdict) {
+				s.op.ownPoor(q.instance)
+			}
+		}
+		return
 	}
 }
 
@@ -465,7 +541,8 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		s.keepBest(r)
 		fallthrough
 	default:
-		if s.started < s.attemptCap() {
+		s.countAlike(r)
+		if s.started < s.attemptCap() && s.queryFailed == "" {
 			s.launch(launchFan)
 		}
 	}
@@ -476,12 +553,15 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		res, err := s.merged()
 		return res, err, true
 	}
-	if s.started < s.attemptCap() && s.launch(launchRetry) {
+	if s.queryFailed == "" && s.started < s.attemptCap() && s.launch(launchRetry) {
 		return nil, nil, false
 	}
 	if s.best != nil {
 		res, err := s.answer(*s.best)
 		return res, err, true
+	}
+	if s.queryFailed != "" {
+		s.why = "query" // two instances failed on it alike (5xx, 4xx)
 	}
 	if s.why == "" {
 		s.why = "attempts"

@@ -113,6 +113,9 @@ const (
 	// RedirectOtherHost answers 302 to the same search on another host
 	// (127.0.0.2, still loopback, where nothing of the fleet listens).
 	RedirectOtherHost Behaviour = "redirect-other-host"
+	// NotFound404 answers every search 404 Not Found (a reverse proxy
+	// that sends /search nowhere); its other paths answer as usual.
+	NotFound404 Behaviour = "notfound-404"
 )
 
 // Behaviours lists every behaviour, in the order of the constants.
@@ -128,6 +131,7 @@ var allBehaviours = []Behaviour{
 	OffTopic, EmptyEnginesDown, Hang, ResetMidBody, Dead, BrokenJSON, HugeBody,
 	Flapping, Unavailable503, Degrading, Hostile,
 	StallBody, SlowLoris, GzipBomb, InvalidUTF8, RedirectLoop, RedirectOtherHost,
+	NotFound404,
 }
 
 // ParseBehaviour returns the behaviour named s (case-insensitive).

@@ -219,6 +219,14 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("huge HTML: %d bytes", len(h.body))
 			}
 		},
+		NotFound404: func(t *testing.T, in *Instance) {
+			if a := get(t, searchURL(in, q, "json"), nil); a.status != 404 {
+				t.Errorf("search: status %d, want 404", a.status)
+			}
+			if a := get(t, in.URL()+"config", nil); a.status != 200 {
+				t.Errorf("/config: status %d, want 200", a.status)
+			}
+		},
 		Unavailable503: func(t *testing.T, in *Instance) {
 			for _, u := range []string{searchURL(in, q, "json"), in.URL() + "healthz"} {
 				a := get(t, u, nil)

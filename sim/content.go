@@ -49,6 +49,14 @@ const (
 	// SlowQueryPrefix starts the queries every instance answers
 	// Config.SlowQuery late.
 	SlowQueryPrefix = "slowquery"
+	// ServerErrorPrefix starts the queries that crash SearXNG itself:
+	// every instance answers them 500 Internal Server Error.
+	ServerErrorPrefix = "servererror"
+	// OffTopicQueryPrefix starts the queries whose honest answers do not
+	// mention them (engines that read the words another way): the query
+	// is echoed, but each instance's results are about its own other
+	// topic, and no two instances share a URL.
+	OffTopicQueryPrefix = "offtopicquery"
 )
 
 // bangSites are the external bangs the fleet knows: "!!g foo" sends the
@@ -107,6 +115,9 @@ func (in *Instance) page(s search) *page {
 		q = rest // feeling lucky asked for anything but the HTML page: its results
 	}
 	p := &page{Query: q, PageNo: s.pageno}
+	if hasPrefixFold(q, OffTopicQueryPrefix) {
+		q = in.offq // echoed as asked, answered about something else
+	}
 	engines := in.site.EngineList
 	if cfg.Behaviour == EmptyEnginesDown || hasPrefixFold(q, EngineErrorPrefix) {
 		for i, e := range engines {

@@ -565,6 +565,14 @@ func (in *Instance) search(ctx *fasthttp.RequestCtx, now time.Time, addr string,
 		return
 	}
 
+	if cfg.Behaviour == NotFound404 {
+		in.send(ctx, 404, "text/html; charset=utf-8", []byte(write404(&in.site)))
+		return
+	}
+	if hasPrefixFold(s.q, ServerErrorPrefix) {
+		in.send(ctx, 500, "text/html; charset=utf-8", []byte(serverErrorBody))
+		return
+	}
 	lat := in.latency()
 	if hasPrefixFold(s.q, SlowQueryPrefix) {
 		lat += in.f.slowQuery

@@ -151,3 +151,49 @@ func pageAttrs(s string) map[string]bool {
 	}
 	return out
 }
+
+// TestQueryOwnedAnswers: a query starting with ServerErrorPrefix makes
+// every instance answer 500; one starting with OffTopicQueryPrefix is
+// echoed as asked by every instance, with results that do not mention it
+// and share no URL between instances.
+func TestQueryOwnedAnswers(t *testing.T) {
+	clock := newClock()
+	f := startFleet(t, Config{InMemory: true, Now: clock.Now, Instances: []InstanceConfig{
+		{ID: "sim-a", Latency: -1, JSON: true},
+		{ID: "sim-b", Latency: -1, JSON: true},
+		{ID: "sim-c", Behaviour: JSONDisabled, Latency: -1},
+	}})
+	c := memClient(f)
+	seen := map[string]string{}
+	for _, in := range f.Instances() {
+		format := "json"
+		if in.ID() == "sim-c" {
+			format = ""
+		}
+		if status, _, body := memGet(t, c, searchURL(in, "servererror now", format), nil); status != 500 || !strings.Contains(string(body), "Internal Server Error") {
+			t.Errorf("%s: servererror: status %d %q, want 500", in.ID(), status, body)
+		}
+		if format == "" {
+			continue
+		}
+		status, _, body := memGet(t, c, searchURL(in, "offtopicquery words", "json"), nil)
+		var m struct {
+			Query   string `json:"query"`
+			Results []struct {
+				URL, Title, Content string
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(body, &m); status != 200 || err != nil || m.Query != "offtopicquery words" || len(m.Results) == 0 {
+			t.Fatalf("%s: offtopicquery: status %d, %v, echo %q, %d results", in.ID(), status, err, m.Query, len(m.Results))
+		}
+		for _, r := range m.Results {
+			if strings.Contains(strings.ToLower(r.URL+r.Title+r.Content), "offtopicquery") || strings.Contains(r.Title+r.Content, "words") {
+				t.Errorf("%s: a result mentions the query: %+v", in.ID(), r)
+			}
+			if other, ok := seen[r.URL]; ok {
+				t.Errorf("%s and %s share %s", in.ID(), other, r.URL)
+			}
+			seen[r.URL] = in.ID()
+		}
+	}
+}

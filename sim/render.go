@@ -722,6 +722,13 @@ const (
 <h1>Forbidden</h1>
 <p>You don&#39;t have the permission to access the requested resource. It is either read-protected or not readable by the server.</p>
 `
+	// Werkzeug's page for an exception in SearXNG.
+	serverErrorBody = `<!doctype html>
+<html lang=en>
+<title>500 Internal Server Error</title>
+<h1>Internal Server Error</h1>
+<p>The server encountered an internal error and was unable to complete your request. Either the server is overloaded or there is an error in the application.</p>
+`
 	// SearXNG's limiter refusal (no trailing newline, 17 bytes).
 	tooManyBody = "Too Many Requests"
 	// Werkzeug's redirect page, as the limiter sends with its 302 to "/".

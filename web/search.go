@@ -383,6 +383,10 @@ func explainWhy(why string) string {
 		return "too many searches are waiting for an instance"
 	case "leader_failed":
 		return "the identical search this one joined ended without an answer"
+	case "query_timeout":
+		return "the query's timeout syntax (<N) asks SearXNG to wait longer than searxgate's --deadline; no instance was blamed"
+	case "query":
+		return "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed"
 	}
 	return why
 }

@@ -148,6 +148,66 @@ func TestEngineErrorQueriesBlameTheQuery(t *testing.T) {
 	}
 }
 
+// TestQueriesThatFailEverywhereBlameTheQuery: a query that makes SearXNG
+// answer 500 on every instance is refused with a 503 that names the
+// query after two upstream searches; honest off-topic queries (each
+// instance answers its own results, no URL shared) are answered after
+// three; no circuit opens, and ordinary searches still answer. An
+// instance that answers 404 to every search is blamed for it.
+func TestQueriesThatFailEverywhereBlameTheQuery(t *testing.T) {
+	f, g := healthyFleet(t, 3, sim.Config{})
+	for i := range 3 {
+		q := fmt.Sprintf("%s thing %d", sim.ServerErrorPrefix, i)
+		before := searches(f)
+		a := g.get(t, "/search?format=json&q="+url.QueryEscape(q), nil)
+		if a.status != 503 || !strings.Contains(string(a.body), "this query makes SearXNG fail") {
+			t.Fatalf("%q: %d %s; want 503 naming the query", q, a.status, a.body)
+		}
+		if n := searches(f) - before; n != 2 {
+			t.Errorf("%q took %d upstream searches, want 2 (a second opinion)", q, n)
+		}
+	}
+	for i := range 3 {
+		q := fmt.Sprintf("%s thing %d", sim.OffTopicQueryPrefix, i)
+		a := g.get(t, "/search?format=json&q="+url.QueryEscape(q), nil)
+		if a.status != 200 || a.header.Get("X-Searxgate-Attempts") != "3" {
+			t.Fatalf("%q: %d after %s attempts %s; want 200 after three opinions", q, a.status, a.header.Get("X-Searxgate-Attempts"), a.body)
+		}
+	}
+	allClosed(t, g, "after queries that fail everywhere")
+	for i := range 3 {
+		q := fmt.Sprintf("ordinary %d", i)
+		if a := g.get(t, "/search?format=json&q="+url.QueryEscape(q), nil); a.status != 200 || !onTopic(a.body, q) {
+			t.Fatalf("%q after them: %d %s", q, a.status, a.body)
+		}
+	}
+}
+
+// TestNotFoundInstanceIsBlamed: an instance that answers 404 to every
+// search is charged for it (the others answer the same queries): its
+// health falls and searches go elsewhere.
+func TestNotFoundInstanceIsBlamed(t *testing.T) {
+	f, g := healthyFleet(t, 2, sim.Config{Instances: []sim.InstanceConfig{{ID: "notfound", Behaviour: sim.NotFound404, Latency: 5 * time.Millisecond, JSON: true}}})
+	for i := range 12 {
+		q := fmt.Sprintf("ordinary %d", i)
+		if a := g.get(t, "/search?format=json&q="+url.QueryEscape(q), nil); a.status != 200 || !onTopic(a.body, q) {
+			t.Fatalf("%q: %d %s", q, a.status, a.body)
+		}
+	}
+	bad := f.Instance("notfound").URL()
+	for _, st := range g.app.pool.Snapshot() {
+		if st.URL != bad {
+			continue
+		}
+		if st.Failures == 0 || st.Excused != 0 || st.Health >= 100 {
+			t.Errorf("the 404 instance: %d failures, %d excused, health %d (asked %d times); want its 404s charged",
+				st.Failures, st.Excused, st.Health, f.Instance("notfound").Truth().Searches)
+		}
+		return
+	}
+	t.Fatalf("%s is not in the pool", bad)
+}
+
 // TestSlowEverywhereQueries: a query every instance answers late is
 // answered when it fits the deadline, refused honestly when it does not,
 // and opens no circuit either way.
@@ -252,6 +312,32 @@ func TestBurstToSlowOwnInstance(t *testing.T) {
 		if a.status != 200 {
 			t.Errorf("search %d after the burst: %d %s", i, a.status, a.body)
 		}
+	}
+}
+
+// TestQueryTimeoutLongerThanTheDeadline: "<6" asks SearXNG to wait 6 s
+// for its engines; cut by a shorter --deadline, the search is refused
+// with the cause named, and the instance is not charged. (The same cut
+// without the syntax is the instance's own: the control.)
+func TestQueryTimeoutLongerThanTheDeadline(t *testing.T) {
+	f, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Slow, Latency: 5 * time.Second, JSON: true}, "--deadline", "2s")
+	own := f.Instance("own").URL()
+	for i := range 2 {
+		a := g.get(t, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("<6 slowbackend %d", i)), nil)
+		if a.status != 503 || !strings.Contains(string(a.body), "timeout syntax") {
+			t.Fatalf("<6 search %d: %d %s; want 503 naming the query's timeout", i, a.status, a.body)
+		}
+	}
+	waitQuiet(t, g)
+	if st := g.app.pool.Stats(own); st.Failures != 0 || st.Circuit != pool.Closed || st.Excused < 2 {
+		t.Fatalf("after the <6 searches: %d failures, %d excused, circuit %s; want the query's", st.Failures, st.Excused, st.Circuit)
+	}
+	if a := g.get(t, "/search?format=json&q=slowbackend+plain", nil); a.status != 503 {
+		t.Fatalf("the control: %d %s", a.status, a.body)
+	}
+	waitQuiet(t, g)
+	if st := g.app.pool.Stats(own); st.Failures != 1 {
+		t.Fatalf("the control: %d failures, want its own timeout charged", st.Failures)
 	}
 }
 
