@@ -16,7 +16,7 @@ LDFLAGS ?= -X main.Version=$(VERSION) -X main.Revision=$(REVISION)
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build test vet fmt-check unit e2e systemd-check image image-test bench bench-routing run demo clean
+.PHONY: help build test vet fmt-check lint unit e2e systemd-check image image-test bench bench-routing run demo clean
 
 help: ## list the targets
 	@awk 'BEGIN{FS=":.*## "} /^[a-z][a-z0-9-]*:.*## /{printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,7 +24,7 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check unit e2e systemd-check image-test ## vet, gofmt check, every test under -race, the browser test, the unit check and the image test (what CI runs)
+test: vet fmt-check lint unit e2e systemd-check image-test ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -32,6 +32,11 @@ vet: ## go vet
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# staticcheck's version is go.mod's (a tool dependency): the same checks on
+# every machine, fetched through the module proxy like any module.
+lint: ## staticcheck, with its default checks
+	$(GO) tool staticcheck $(PKGS)
 
 unit: ## go test -race over every package (the browser test is e2e's)
 	$(GO) test -race -count=1 -skip='^TestBrowser$$' $(PKGS)

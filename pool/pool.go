@@ -253,7 +253,7 @@ func (p *Pool) Add(url string, tier Tier) {
 	in := p.byURL[url]
 	switch {
 	case in == nil:
-		in = p.add(url, tier)
+		p.add(url, tier)
 		evs[0] = Event{Instance: url, At: now, Reason: ReasonAdded}
 		n = 1
 	case tier == Own && in.tier != Own:

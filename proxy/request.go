@@ -29,7 +29,7 @@ const MaxQueryLen = 8 << 10
 
 // ErrNoQuery is returned by Request.Validate when q is empty; SearXNG
 // answers it with {"error": "No query"} and status 400.
-var ErrNoQuery = errors.New("No query")
+var ErrNoQuery = errors.New("No query") //lint:ignore ST1005 SearXNG's own words, which clients compare
 
 // ParamError is SearXNG's SearxParameterException: a parameter with a value
 // SearXNG would refuse. Its message is SearXNG's, word for word, because

@@ -36,9 +36,8 @@ const (
 )
 
 type routingOutcome struct {
-	ok       bool
-	latency  time.Duration
-	upstream int
+	ok      bool
+	latency time.Duration
 }
 
 // strategy answers one search and reports whether it got on-topic results.

@@ -87,8 +87,6 @@ func (f *fakeSealedFile) len() int {
 
 var errWrite = errors.New("disk full")
 
-func failWrite([]Sealed) error { return errWrite }
-
 var wbT0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 // put queues the answer of the search q, given by inst, and returns its key.

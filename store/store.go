@@ -14,6 +14,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/searxgate/searxgate/internal/clock"
 )
@@ -279,9 +280,9 @@ func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
 	db, err := guardedOpen(path, o)
 	if err != nil {
 		switch {
-		case errors.Is(err, bolt.ErrTimeout):
+		case errors.Is(err, bolterrors.ErrTimeout):
 			return nil, lockedError(path)
-		case errors.Is(err, bolt.ErrInvalid), errors.Is(err, bolt.ErrVersionMismatch), errors.Is(err, bolt.ErrChecksum):
+		case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrChecksum):
 			return nil, fmt.Errorf("%w: %v", ErrDamaged, err)
 		}
 		return nil, err
@@ -469,7 +470,7 @@ func (s *Store) update(fn func(*bolt.Tx) error) error {
 }
 
 func mapClosed(err error) error {
-	if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+	if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
 	return err

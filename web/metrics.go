@@ -150,7 +150,6 @@ func (l *instanceLabels) label(inst string) string {
 type page struct {
 	b       []byte // the answer
 	partial []byte // the start of a line not ended yet
-	scratch []byte // where series builds a sample's name
 	cur     string // the family described last
 }
 

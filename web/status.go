@@ -11,16 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 )
-
-// refusalReasons are detect's reasons for a refusal.
-var refusalReasons = []string{
-	string(detect.RateLimited), string(detect.Blocklisted), string(detect.LimiterRedirect),
-	string(detect.FormatDisabled), string(detect.Forbidden), string(detect.BotChallenge), string(detect.Unavailable),
-}
 
 // Totals are the gateway's counters at the top of the status page.
 type Totals struct {

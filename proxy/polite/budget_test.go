@@ -59,7 +59,7 @@ func TestExtraBudget(t *testing.T) {
 	b := NewExtraBudget(0.2, 2, time.Minute)
 	t0 := time.Unix(1_700_000_000, 0)
 	// With no traffic the floor allows two extras, not three.
-	if !b.TakeExtra(t0, false) || !b.TakeExtra(t0, false) {
+	if first, second := b.TakeExtra(t0, false), b.TakeExtra(t0, false); !first || !second {
 		t.Fatal("floor extras refused")
 	}
 	if b.TakeExtra(t0, false) {
@@ -69,7 +69,7 @@ func TestExtraBudget(t *testing.T) {
 	for range 20 {
 		b.First(t0)
 	}
-	if !b.TakeExtra(t0, false) || !b.TakeExtra(t0, false) {
+	if first, second := b.TakeExtra(t0, false), b.TakeExtra(t0, false); !first || !second {
 		t.Fatal("extras within 20 % refused")
 	}
 	if b.TakeExtra(t0, false) {
