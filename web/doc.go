@@ -1,7 +1,7 @@
 // Package web is searxgate's HTTP face.
 //
 // To SearXNG clients it is a SearXNG instance: /search (GET and POST; json,
-// html, csv and rss), / (which searches when given q), /opensearch.xml,
+// html, csv and rss), / (which redirects to /search, 308, when given q), /opensearch.xml,
 // /autocompleter (both answer shapes), /config, /healthz and /robots.txt,
 // with SearXNG's parameter checks and error forms, checked against
 // captures of SearXNG 2024.10.5 (testdata/searxng): a format SearXNG does
@@ -23,7 +23,8 @@
 // "Authorization: Bearer <token>" and an Operator.
 //
 // A search that gets no answer says so in the format asked (JSON, the
-// error page, or plain text for csv and rss): 429 when its client asked
+// error page, SearXNG's empty searx.csv with the reason in
+// X-Searxgate-Error, or SearXNG's feed with one "Error" item): 429 when its client asked
 // more than its share (proxy.LimitedError), 503 otherwise with what was
 // tried. Retry-After, in whole seconds rounded up, is sent only when the
 // proxy knows when to come back; never a made-up constant.
