@@ -95,7 +95,9 @@
 //     Config.Images.Key is given: a page kept from before a restart loses
 //     its images. The proxy's fetches are bounded (MaxConcurrent, 32 by
 //     default; past it 503 at once), not rate limited per client.
-//   - A query may be up to proxy.MaxQueryLen (8 KiB); SearXNG has no cap.
+//   - A query may be up to proxy.MaxQueryLen (16 KiB); SearXNG has no cap.
+//     A q of white space is answered as SearXNG answers it (200, nothing
+//     found) without asking an instance.
 //     A GET must fit the HTTP server's read buffer with its headers:
 //     clients with the longest queries should POST them.
 //   - /config cannot list engines: searxgate does not know which engines

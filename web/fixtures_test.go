@@ -226,7 +226,7 @@ func sameJSONKeys(t *testing.T, got, want string) {
 }
 
 // TestLongQueries: SearXNG takes any length; searxgate takes up to
-// proxy.MaxQueryLen (8 KiB), the longest by POST, and refuses one past it
+// proxy.MaxQueryLen (16 KiB), the longest by POST, and refuses one past it
 // in the format asked.
 func TestLongQueries(t *testing.T) {
 	fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}

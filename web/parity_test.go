@@ -1,9 +1,14 @@
 package web
 
 import (
+	"context"
 	"encoding/xml"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // TestIndexRedirectsSearch: "/" with a q answers as SearXNG's index does,
@@ -82,5 +87,80 @@ func TestParameterErrorsInFormat(t *testing.T) {
 	}
 	if len(fs.reqs) != 0 {
 		t.Fatalf("a refused parameter searched %d times", len(fs.reqs))
+	}
+}
+
+// deadlineSearch records the deadline each search's context had.
+type deadlineSearch struct {
+	mu        sync.Mutex      // guards deadlines
+	deadlines []time.Duration // time left when the search began; -1 = none
+}
+
+func (d *deadlineSearch) Search(ctx context.Context, req proxy.Request) (*proxy.Response, error) {
+	left := time.Duration(-1)
+	if dl, ok := ctx.Deadline(); ok {
+		left = time.Until(dl)
+	}
+	d.mu.Lock()
+	d.deadlines = append(d.deadlines, left)
+	d.mu.Unlock()
+	return jsonAnswer(simpleAnswer, "https://up.example/")(req)
+}
+
+// TestTimeoutLimitParameter: timeout_limit is SearXNG's: a value that is
+// no number is 400 with SearXNG's message; a number of seconds bounds the
+// search (with a grace for the instance and the network), and none, 0 or
+// a negative one leaves the proxy's own deadline alone.
+func TestTimeoutLimitParameter(t *testing.T) {
+	ds := &deadlineSearch{}
+	_, c := serve(t, Config{Search: ds})
+	r := c.get("/search?q=x&format=json&timeout_limit=abc")
+	if r.status != 400 || r.body != `{"error":"Invalid value \"abc\" for parameter timeout_limit"}` {
+		t.Fatalf("timeout_limit=abc: %d %s", r.status, r.body)
+	}
+	for _, v := range []string{"1", "", "0", "-1", "None"} {
+		if r := c.get("/search?q=x&format=json&timeout_limit=" + v); r.status != 200 {
+			t.Fatalf("timeout_limit=%s: %d %s", v, r.status, r.body)
+		}
+	}
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if len(ds.deadlines) != 5 {
+		t.Fatalf("%d searches, want 5", len(ds.deadlines))
+	}
+	if d := ds.deadlines[0]; d <= 0 || d > time.Second+timeoutGrace {
+		t.Errorf("timeout_limit=1: %v left, want at most %v", d, time.Second+timeoutGrace)
+	}
+	for i, d := range ds.deadlines[1:] {
+		if d != -1 {
+			t.Errorf("search %d: a deadline (%v left) without a positive timeout_limit", i+1, d)
+		}
+	}
+}
+
+// TestBlankQuery: a q of white space is what SearXNG searches and finds
+// nothing for, 200 in every format, and no instance is asked; an absent
+// q is SearXNG's 400 "No query".
+func TestBlankQuery(t *testing.T) {
+	fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}
+	_, c := serve(t, Config{Search: fs})
+	r := c.get("/search?q=+++&format=json")
+	if r.status != 200 || r.body != `{"query":"","number_of_results":0,"results":[],"answers":[],"corrections":[],"infoboxes":[],"suggestions":[],"unresponsive_engines":[]}` {
+		t.Errorf("json: %d %s", r.status, r.body)
+	}
+	if r := c.get("/search?q=%20&format=csv"); r.status != 200 || r.body != "title,url,content,host,engine,score,type\r\n" {
+		t.Errorf("csv: %d %q", r.status, r.body)
+	}
+	if r := c.get("/search?q=%20&format=rss"); r.status != 200 || !strings.Contains(r.body, "<opensearch:totalResults>0</opensearch:totalResults>") || strings.Contains(r.body, "<item>") {
+		t.Errorf("rss: %d %s", r.status, r.body)
+	}
+	if r := c.get("/search?q=%20"); r.status != 200 {
+		t.Errorf("html: %d", r.status)
+	}
+	if r := c.get("/search?q=&format=json"); r.status != 400 || r.body != `{"error":"No query"}` {
+		t.Errorf("empty q: %d %s", r.status, r.body)
+	}
+	if len(fs.reqs) != 0 {
+		t.Fatalf("a blank query asked %d times", len(fs.reqs))
 	}
 }

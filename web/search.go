@@ -70,8 +70,10 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	req.Client = s.client(ctx)
 	// The client's connection has no context in fasthttp; the search's own
-	// deadline bounds it.
-	res, err := s.cfg.Search.Search(context.Background(), req)
+	// deadline bounds it, and its timeout_limit.
+	sctx, cancel := searchContext(req)
+	res, err := s.cfg.Search.Search(sctx, req)
+	cancel()
 	if err != nil {
 		s.noAnswer(ctx, req, err)
 		return
@@ -292,6 +294,9 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err err
 	case errors.Is(err, proxy.ErrNoQuery) && req.Format == proxy.FormatHTML:
 		s.index(ctx)
 		return
+	case errors.Is(err, proxy.ErrBlankQuery):
+		s.blankQuery(ctx, req)
+		return
 	}
 	msg := err.Error()
 	switch req.Format {
@@ -304,6 +309,39 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err err
 	default:
 		s.errorPage(ctx, fasthttp.StatusBadRequest, req, msg, 0)
 	}
+}
+
+// blankQuery answers a q of white space as SearXNG does, 200 with
+// nothing found (it searches an empty query), without asking an instance:
+// the empty answer in JSON, CSV and RSS, the front page in HTML.
+func (s *Server) blankQuery(ctx *fasthttp.RequestCtx, req proxy.Request) {
+	empty := &detect.Results{}
+	switch req.Format {
+	case proxy.FormatJSON:
+		ctx.SetContentType(formatContentType(proxy.FormatJSON))
+		ctx.SetBody(empty.AppendJSON(nil))
+	case proxy.FormatCSV:
+		writeCSV(ctx, req, empty)
+	case proxy.FormatRSS:
+		s.writeRSS(ctx, req, empty)
+	default:
+		s.index(ctx)
+	}
+}
+
+// timeoutGrace is what a search with a timeout_limit is given past it:
+// the instance's own work and the network around its engines' time.
+const timeoutGrace = 750 * time.Millisecond
+
+// searchContext is the context a search runs on: none of the client's
+// (fasthttp has none), bounded by its timeout_limit and timeoutGrace when
+// it gives one. The proxy's own deadline still bounds it: a timeout_limit
+// shortens a search, never lengthens it.
+func searchContext(req proxy.Request) (context.Context, context.CancelFunc) {
+	if d, ok := req.TimeoutLimitDuration(); ok {
+		return context.WithTimeout(context.Background(), d+timeoutGrace)
+	}
+	return context.Background(), func() {}
 }
 
 // retryAfterSeconds is d in whole seconds, rounded up, at least 1: what a
