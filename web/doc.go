@@ -46,7 +46,9 @@
 // search parameters among them (language, safesearch, categories,
 // time_range) fill in a search that does not give them, so they go
 // upstream as the client's own would. /opensearch.xml's template carries
-// them (then Cache-Control: private). A settings URL
+// them (then Cache-Control: private), and its suggestions URL only when
+// autocomplete is on, as SearXNG's; query_in_title is off by default, as
+// SearXNG's. A settings URL
 // (/preferences?...&save=1) saves them in a browser that forgets cookies.
 //
 // Every response carries a Content-Security-Policy that allows only

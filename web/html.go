@@ -471,7 +471,16 @@ func resultOf(x *detect.Result, image func(string) string) resultView {
 			v.Engines = append(v.Engines, e)
 		}
 	}
-	v.Thumbnail = image(x.Thumbnail)
+	// An image result's grid picture is its thumbnail_src, as SearXNG's
+	// images template has it (an engine's "thumbnail" there may be
+	// something else, or nothing a browser can show); other results show
+	// their thumbnail.
+	if x.Template == "images.html" {
+		v.Thumbnail = image(extraString(x, "thumbnail_src"))
+	}
+	if v.Thumbnail == "" {
+		v.Thumbnail = image(x.Thumbnail)
+	}
 	if v.Thumbnail == "" {
 		v.Thumbnail = image(extraString(x, "thumbnail_src"))
 	}

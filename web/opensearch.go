@@ -33,7 +33,11 @@ func (s *Server) openSearch(ctx *fasthttp.RequestCtx) {
 		addVary(&ctx.Response.Header, "Cookie")
 	}
 	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(openSearchTemplate(base, &pr)) + `"/>` + "\n")
-	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(suggestTemplate(base, &pr)) + `"/>` + "\n")
+	if pr.Autocomplete {
+		// Only when suggestions are on, as SearXNG: a browser sends what
+		// is typed in its address bar to a suggestions URL it is offered.
+		b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(suggestTemplate(base, &pr)) + `"/>` + "\n")
+	}
 	b.WriteString(`  <Url rel="self" type="application/opensearchdescription+xml" method="GET" template="` + xmlEscape(base+"opensearch.xml") + `"/>` + "\n")
 	b.WriteString(`  <Query role="example" searchTerms="SearXNG"/>` + "\n")
 	b.WriteString("  <moz:SearchForm>" + xmlEscape(base+"search") + "</moz:SearchForm>\n")

@@ -466,7 +466,12 @@ func TestOpenSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, c := serve(t, Config{Search: &fakeSearch{}, PublicURL: tt.publicURL, InstanceName: "gate <&>"})
-			r := c.get("/opensearch.xml", "Host", tt.host)
+			// As SearXNG, the suggestions URL is offered only to a browser
+			// whose suggestions are on: without, 2 Url elements.
+			if r := c.get("/opensearch.xml", "Host", tt.host); r.status != 200 || strings.Contains(r.body, `rel="suggestions"`) {
+				t.Fatalf("suggestions off: %d\n%s", r.status, r.body)
+			}
+			r := c.get("/opensearch.xml", "Host", tt.host, "Cookie", "autocomplete=searxgate")
 			if r.status != 200 {
 				t.Fatalf("status %d", r.status)
 			}
