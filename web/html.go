@@ -276,7 +276,8 @@ type pageData struct {
 	// ("" = the page's own).
 	Lang, Dir string
 	// Script says whether the page loads searxgate.js: only when a
-	// preference needs it (suggestions, hotkeys, infinite scroll).
+	// preference needs it (suggestions, hotkeys, infinite scroll) or the
+	// page has image results (focus and arrow keys in their detail).
 	Script bool
 }
 
@@ -291,7 +292,8 @@ func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pag
 	}
 	d.Languages = languageOptions(cur)
 	d.Lang, d.Dir = langDir(cur)
-	d.Script = d.Prefs.Autocomplete || d.Prefs.Hotkeys != "" || d.Prefs.InfiniteScroll
+	d.Script = d.Prefs.Autocomplete || d.Prefs.Hotkeys != "" || d.Prefs.InfiniteScroll ||
+		(d.Search != nil && len(d.Search.Images) > 0)
 	// Straight into the response's body: fasthttp pools its buffers, so a
 	// page costs no buffer growing and no copy.
 	ctx.Response.ResetBody()

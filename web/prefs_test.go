@@ -246,7 +246,10 @@ func TestImageResultsAreAGridWithADetailView(t *testing.T) {
 	thumb, full := s.images.link("https://img.example/cat1-small.jpg"), s.images.link("https://img.example/cat1.jpg")
 	for _, w := range []string{
 		`<ul class="imagegrid" id="imagegrid"><li><a class="imagelink" id="i0" href="#image-0" aria-label="A cat"><img src="` + strings.ReplaceAll(thumb, "&", "&amp;") + `"`,
-		`<section class="imagedetail" id="image-0" aria-labelledby="image-0-title">`,
+		// Focusable, so that the script moves the keyboard into it when
+		// it opens; the script is on every page of images.
+		`<section class="imagedetail" id="image-0" aria-labelledby="image-0-title" tabindex="-1">`,
+		`<script src="/static/searxgate.js" defer></script>`,
 		`<img src="` + strings.ReplaceAll(full, "&", "&amp;") + `" alt="A cat"`,
 		`<dt>Resolution</dt><dd>1920 x 1080</dd>`,
 		`<dt>Source</dt><dd dir="auto">photos.example</dd>`,
