@@ -3,6 +3,7 @@ package detect
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"slices"
 	"strconv"
 	"strings"
@@ -175,7 +176,7 @@ func withoutSVG(b []byte) []byte {
 // readPage reads a results page from its elements by id; q is the query
 // its box echoes.
 func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
-	r := &Results{Query: q}
+	r := &Results{Query: searchTerms(q)}
 	p := &htmlPage{results: r}
 	if s := ids["result_count"]; s != nil {
 		r.NumberOfResults = readCount(s.Text())
@@ -212,9 +213,12 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	}
 	if s := ids["suggestions"]; s != nil {
 		s.Find("form").Each(func(_ int, s *goquery.Selection) {
-			q := s.Find(`input[name="q"]`).AttrOr("value", "")
+			// The button shows the suggestion itself; the form's q is
+			// the full query to search, with the asked query's syntax
+			// (":de", "!bang") in front (SearXNG's changeQuery).
+			q := strings.TrimLeft(s.Find("input.suggestion").AttrOr("value", ""), "•· ")
 			if q == "" {
-				q = strings.TrimLeft(s.Find("input.suggestion").AttrOr("value", ""), "•· ")
+				q = searchTerms(s.Find(`input[name="q"]`).AttrOr("value", ""))
 			}
 			if q = collapse(q); q != "" {
 				r.Suggestions = append(r.Suggestions, q)
@@ -272,7 +276,7 @@ func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 	if x.URL == "" {
 		return x, false
 	}
-	x.Title = firstText(s, selH3, selTitle, selH4)
+	x.Title = highlighted(s, firstText(s, selH3, selTitle, selH4))
 	if images {
 		x.Content = firstText(s, selResultText)
 		x.Thumbnail = firstAttr(s, "src", selImageThumb)
@@ -280,7 +284,7 @@ func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 	} else {
 		c := s.FindMatcher(selContent)
 		if !c.HasClass("empty_element") {
-			x.Content = collapse(c.Text())
+			x.Content = highlighted(c, collapse(c.Text()))
 			if x.Content == noDescription {
 				x.Content = ""
 			}
@@ -320,6 +324,36 @@ func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
 		x.Engine = x.Engines[0]
 	}
 	return x, true
+}
+
+// searchTerms is an echoed query box's value without SearXNG's search
+// syntax (":de", "!bang", "!!", "<3"): what SearXNG's JSON echoes as
+// "query" (RawTextQuery.getQuery), since the box shows the query as typed.
+// A box of syntax alone is echoed as it is.
+func searchTerms(q string) string {
+	words := strings.Fields(q)
+	kept := words[:0:0]
+	for _, w := range words {
+		if !IsSyntax(w) {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == len(words) || len(kept) == 0 {
+		return collapse(q)
+	}
+	return strings.Join(kept, " ")
+}
+
+// highlighted is text, read from s, with the entities SearXNG escaped
+// twice decoded: its highlight_content runs on the escaped text, so a
+// query word that is part of an entity ("&", "amp") splits it with a
+// <span class="highlight"> and the page shows "&amp;" where the JSON has
+// "&". Only text with such a span and an '&' is decoded again.
+func highlighted(s *goquery.Selection, text string) string {
+	if !strings.Contains(text, "&") || !strings.Contains(text, ";") || s.Find("span.highlight").Length() == 0 {
+		return text
+	}
+	return html.UnescapeString(text)
 }
 
 // readHTMLAnswer reads one div.answer: the current markup has the text in

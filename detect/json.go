@@ -198,12 +198,21 @@ func resultField(x *Result, key string, f gjson.Result, strs *[]string) {
 	case "publishedDate":
 		typed = isStringOrNull(f)
 		x.PublishedDate = f.Str
+		if f.Str == "" {
+			x.present |= hasPublishedDate // written back empty, as it came
+		}
 	case "thumbnail":
 		typed = isStringOrNull(f)
 		x.Thumbnail = f.Str
+		if f.Str == "" {
+			x.present |= hasThumbnail // written back empty, as it came
+		}
 	case "img_src":
 		typed = isStringOrNull(f)
 		x.ImgSrc = f.Str
+		if f.Str == "" {
+			x.present |= hasImgSrc // written back empty, as it came
+		}
 	case "iframe_src":
 		typed = isStringOrNull(f)
 		x.IframeSrc = f.Str

@@ -49,7 +49,21 @@ type Result struct {
 	// survives; parsed_url never comes from upstream). Values must be
 	// valid JSON.
 	Extra map[string]json.RawMessage
+	// present marks the optional keys (publishedDate, thumbnail,
+	// img_src) the upstream JSON had empty ("" or null), so that they are
+	// written back as they came (newer SearXNG writes "thumbnail": "" and
+	// "publishedDate": null on every result; 2024's writes neither).
+	present optional
 }
+
+// optional is a set of Result's optional keys.
+type optional uint8
+
+const (
+	hasPublishedDate optional = 1 << iota
+	hasThumbnail
+	hasImgSrc
+)
 
 // Infobox is one SearXNG infobox.
 type Infobox struct {
@@ -86,8 +100,8 @@ func (r *Results) NothingFound() bool {
 
 // AppendJSON appends r as SearXNG's classic JSON answer: every top-level
 // key present, answers as strings, every result with url, title, content,
-// engine, parsed_url, template, engines, positions, publishedDate, score,
-// category, thumbnail and img_src (iframe_src when known), then its Extra
+// engine, parsed_url, template, engines, positions, score and category
+// (publishedDate, thumbnail, img_src and iframe_src when known), then its Extra
 // fields in key order. Strings are escaped as encoding/json does.
 func (r *Results) AppendJSON(dst []byte) []byte {
 	dst = slices.Grow(dst, r.jsonSizeHint())
@@ -238,19 +252,25 @@ func (x *Result) appendJSON(dst []byte) []byte {
 		}
 		w.dst = append(w.dst, ']')
 	}
-	if w.key("publishedDate") {
-		if x.PublishedDate == "" {
-			w.dst = append(w.dst, "null"...)
-		} else {
-			w.dst = appendString(w.dst, x.PublishedDate)
-		}
+	// publishedDate, thumbnail, img_src and iframe_src are written only
+	// when the result has them: SearXNG's JSON has them only for the
+	// results whose engine gave them (fixture a-search-json.txt has none).
+	// An upstream JSON that had them empty gets them back as it had them.
+	if x.PublishedDate != "" {
+		w.str("publishedDate", x.PublishedDate)
+	} else if x.present&hasPublishedDate != 0 && w.key("publishedDate") {
+		w.dst = append(w.dst, "null"...)
 	}
 	if w.key("score") {
 		w.dst = appendFloat(w.dst, x.Score)
 	}
 	w.str("category", x.Category)
-	w.str("thumbnail", x.Thumbnail)
-	w.str("img_src", x.ImgSrc)
+	if x.Thumbnail != "" || x.present&hasThumbnail != 0 {
+		w.str("thumbnail", x.Thumbnail)
+	}
+	if x.ImgSrc != "" || x.present&hasImgSrc != 0 {
+		w.str("img_src", x.ImgSrc)
+	}
 	if x.IframeSrc != "" {
 		w.str("iframe_src", x.IframeSrc)
 	}

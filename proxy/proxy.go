@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -795,11 +796,35 @@ func poolKind(k detect.Kind) pool.Kind {
 
 // upstreamArgs writes the search's parameters for an instance. The HTML
 // page is SearXNG's default format: no format parameter is sent for it.
+//
+// A feeling-lucky search ("!! words") is asked of an HTML page without
+// its "!!": SearXNG would answer the page with a redirect to its first
+// result, where its JSON gives every result. Asked so, the page has the
+// results SearXNG's JSON would have; web still sends a browser to the
+// first one.
 func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 	r.Each(r.PageNo, args.Set)
 	if format != FormatHTML {
 		args.Set("format", format)
+		return
 	}
+	if why, _ := detect.BangOf(r.Query); why == detect.FeelingLucky {
+		if q := withoutLucky(r.Query); q != "" {
+			args.Set("q", q)
+		}
+	}
+}
+
+// withoutLucky is query without its "!!" words.
+func withoutLucky(query string) string {
+	words := strings.Fields(query)
+	kept := words[:0]
+	for _, w := range words {
+		if w != "!!" {
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " ")
 }
 
 // answer turns a winning attempt into the client's response and caches it

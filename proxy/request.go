@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/searxgate/searxgate/detect"
 )
@@ -19,17 +20,23 @@ const (
 	FormatRSS  = "rss"
 )
 
-// MaxQueryLen caps the query text, in bytes (8 KiB). SearXNG itself has no
-// limit, and clients (agents pasting a passage, a long boolean query) send
-// queries past 2,048 bytes that SearXNG answers; past 8 KiB a search is no
-// search a person or an agent makes and would only be forwarded to every
-// instance we try. A GET must also fit the server's read buffer: the
-// longest queries come by POST.
-const MaxQueryLen = 8 << 10
+// MaxQueryLen caps the query text, in bytes (16 KiB). SearXNG itself has
+// no limit, and clients (agents pasting a passage, a long boolean query)
+// send queries of thousands of bytes that SearXNG answers (9,000 bytes is
+// a search SearXNG answers 200); past 16 KiB a search is no search a
+// person or an agent makes and would only be forwarded to every instance
+// we try. A GET must also fit the server's read buffer: the longest
+// queries come by POST.
+const MaxQueryLen = 16 << 10
 
 // ErrNoQuery is returned by Request.Validate when q is empty; SearXNG
 // answers it with {"error": "No query"} and status 400.
 var ErrNoQuery = errors.New("No query") //lint:ignore ST1005 SearXNG's own words, which clients compare
+
+// ErrBlankQuery is returned by ParseRequest when q is white space only.
+// SearXNG searches it (its check is for an absent or empty q) and answers
+// 200 with nothing found; there is nothing an instance could find for it.
+var ErrBlankQuery = errors.New("blank query")
 
 // ParamError is SearXNG's SearxParameterException: a parameter with a value
 // SearXNG would refuse. Its message is SearXNG's, word for word, because
@@ -58,6 +65,10 @@ type Request struct {
 	TimeRange  string // "", day, week, month, year
 	SafeSearch string // "", "0", "1", "2"
 	Format     string // html, json, csv, rss
+	// TimeoutLimit is SearXNG's timeout_limit as the client gave it
+	// ("" = none): forwarded to the instance, and the bound of the
+	// search's own time (TimeoutLimitDuration) when positive.
+	TimeoutLimit string
 	// Client names who asked (an address, or an address prefix), for the
 	// per-client admission and the fair share of the upstream budget. It is
 	// not part of Key: two clients asking the same search share one answer.
@@ -89,9 +100,12 @@ func ParseRequest(p Params) (Request, error) {
 		}
 	}
 	q, _ := p.Get("q")
+	if q == "" {
+		return r, ErrNoQuery
+	}
 	r.Query = strings.TrimSpace(q)
 	if r.Query == "" {
-		return r, ErrNoQuery
+		return r, ErrBlankQuery
 	}
 	if len(r.Query) > MaxQueryLen {
 		return r, &ParamError{Name: "q", Value: strings.ToValidUTF8(r.Query[:32], "") + "…"}
@@ -125,6 +139,14 @@ func ParseRequest(p Params) (Request, error) {
 			return r, &ParamError{Name: "time_range", Value: v}
 		}
 	}
+	// SearXNG's parse_timeout: absent, "" and "None" are no limit; any
+	// other value must read as a float (Python's float()).
+	if v, ok := p.Get("timeout_limit"); ok && v != "" && v != "None" {
+		if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+			return r, &ParamError{Name: "timeout_limit", Value: v}
+		}
+		r.TimeoutLimit = strings.TrimSpace(v)
+	}
 	if v, ok := p.Get("categories"); ok {
 		r.Categories = splitList(v)
 	}
@@ -141,6 +163,20 @@ func ParseRequest(p Params) (Request, error) {
 		r.Fanout = n
 	}
 	return r, nil
+}
+
+// TimeoutLimitDuration is the search's timeout_limit as a duration, and
+// whether it sets one: a positive, finite number of seconds (SearXNG takes
+// 0, negative and infinite values too; they bound nothing here).
+func (r *Request) TimeoutLimitDuration() (time.Duration, bool) {
+	if r.TimeoutLimit == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(r.TimeoutLimit, 64)
+	if err != nil || !(f > 0) || f > 3600 {
+		return 0, false
+	}
+	return time.Duration(f * float64(time.Second)), true
 }
 
 func isDigits(s string) bool {
@@ -218,6 +254,9 @@ func (r *Request) Each(pageno int, f func(name, value string)) {
 	}
 	if r.SafeSearch != "" {
 		f("safesearch", r.SafeSearch)
+	}
+	if r.TimeoutLimit != "" {
+		f("timeout_limit", r.TimeoutLimit)
 	}
 }
 

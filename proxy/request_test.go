@@ -4,7 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/valyala/fasthttp"
 )
 
 type mapParams map[string]string
@@ -24,7 +27,13 @@ func TestParseRequest(t *testing.T) {
 			Request{Query: "go", Format: "json", PageNo: 3, Language: "de-CH", SafeSearch: "2", TimeRange: "week",
 				Categories: []string{"general", "news"}, Engines: []string{"ddg"}}, ""},
 		{"no query json", mapParams{"format": "json"}, Request{}, "No query"},
-		{"blank query", mapParams{"q": "   "}, Request{}, "No query"},
+		// SearXNG searches a blank q (its check is for absent or empty).
+		{"blank query", mapParams{"q": "   "}, Request{}, "blank query"},
+		// SearXNG's parse_timeout: a float, or nothing.
+		{"timeout_limit text", mapParams{"q": "x", "timeout_limit": "abc"}, Request{}, `Invalid value "abc" for parameter timeout_limit`},
+		{"timeout_limit", mapParams{"q": "x", "timeout_limit": "1.5"}, Request{Query: "x", PageNo: 1, Format: "html", TimeoutLimit: "1.5"}, ""},
+		{"timeout_limit None", mapParams{"q": "x", "timeout_limit": "None"}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
+		{"timeout_limit empty", mapParams{"q": "x", "timeout_limit": ""}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
 		// SearXNG answers a format it does not know with the HTML page
 		// (fixtures a-search-format-xml.txt, a-search-format-upper-JSON.txt).
 		{"unknown format", mapParams{"q": "x", "format": "xml"}, Request{Query: "x", PageNo: 1, Format: "html"}, ""},
@@ -68,6 +77,37 @@ func TestParseRequest(t *testing.T) {
 	if _, err := ParseRequest(mapParams{}); !errors.Is(err, ErrNoQuery) {
 		t.Fatalf("empty request: %v, want ErrNoQuery", err)
 	}
+	if r, err := ParseRequest(mapParams{"q": " \t ", "format": "json"}); !errors.Is(err, ErrBlankQuery) || r.Format != "json" {
+		t.Fatalf("blank query: %v %q, want ErrBlankQuery with the format read", err, r.Format)
+	}
+}
+
+// TestTimeoutLimit: timeout_limit is forwarded as given and bounds the
+// search only when it is a positive number of seconds.
+func TestTimeoutLimit(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+		ok   bool
+	}{{"1", time.Second, true}, {"0.25", 250 * time.Millisecond, true}, {"0", 0, false}, {"-3", 0, false}, {"inf", 0, false}, {"nan", 0, false}} {
+		r, err := ParseRequest(mapParams{"q": "x", "timeout_limit": c.v})
+		if err != nil {
+			t.Fatalf("%s: %v", c.v, err)
+		}
+		d, ok := r.TimeoutLimitDuration()
+		if d != c.want || ok != c.ok {
+			t.Errorf("%s: %v %v, want %v %v", c.v, d, ok, c.want, c.ok)
+		}
+		got := ""
+		r.Each(1, func(k, v string) {
+			if k == "timeout_limit" {
+				got = v
+			}
+		})
+		if got != c.v {
+			t.Errorf("%s: forwarded %q", c.v, got)
+		}
+	}
 }
 
 func TestKeyIgnoresFormatAndOrder(t *testing.T) {
@@ -82,9 +122,13 @@ func TestKeyIgnoresFormatAndOrder(t *testing.T) {
 	}
 }
 
-func TestQueryCapIsEightKiB(t *testing.T) {
-	if MaxQueryLen != 8192 {
-		t.Fatalf("MaxQueryLen = %d; the documented cap is 8 KiB", MaxQueryLen)
+func TestQueryCapIsSixteenKiB(t *testing.T) {
+	if MaxQueryLen != 16384 {
+		t.Fatalf("MaxQueryLen = %d; the documented cap is 16 KiB", MaxQueryLen)
+	}
+	// SearXNG answers a 9,000-character query.
+	if _, err := ParseRequest(mapParams{"q": strings.Repeat("a", 9000)}); err != nil {
+		t.Fatalf("a 9,000-byte query: %v", err)
 	}
 	_, err := ParseRequest(mapParams{"q": strings.Repeat("é", MaxQueryLen)})
 	var pe *ParamError
@@ -141,4 +185,25 @@ func FuzzParseRequest(f *testing.F) {
 		}
 		_ = r.Key()
 	})
+}
+
+// TestUpstreamArgsFeelingLucky: an HTML page is asked a feeling-lucky
+// search without its "!!" (the page would be a redirect, SearXNG's JSON
+// has the results); JSON is asked it as it came.
+func TestUpstreamArgsFeelingLucky(t *testing.T) {
+	for _, c := range []struct{ q, format, want string }{
+		{"!! foo bar", FormatHTML, "foo bar"},
+		{"foo !! bar", FormatHTML, "foo bar"},
+		{"!! foo bar", FormatJSON, "!! foo bar"},
+		{"!!g foo", FormatHTML, "!!g foo"},
+		{"!!", FormatHTML, "!!"},
+	} {
+		args := fasthttp.AcquireArgs()
+		r := Request{Query: c.q, PageNo: 1}
+		upstreamArgs(args, &r, c.format)
+		if got := string(args.Peek("q")); got != c.want {
+			t.Errorf("%q as %s: q=%q, want %q", c.q, c.format, got, c.want)
+		}
+		fasthttp.ReleaseArgs(args)
+	}
 }

@@ -1,7 +1,7 @@
 // Package web is searxgate's HTTP face.
 //
 // To SearXNG clients it is a SearXNG instance: /search (GET and POST; json,
-// html, csv and rss), / (which searches when given q), /opensearch.xml,
+// html, csv and rss), / (which redirects to /search, 308, when given q), /opensearch.xml,
 // /autocompleter (both answer shapes), /config, /healthz and /robots.txt,
 // with SearXNG's parameter checks and error forms, checked against
 // captures of SearXNG 2024.10.5 (testdata/searxng): a format SearXNG does
@@ -26,7 +26,8 @@
 // separator) is answered 400, before any route.
 //
 // A search that gets no answer says so in the format asked (JSON, the
-// error page, or plain text for csv and rss): 429 when its client asked
+// error page, SearXNG's empty searx.csv with the reason in
+// X-Searxgate-Error, or SearXNG's feed with one "Error" item): 429 when its client asked
 // more than its share (proxy.LimitedError), 503 otherwise with what was
 // tried. Retry-After, in whole seconds rounded up, is sent only when the
 // proxy knows when to come back; never a made-up constant.
@@ -48,7 +49,9 @@
 // search parameters among them (language, safesearch, categories,
 // time_range) fill in a search that does not give them, so they go
 // upstream as the client's own would. /opensearch.xml's template carries
-// them (then Cache-Control: private). A settings URL
+// them (then Cache-Control: private), and its suggestions URL only when
+// autocomplete is on, as SearXNG's; query_in_title is off by default, as
+// SearXNG's. A settings URL
 // (/preferences?...&save=1) saves them in a browser that forgets cookies.
 //
 // Every response carries a Content-Security-Policy that allows only
@@ -97,7 +100,9 @@
 //     Config.Images.Key is given: a page kept from before a restart loses
 //     its images. The proxy's fetches are bounded (MaxConcurrent, 32 by
 //     default; past it 503 at once), not rate limited per client.
-//   - A query may be up to proxy.MaxQueryLen (8 KiB); SearXNG has no cap.
+//   - A query may be up to proxy.MaxQueryLen (16 KiB); SearXNG has no cap.
+//     A q of white space is answered as SearXNG answers it (200, nothing
+//     found) without asking an instance.
 //     A GET must fit the HTTP server's read buffer with its headers:
 //     clients with the longest queries should POST them.
 //   - /config cannot list engines: searxgate does not know which engines

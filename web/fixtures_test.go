@@ -226,7 +226,7 @@ func sameJSONKeys(t *testing.T, got, want string) {
 }
 
 // TestLongQueries: SearXNG takes any length; searxgate takes up to
-// proxy.MaxQueryLen (8 KiB), the longest by POST, and refuses one past it
+// proxy.MaxQueryLen (16 KiB), the longest by POST, and refuses one past it
 // in the format asked.
 func TestLongQueries(t *testing.T) {
 	fs := &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}
@@ -332,13 +332,21 @@ func TestRSS(t *testing.T) {
 		}
 	}
 	if doc.Version != "2.0" || ch.Title != "SearXNG search: hello" ||
-		ch.TotalResults != "1" || ch.StartIndex != "1" || ch.ItemsPerPage != "1" ||
+		// number_of_results as the answer gave it, as SearXNG 2024's feed.
+		ch.TotalResults != "0" || ch.StartIndex != "1" || ch.ItemsPerPage != "0" ||
 		ch.Query.Role != "request" || ch.Query.SearchTerms != "hello" || !strings.HasPrefix(ch.Description, `Search results for "hello"`) {
 		t.Errorf("channel %+v", ch)
 	}
-	if len(ch.Items) != 1 || ch.Items[0].Title != "Hello world" || ch.Items[0].Type != "result" ||
+	if len(ch.Items) != 4 || ch.Items[0].Title != "Hello world" || ch.Items[0].Type != "result" ||
 		ch.Items[0].Link != "https://example.org/hello" || ch.Items[0].Description != "A page about hello." || ch.Items[0].PubDate == "" {
-		t.Errorf("items %+v", ch.Items)
+		t.Fatalf("items %+v", ch.Items)
+	}
+	// Then the answers, corrections and suggestions, as SearXNG's
+	// opensearch_response_rss.xml writes them: a title and a type.
+	for i, want := range [][2]string{{"hello is a greeting", "answer"}, {"hallo", "correction"}, {"hello kitty", "suggestion"}} {
+		if it := ch.Items[i+1]; it.Title != want[0] || it.Type != want[1] || it.Link != "" {
+			t.Errorf("item %d = %+v, want title %q type %q", i+1, it, want[0], want[1])
+		}
 	}
 }
 

@@ -87,7 +87,7 @@ func FuzzEndpoints(f *testing.F) {
 			h(&ctx)
 			st := ctx.Response.StatusCode()
 			switch st {
-			case 200, 201, 303, 400, 401, 403, 404, 405, 502, 503:
+			case 200, 201, 303, 308, 400, 401, 403, 404, 405, 502, 503:
 			default:
 				t.Fatalf("%s %s?%q: status %d", method, path, query, st)
 			}

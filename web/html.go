@@ -276,7 +276,8 @@ type pageData struct {
 	// ("" = the page's own).
 	Lang, Dir string
 	// Script says whether the page loads searxgate.js: only when a
-	// preference needs it (suggestions, hotkeys, infinite scroll).
+	// preference needs it (suggestions, hotkeys, infinite scroll) or the
+	// page has image results (focus and arrow keys in their detail).
 	Script bool
 }
 
@@ -291,7 +292,8 @@ func (s *Server) render(ctx *fasthttp.RequestCtx, status int, name string, d pag
 	}
 	d.Languages = languageOptions(cur)
 	d.Lang, d.Dir = langDir(cur)
-	d.Script = d.Prefs.Autocomplete || d.Prefs.Hotkeys != "" || d.Prefs.InfiniteScroll
+	d.Script = d.Prefs.Autocomplete || d.Prefs.Hotkeys != "" || d.Prefs.InfiniteScroll ||
+		(d.Search != nil && len(d.Search.Images) > 0)
 	// Straight into the response's body: fasthttp pools its buffers, so a
 	// page costs no buffer growing and no copy.
 	ctx.Response.ResetBody()
@@ -471,7 +473,16 @@ func resultOf(x *detect.Result, image func(string) string) resultView {
 			v.Engines = append(v.Engines, e)
 		}
 	}
-	v.Thumbnail = image(x.Thumbnail)
+	// An image result's grid picture is its thumbnail_src, as SearXNG's
+	// images template has it (an engine's "thumbnail" there may be
+	// something else, or nothing a browser can show); other results show
+	// their thumbnail.
+	if x.Template == "images.html" {
+		v.Thumbnail = image(extraString(x, "thumbnail_src"))
+	}
+	if v.Thumbnail == "" {
+		v.Thumbnail = image(x.Thumbnail)
+	}
 	if v.Thumbnail == "" {
 		v.Thumbnail = image(extraString(x, "thumbnail_src"))
 	}

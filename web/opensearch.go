@@ -33,7 +33,11 @@ func (s *Server) openSearch(ctx *fasthttp.RequestCtx) {
 		addVary(&ctx.Response.Header, "Cookie")
 	}
 	b.WriteString(`  <Url rel="results" type="text/html" method="GET" template="` + xmlEscape(openSearchTemplate(base, &pr)) + `"/>` + "\n")
-	b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(suggestTemplate(base, &pr)) + `"/>` + "\n")
+	if pr.Autocomplete {
+		// Only when suggestions are on, as SearXNG: a browser sends what
+		// is typed in its address bar to a suggestions URL it is offered.
+		b.WriteString(`  <Url rel="suggestions" type="application/x-suggestions+json" method="GET" template="` + xmlEscape(suggestTemplate(base, &pr)) + `"/>` + "\n")
+	}
 	b.WriteString(`  <Url rel="self" type="application/opensearchdescription+xml" method="GET" template="` + xmlEscape(base+"opensearch.xml") + `"/>` + "\n")
 	b.WriteString(`  <Query role="example" searchTerms="SearXNG"/>` + "\n")
 	b.WriteString("  <moz:SearchForm>" + xmlEscape(base+"search") + "</moz:SearchForm>\n")
@@ -179,17 +183,30 @@ func configEngines(m map[string]*configEngine) []*configEngine {
 	return out
 }
 
-// configCategories is SearXNG's default categories, then any other the
-// pool's engines name, in name order.
+// configCategories is the categories the pool's engines have, SearXNG's
+// in its order first, then the others sorted; SearXNG's own list until
+// an instance's engines are known. (SearXNG's /config lists the
+// categories its engines have: one the pool has no engine for is not
+// offered.)
 func configCategories(m map[string]*configEngine) []string {
-	out := slices.Clone(searxngCategories)
-	var more []string
+	if len(m) == 0 {
+		return slices.Clone(searxngCategories)
+	}
+	has := map[string]bool{}
 	for _, e := range m {
 		for _, c := range e.Categories {
-			if !slices.Contains(out, c) && !slices.Contains(more, c) {
-				more = append(more, c)
-			}
+			has[c] = true
 		}
+	}
+	var out, more []string
+	for _, c := range searxngCategories {
+		if has[c] {
+			out = append(out, c)
+			delete(has, c)
+		}
+	}
+	for c := range has {
+		more = append(more, c)
 	}
 	slices.Sort(more)
 	return append(out, more...)

@@ -32,7 +32,9 @@ type prefs struct {
 }
 
 // defaultPrefs are the preferences of someone who chose nothing.
-var defaultPrefs = prefs{Theme: "auto", Method: "GET", ImageProxy: true, QueryInTitle: true}
+// The query is not in the page's title unless asked (SearXNG's privacy
+// default, query_in_title: false): a title ends up in history and tabs.
+var defaultPrefs = prefs{Theme: "auto", Method: "GET", ImageProxy: true}
 
 // prefNames are the preferences' cookie and parameter names, in the order
 // a settings URL lists them. Never modified.

@@ -89,12 +89,12 @@ func TestPreferencesApplyToEverySearchAndAParameterBeatsTheCookie(t *testing.T) 
 func TestPreferencesAreSavedInCookiesOnly(t *testing.T) {
 	_, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}})
 	got, status, loc := c.setCookies("POST", "/preferences", "categories=general&categories=news&language=de&safesearch=2&time_range=&autocomplete=searxgate"+
-		"&theme=dark&method=POST&image_proxy=1&results_on_new_tab=1&query_in_title=0&infinite_scroll=0&center_alignment=1&hotkeys=vim")
+		"&theme=dark&method=POST&image_proxy=1&results_on_new_tab=1&query_in_title=1&infinite_scroll=0&center_alignment=1&hotkeys=vim")
 	if status != fasthttp.StatusSeeOther || !strings.HasSuffix(loc, "/preferences?saved=1") {
 		t.Fatalf("POST /preferences: %d to %q", status, loc)
 	}
 	want := map[string]string{"categories": "general,news", "language": "de", "safesearch": "2", "autocomplete": "searxgate", "theme": "dark",
-		"method": "POST", "results_on_new_tab": "1", "query_in_title": "0", "center_alignment": "1", "hotkeys": "vim",
+		"method": "POST", "results_on_new_tab": "1", "query_in_title": "1", "center_alignment": "1", "hotkeys": "vim",
 		// At their defaults: deleted, so that a default chosen later is not stuck.
 		"time_range": "", "image_proxy": "", "infinite_scroll": ""}
 	for k, v := range want {
@@ -107,7 +107,7 @@ func TestPreferencesAreSavedInCookiesOnly(t *testing.T) {
 	}
 
 	// The page shows them, and the settings URL that saves them again.
-	cookie := "categories=general,news; language=de; safesearch=2; autocomplete=searxgate; theme=dark; method=POST; results_on_new_tab=1; query_in_title=0; center_alignment=1; hotkeys=vim"
+	cookie := "categories=general,news; language=de; safesearch=2; autocomplete=searxgate; theme=dark; method=POST; results_on_new_tab=1; query_in_title=1; center_alignment=1; hotkeys=vim"
 	r := c.get("/preferences", "Cookie", cookie)
 	for _, w := range []string{
 		`<option value="de" selected>Deutsch</option>`,
@@ -116,7 +116,7 @@ func TestPreferencesAreSavedInCookiesOnly(t *testing.T) {
 		`<html lang="en" dir="ltr" class="dark center" data-autocomplete="1" data-hotkeys="vim" data-infinite-scroll="0">`,
 		`<script src="/static/searxgate.js" defer></script>`,
 		`<form class="searchform" id="searchform" method="post"`,
-		`value="http://gateway.test/preferences?autocomplete=searxgate&amp;categories=general%2Cnews&amp;center_alignment=1&amp;hotkeys=vim&amp;language=de&amp;method=POST&amp;query_in_title=0&amp;results_on_new_tab=1&amp;safesearch=2&amp;save=1&amp;theme=dark"`,
+		`value="http://gateway.test/preferences?autocomplete=searxgate&amp;categories=general%2Cnews&amp;center_alignment=1&amp;hotkeys=vim&amp;language=de&amp;method=POST&amp;query_in_title=1&amp;results_on_new_tab=1&amp;safesearch=2&amp;save=1&amp;theme=dark"`,
 	} {
 		if !strings.Contains(r.body, w) {
 			t.Errorf("/preferences lacks %q", w)
@@ -165,7 +165,10 @@ func TestTitles(t *testing.T) {
 	_, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}})
 	for _, tc := range []struct{ uri, cookie, want string }{
 		{"/", "", "<title>searxgate</title>"},
-		{"/search?q=hello", "", "<title>hello - searxgate</title>"},
+		// SearXNG's privacy default: the query is not in the title unless
+		// asked (query_in_title).
+		{"/search?q=hello", "", "<title>searxgate</title>"},
+		{"/search?q=hello", "query_in_title=1", "<title>hello - searxgate</title>"},
 		{"/search?q=hello", "query_in_title=0", "<title>searxgate</title>"},
 		{"/preferences", "", "<title>Preferences - searxgate</title>"},
 		{"/about", "", "<title>About - searxgate</title>"},
@@ -179,7 +182,7 @@ func TestTitles(t *testing.T) {
 
 func TestOpenSearchCarriesThePreferences(t *testing.T) {
 	_, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(simpleAnswer, "https://up.example/")}, PublicURL: "https://search.example/"})
-	r := c.get("/opensearch.xml", "Cookie", "language=de; safesearch=2; theme=dark")
+	r := c.get("/opensearch.xml", "Cookie", "language=de; safesearch=2; theme=dark; autocomplete=searxgate")
 	if want := `template="https://search.example/search?q={searchTerms}&amp;language=de&amp;safesearch=2"`; !strings.Contains(r.body, want) {
 		t.Errorf("opensearch.xml lacks %s:\n%s", want, r.body)
 	}
@@ -230,18 +233,23 @@ func TestFanoutAnsweredByListsEachInstance(t *testing.T) {
 
 const imageAnswer = `{"query":"cat","number_of_results":12300,"results":[` +
 	`{"url":"https://photos.example/cat/1","title":"A cat","content":"A cat on a wall","engine":"bing images","engines":["bing images"],"template":"images.html","category":"images",` +
-	`"img_src":"https://img.example/cat1.jpg","thumbnail_src":"https://img.example/cat1-small.jpg","resolution":"1920 x 1080","source":"photos.example"},` +
+	`"img_src":"https://img.example/cat1.jpg","thumbnail_src":"https://img.example/cat1-small.jpg","thumbnail":"https://img.example/cat1-engine-page","resolution":"1920 x 1080","source":"photos.example"},` +
 	`{"url":"https://photos.example/cat/2","title":"Another cat","content":"","engine":"bing images","template":"images.html","category":"images",` +
 	`"img_src":"https://img.example/cat2.jpg"}],` +
 	`"answers":[],"corrections":[],"infoboxes":[],"suggestions":[],"unresponsive_engines":[]}`
 
+// TestImageResultsAreAGridWithADetailView: the grid shows an image
+// result's thumbnail_src (SearXNG's images template), not its thumbnail.
 func TestImageResultsAreAGridWithADetailView(t *testing.T) {
 	s, c := serve(t, Config{Search: &fakeSearch{answer: jsonAnswer(imageAnswer, "https://up.example/")}})
 	r := c.get("/search?q=cat&categories=images")
 	thumb, full := s.images.link("https://img.example/cat1-small.jpg"), s.images.link("https://img.example/cat1.jpg")
 	for _, w := range []string{
 		`<ul class="imagegrid" id="imagegrid"><li><a class="imagelink" id="i0" href="#image-0" aria-label="A cat"><img src="` + strings.ReplaceAll(thumb, "&", "&amp;") + `"`,
-		`<section class="imagedetail" id="image-0" aria-labelledby="image-0-title">`,
+		// Focusable, so that the script moves the keyboard into it when
+		// it opens; the script is on every page of images.
+		`<section class="imagedetail" id="image-0" aria-labelledby="image-0-title" tabindex="-1">`,
+		`<script src="/static/searxgate.js" defer></script>`,
 		`<img src="` + strings.ReplaceAll(full, "&", "&amp;") + `" alt="A cat"`,
 		`<dt>Resolution</dt><dd>1920 x 1080</dd>`,
 		`<dt>Source</dt><dd dir="auto">photos.example</dd>`,

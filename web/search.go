@@ -29,6 +29,9 @@ const (
 	// HeaderFanout is "asked/answered" on a search sent to several
 	// instances and merged (fanout=N); HeaderInstance then lists them all.
 	HeaderFanout = "X-Searxgate-Fanout"
+	// HeaderError says why a CSV search was refused: SearXNG's CSV error
+	// is an empty attachment, with no room for the reason.
+	HeaderError = "X-Searxgate-Error"
 )
 
 // formatContentType is the Content-Type of a search answered in format,
@@ -67,8 +70,10 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	req.Client = s.client(ctx)
 	// The client's connection has no context in fasthttp; the search's own
-	// deadline bounds it.
-	res, err := s.cfg.Search.Search(context.Background(), req)
+	// deadline bounds it, and its timeout_limit.
+	sctx, cancel := searchContext(req)
+	res, err := s.cfg.Search.Search(sctx, req)
+	cancel()
 	if err != nil {
 		s.noAnswer(ctx, req, err)
 		return
@@ -94,7 +99,9 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
 		return
 	}
-	if req.Format == proxy.FormatHTML && feelingLucky(ctx, req, results) {
+	// SearXNG sends a feeling-lucky search to its first result from the
+	// HTML page and the RSS feed (its check comes after JSON and CSV).
+	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && feelingLucky(ctx, req, results) {
 		return
 	}
 	switch req.Format {
@@ -126,10 +133,10 @@ func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Respo
 	h := &ctx.Response.Header
 	h.Set(HeaderInstance, res.Instance)
 	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
-	if res.Redirect != "" && (req.Format == proxy.FormatHTML || res.Soft == string(detect.ExternalBang)) {
+	if res.Redirect != "" && (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS || res.Soft == string(detect.ExternalBang)) {
 		// A bang: SearXNG redirects before it looks at the format, and so
-		// does searxgate. Feeling lucky redirects the HTML page only; the
-		// other formats get its one result.
+		// does searxgate. Feeling lucky redirects the HTML page and the
+		// RSS feed; JSON and CSV get its results.
 		redirect(ctx, res.Redirect)
 		return true
 	}
@@ -175,9 +182,30 @@ func (n nonEmpty) Get(name string) (string, bool) {
 // clients that do not follow redirects. loc is an absolute http(s) URL
 // (detect checked it).
 func redirect(ctx *fasthttp.RequestCtx, loc string) {
+	redirectWith(ctx, fasthttp.StatusFound, loc)
+}
+
+// searchRedirect answers "/" with a query as SearXNG's index does: 308 to
+// /search with the request's own query string (a POST's form is sent
+// again by the client: 308 keeps the method and the body).
+func (s *Server) searchRedirect(ctx *fasthttp.RequestCtx) {
+	loc := "/search"
+	if s.cfg.PublicURL != "" {
+		if u, err := url.Parse(s.cfg.PublicURL); err == nil {
+			loc = strings.TrimSuffix(u.Path, "/") + "/search"
+		}
+	}
+	if qs := ctx.QueryArgs().QueryString(); len(qs) > 0 {
+		loc += "?" + string(qs)
+	}
+	redirectWith(ctx, fasthttp.StatusPermanentRedirect, loc)
+}
+
+// redirectWith answers status to loc with Werkzeug's short page.
+func redirectWith(ctx *fasthttp.RequestCtx, status int, loc string) {
 	ctx.Response.Header.Set("Location", loc)
 	ctx.SetContentType("text/html; charset=utf-8")
-	ctx.SetStatusCode(fasthttp.StatusFound)
+	ctx.SetStatusCode(status)
 	e := html.EscapeString(loc)
 	ctx.SetBodyString(`<!doctype html>
 <html lang=en>
@@ -272,16 +300,54 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err err
 	case errors.Is(err, proxy.ErrNoQuery) && req.Format == proxy.FormatHTML:
 		s.index(ctx)
 		return
+	case errors.Is(err, proxy.ErrBlankQuery):
+		s.blankQuery(ctx, req)
+		return
 	}
 	msg := err.Error()
 	switch req.Format {
 	case proxy.FormatJSON:
 		writeJSON(ctx, fasthttp.StatusBadRequest, map[string]any{"error": msg})
-	case proxy.FormatCSV, proxy.FormatRSS:
-		plainError(ctx, fasthttp.StatusBadRequest, msg)
+	case proxy.FormatCSV:
+		csvError(ctx, fasthttp.StatusBadRequest)
+	case proxy.FormatRSS:
+		s.rssError(ctx, fasthttp.StatusBadRequest, req, msg)
 	default:
 		s.errorPage(ctx, fasthttp.StatusBadRequest, req, msg, 0)
 	}
+}
+
+// blankQuery answers a q of white space as SearXNG does, 200 with
+// nothing found (it searches an empty query), without asking an instance:
+// the empty answer in JSON, CSV and RSS, the front page in HTML.
+func (s *Server) blankQuery(ctx *fasthttp.RequestCtx, req proxy.Request) {
+	empty := &detect.Results{}
+	switch req.Format {
+	case proxy.FormatJSON:
+		ctx.SetContentType(formatContentType(proxy.FormatJSON))
+		ctx.SetBody(empty.AppendJSON(nil))
+	case proxy.FormatCSV:
+		writeCSV(ctx, req, empty)
+	case proxy.FormatRSS:
+		s.writeRSS(ctx, req, empty)
+	default:
+		s.index(ctx)
+	}
+}
+
+// timeoutGrace is what a search with a timeout_limit is given past it:
+// the instance's own work and the network around its engines' time.
+const timeoutGrace = 750 * time.Millisecond
+
+// searchContext is the context a search runs on: none of the client's
+// (fasthttp has none), bounded by its timeout_limit and timeoutGrace when
+// it gives one. The proxy's own deadline still bounds it: a timeout_limit
+// shortens a search, never lengthens it.
+func searchContext(req proxy.Request) (context.Context, context.CancelFunc) {
+	if d, ok := req.TimeoutLimitDuration(); ok {
+		return context.WithTimeout(context.Background(), d+timeoutGrace)
+	}
+	return context.Background(), func() {}
 }
 
 // retryAfterSeconds is d in whole seconds, rounded up, at least 1: what a
@@ -351,13 +417,17 @@ func (r *refusalLog) log(l *slog.Logger, why string, status int, retrySecs int64
 }
 
 // refuse answers status in the format asked: jsonBody as JSON, the error
-// page for html, msg as plain text for csv and rss.
+// page for html, and for csv and rss what SearXNG's index_error writes
+// (an empty CSV; a feed with one "Error" item saying msg).
 func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64) {
 	switch req.Format {
 	case proxy.FormatJSON:
 		writeJSON(ctx, status, jsonBody)
-	case proxy.FormatCSV, proxy.FormatRSS:
-		plainError(ctx, status, msg)
+	case proxy.FormatCSV:
+		csvError(ctx, status)
+		ctx.Response.Header.Set(HeaderError, msg)
+	case proxy.FormatRSS:
+		s.rssError(ctx, status, req, msg)
 	default:
 		s.errorPage(ctx, status, req, msg, retrySecs)
 	}
@@ -472,12 +542,36 @@ func sanitizeFilename(q string) string {
 }
 
 // writeRSS writes SearXNG's RSS (its opensearch_response_rss template).
+// It is written as SearXNG 2024 writes it: totalResults and itemsPerPage
+// are the answer's number_of_results as it gave it (0 when its engines
+// gave no count), and the answers, corrections and suggestions follow the
+// results as items of their type.
 func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results) {
+	s.rss(ctx, req, r, "")
+}
+
+// rssError answers status with SearXNG's feed for an error: no results
+// and one "Error" item with msg.
+func (s *Server) rssError(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string) {
+	s.rss(ctx, req, &detect.Results{}, msg)
+	ctx.SetStatusCode(status)
+}
+
+// csvError answers status with SearXNG's CSV for an error: an empty
+// attachment named searx.csv.
+func csvError(ctx *fasthttp.RequestCtx, status int) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType(formatContentType(proxy.FormatCSV))
+	ctx.Response.Header.Set("Content-Disposition", "attachment;Filename=searx.csv")
+	ctx.ResetBody()
+}
+
+func (s *Server) rss(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, errMsg string) {
 	var b bytes.Buffer
 	base := s.baseURL(ctx)
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	b.WriteString(`<rss version="2.0" xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" xmlns:atom="http://www.w3.org/2005/Atom">` + "\n  <channel>\n")
-	n := strconv.FormatInt(max(r.NumberOfResults, int64(len(r.Results))), 10)
+	n := strconv.FormatInt(r.NumberOfResults, 10)
 	b.WriteString("    <title>SearXNG search: " + xmlEscape(req.Query) + "</title>\n")
 	b.WriteString("    <link>" + xmlEscape(base+"search?q="+urlQueryEscape(req.Query)) + "</link>\n")
 	b.WriteString(`    <description>Search results for "` + xmlEscape(req.Query) + `" - searxgate</description>` + "\n")
@@ -486,6 +580,9 @@ func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect
 	b.WriteString("    <opensearch:itemsPerPage>" + n + "</opensearch:itemsPerPage>\n")
 	b.WriteString(`    <atom:link rel="search" type="application/opensearchdescription+xml" href="` + xmlEscape(base+"opensearch.xml") + `"/>` + "\n")
 	b.WriteString(`    <opensearch:Query role="request" searchTerms="` + xmlEscape(req.Query) + `" startPage="1" />` + "\n")
+	if errMsg != "" {
+		b.WriteString("    <item>\n      <title>Error</title>\n      <description>" + xmlEscape(errMsg) + "</description>\n    </item>\n")
+	}
 	for _, x := range r.Results {
 		b.WriteString("    <item>\n      <title>" + xmlEscape(x.Title) + "</title>\n      <type>result</type>\n")
 		b.WriteString("      <link>" + xmlEscape(x.URL) + "</link>\n")
@@ -494,6 +591,14 @@ func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect
 			b.WriteString("      <pubDate>" + t.Format(time.RFC1123Z) + "</pubDate>\n")
 		}
 		b.WriteString("    </item>\n")
+	}
+	for _, row := range []struct {
+		kind string
+		list []string
+	}{{"answer", r.Answers}, {"correction", r.Corrections}, {"suggestion", r.Suggestions}} {
+		for _, a := range row.list {
+			b.WriteString("    <item>\n      <title>" + xmlEscape(a) + "</title>\n      <type>" + row.kind + "</type>\n    </item>\n")
+		}
 	}
 	b.WriteString("  </channel>\n</rss>\n")
 	ctx.SetContentType(formatContentType(proxy.FormatRSS))

@@ -269,9 +269,11 @@ func (s *Server) table() map[string]endpoint {
 	return map[string]endpoint{
 		"/search": {getOrPost, s.search},
 		// SearXNG clients (LangChain's Python one among them) search at "/".
+		// SearXNG redirects "/" with a q to /search, with the same query
+		// string, by 308 (method and body kept); clients follow it.
 		"/": {getOrPost, func(ctx *fasthttp.RequestCtx) {
 			if len(param(ctx, "q")) > 0 {
-				s.search(ctx)
+				s.searchRedirect(ctx)
 				return
 			}
 			s.index(ctx)

@@ -31,7 +31,7 @@ func TestRoutes(t *testing.T) {
 		contains          string
 	}{
 		{"GET", "/", "", nil, 200, "text/html", `rel="search"`},
-		{"GET", "/?q=hello&format=json", "", nil, 200, "application/json", `"hello is a greeting"`},
+		{"GET", "/?q=hello&format=json", "", nil, 308, "text/html", `href="/search?q=hello&amp;format=json"`},
 		{"GET", "/search?q=hello", "", nil, 200, "text/html", "Hello world"},
 		{"POST", "/search", "q=hello&format=json", nil, 200, "application/json", `"results"`},
 		{"GET", "/search?q=hello&format=csv", "", nil, 200, "application/csv", "Hello world"},
@@ -186,17 +186,19 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"limited json", limited(2500 * time.Millisecond), "json", 429, "3", "application/json", []string{`{"error":"too many searches from this client (its own limit, --client-rate): retry in 3 s"}`}},
 		{"limited html", limited(40 * time.Second), "html", 429, "40", "text/html", []string{"Too many searches", "you may search again in 40 s", "HTTP 429"}},
-		{"limited csv", limited(time.Second), "csv", 429, "1", "text/plain", []string{"too many searches from this client (its own limit, --client-rate): retry in 1 s"}},
-		{"limited rss", limited(61 * time.Second), "rss", 429, "61", "text/plain", []string{"retry in 61 s"}},
+		// CSV and RSS as SearXNG's index_error writes them: an empty
+		// attachment (the reason in a header), a feed with an Error item.
+		{"limited csv", limited(time.Second), "csv", 429, "1", "application/csv", nil},
+		{"limited rss", limited(61 * time.Second), "rss", 429, "61", "text/xml", []string{"<title>Error</title>", "retry in 61 s</description>"}},
 		{"limited below a second", limited(time.Millisecond), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
 		{"limited with no time", limited(0), "json", 429, "1", "application/json", []string{"retry in 1 s"}},
 		{"queue json", queued(1200 * time.Millisecond), "json", 503, "2", "application/json",
 			[]string{`"error":"no instance answered: too many searches are waiting for an instance; retry in 2 s"`, `"tried":[]`}},
 		{"queue html", queued(9 * time.Second), "html", 503, "9", "text/html", []string{"No instance answered", "expected to be free in 9 s"}},
-		{"queue csv", queued(9 * time.Second), "csv", 503, "9", "text/plain", []string{"no instance answered"}},
+		{"queue csv", queued(9 * time.Second), "csv", 503, "9", "application/csv", nil},
 		{"deadline no hint", &proxy.NoAnswerError{Why: "deadline"}, "json", 503, "", "application/json", []string{`"tried":[]`}},
 		{"deadline no hint html", &proxy.NoAnswerError{Why: "deadline"}, "html", 503, "", "text/html", []string{"the search deadline passed"}},
-		{"cancelled", context.Canceled, "rss", 503, "", "text/plain", []string{"search cancelled"}},
+		{"cancelled", context.Canceled, "rss", 503, "", "text/xml", []string{"<title>Error</title>", "<description>search cancelled</description>"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -218,6 +220,16 @@ func TestRefusals(t *testing.T) {
 			for _, want := range tt.body {
 				if !strings.Contains(r.body, want) {
 					t.Errorf("body lacks %q:\n%.800s", want, r.body)
+				}
+			}
+			if tt.format == "csv" {
+				if r.body != "" || r.header["Content-Disposition"] != "attachment;Filename=searx.csv" || !strings.Contains(r.header[HeaderError], "retry in") {
+					t.Errorf("CSV error: body %q, Content-Disposition %q, %s %q", r.body, r.header["Content-Disposition"], HeaderError, r.header[HeaderError])
+				}
+			}
+			if tt.format == "rss" {
+				if err := xml.Unmarshal([]byte(r.body), new(struct{})); err != nil {
+					t.Errorf("RSS error is no XML: %v", err)
 				}
 			}
 			if tt.ctype == "application/json" && !json.Valid([]byte(r.body)) {
@@ -454,7 +466,12 @@ func TestOpenSearch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, c := serve(t, Config{Search: &fakeSearch{}, PublicURL: tt.publicURL, InstanceName: "gate <&>"})
-			r := c.get("/opensearch.xml", "Host", tt.host)
+			// As SearXNG, the suggestions URL is offered only to a browser
+			// whose suggestions are on: without, 2 Url elements.
+			if r := c.get("/opensearch.xml", "Host", tt.host); r.status != 200 || strings.Contains(r.body, `rel="suggestions"`) {
+				t.Fatalf("suggestions off: %d\n%s", r.status, r.body)
+			}
+			r := c.get("/opensearch.xml", "Host", tt.host, "Cookie", "autocomplete=searxgate")
 			if r.status != 200 {
 				t.Fatalf("status %d", r.status)
 			}
@@ -497,7 +514,6 @@ func TestHeadSearchesNothing(t *testing.T) {
 	for path, ctype := range map[string]string{
 		"/search?q=x&format=json": "application/json",
 		"/search?q=x":             "text/html; charset=utf-8",
-		"/?q=x&format=csv":        "application/csv", // what a GET answers, as SearXNG
 		"/autocompleter?q=x":      "application/json",
 	} {
 		r := c.do("HEAD", path, "")

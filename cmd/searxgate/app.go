@@ -365,8 +365,8 @@ func (a *App) listen(trusted []netip.Prefix) error {
 		// connections get 429 and are closed at once.
 		MaxConnsPerIP:      cfg.MaxConnsPerIP,
 		MaxRequestBodySize: 64 << 10,
-		// Room for a GET with a query at proxy.MaxQueryLen (8 KiB), its
-		// escaping and the usual headers.
+		// Room for a GET with a query of 8 KiB, its escaping and the
+		// usual headers; the longest (proxy.MaxQueryLen) come by POST.
 		ReadBufferSize:  16 << 10,
 		Concurrency:     cfg.MaxConns,
 		CloseOnShutdown: true,

@@ -99,6 +99,12 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the home page loads %d scripts though no preference asks for one", n)
 	}
 	page.screenshot(t, filepath.Join(out, "home.png"))
+	// Suggestions are off: the OpenSearch description offers the browser
+	// no suggestions URL (SearXNG offers one only when autocomplete is
+	// set), so nothing typed in the address bar leaves it.
+	if osd := openSearchOf(t, page); !strings.Contains(osd, `rel="results"`) || strings.Contains(osd, `rel="suggestions"`) {
+		t.Errorf("with suggestions off the OpenSearch description is:\n%s", osd)
+	}
 
 	const query = "browser privacy"
 	page.eval(t, `document.querySelector('input[name="q"]').focus()`)
@@ -254,12 +260,18 @@ func checkImages(t *testing.T, page *cdp, base, out string) {
 	}
 	page.screenshot(t, filepath.Join(out, "images.png"))
 
-	// By keyboard: Tab to the first thumbnail, Enter opens its detail,
-	// Tab reaches its Close link, Enter closes it and the thumbnail is
-	// where the keyboard is again.
+	// By keyboard: Tab to the first thumbnail, Enter opens its detail
+	// and the keyboard is in it, the arrow keys go to the next image and
+	// back, Tab reaches its Close link, Enter closes it and the thumbnail
+	// is where the keyboard is again.
 	page.eval(t, `document.querySelector('a.imagelink').focus()`)
 	page.key(t, "Enter")
 	page.waitFor(t, `location.hash === "#image-0" && getComputedStyle(document.getElementById("image-0")).display !== "none"`)
+	page.waitFor(t, `document.activeElement === document.getElementById("image-0")`)
+	page.key(t, "ArrowRight")
+	page.waitFor(t, `location.hash === "#image-1" && getComputedStyle(document.getElementById("image-1")).display !== "none" && document.activeElement === document.getElementById("image-1")`)
+	page.key(t, "ArrowLeft")
+	page.waitFor(t, `location.hash === "#image-0" && getComputedStyle(document.getElementById("image-1")).display === "none" && document.activeElement === document.getElementById("image-0")`)
 	page.waitFor(t, `document.querySelector('#image-0 img').complete && document.querySelector('#image-0 img').naturalWidth > 0`)
 	// (The instance answered in HTML, whose image results name no
 	// resolution that searxgate reads.)
@@ -273,6 +285,34 @@ func checkImages(t *testing.T, page *cdp, base, out string) {
 	}
 	page.key(t, "Enter")
 	page.waitFor(t, `location.hash === "#i0" && getComputedStyle(document.getElementById("image-0")).display === "none"`)
+	// In the grid, the arrow keys go from thumbnail to thumbnail.
+	page.key(t, "ArrowRight")
+	page.waitFor(t, `document.activeElement === document.getElementById("i1")`)
+
+	// On a 375 px phone, the detail's Close link is not over its image.
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 375, "height": 812, "deviceScaleFactor": 2, "mobile": true})
+	page.navigate(t, base+"search?q=browser+privacy&categories=images#image-0")
+	page.waitFor(t, `document.querySelector('#image-0 img').complete && document.querySelector('#image-0 img').naturalWidth > 0`)
+	if overlap := page.evalString(t, `(() => {
+		const a = document.querySelector('#image-0 a.close').getBoundingClientRect(), b = document.querySelector('#image-0 img').getBoundingClientRect();
+		const over = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+		return over ? JSON.stringify({close: a, image: b}) : "" })()`); overlap != "" {
+		t.Errorf("at 375 px the Close link covers the image: %s", overlap)
+	}
+	page.screenshot(t, filepath.Join(out, "image-detail-phone.png"))
+	page.call(t, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false})
+}
+
+// openSearchOf is the OpenSearch description the page's browser gets,
+// with its cookies, as it fetches it to add the search engine.
+func openSearchOf(t *testing.T, page *cdp) string {
+	t.Helper()
+	var s string
+	raw := page.evalAwait(t, `fetch(document.querySelector('link[rel="search"]').href, {credentials: "same-origin"}).then(r => r.text())`)
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("the OpenSearch description: %v", err)
+	}
+	return s
 }
 
 // checkPreferences saves preferences as a person does, on /preferences,
@@ -289,6 +329,12 @@ func checkPreferences(t *testing.T, page *cdp, base, out string, fleet *sim.Flee
 		t.Errorf("the settings URL does not carry the preferences: %s", u)
 	}
 	page.screenshot(t, filepath.Join(out, "preferences-saved.png"))
+
+	// Suggestions on: the OpenSearch description offers the suggestions
+	// URL, with the saved language.
+	if osd := openSearchOf(t, page); !strings.Contains(osd, `rel="suggestions"`) || !strings.Contains(osd, `autocompleter?q={searchTerms}&amp;language=de"`) {
+		t.Errorf("with suggestions on the OpenSearch description is:\n%s", osd)
+	}
 
 	// Suggestions, now that they are on: typing "priv" quickly asks
 	// /autocompleter once, after the pause; the list is keyboard-usable.
@@ -737,7 +783,7 @@ func (c *cdp) navigate(t *testing.T, u string) {
 // letter) on the focused element.
 func (c *cdp) key(t *testing.T, key string) {
 	t.Helper()
-	codes := map[string][2]any{"Enter": {"Enter", 13}, "Tab": {"Tab", 9}, "ArrowDown": {"ArrowDown", 40}, "ArrowUp": {"ArrowUp", 38}, "Escape": {"Escape", 27}}
+	codes := map[string][2]any{"Enter": {"Enter", 13}, "Tab": {"Tab", 9}, "ArrowDown": {"ArrowDown", 40}, "ArrowUp": {"ArrowUp", 38}, "ArrowRight": {"ArrowRight", 39}, "ArrowLeft": {"ArrowLeft", 37}, "Escape": {"Escape", 27}}
 	code, vk := "Key"+strings.ToUpper(key), int(strings.ToUpper(key)[0])
 	text := key
 	if k, ok := codes[key]; ok {

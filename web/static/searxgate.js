@@ -1,6 +1,7 @@
 // searxgate.js: what the page does with a script, each part only when
 // chosen on /preferences (the <html> element's data-* attributes say
-// which): suggestions as you type, vim-style hotkeys, infinite scroll.
+// which): suggestions as you type, vim-style hotkeys, infinite scroll;
+// and on a page of images, the keyboard in an image's detail.
 // Every page works fully without it; it is served by searxgate itself
 // (CSP script-src 'self') and talks to nothing but searxgate.
 (function () {
@@ -190,13 +191,40 @@
     });
   }
 
-  // Escape closes an image's detail (its Close link), with or without hotkeys.
-  function imageEscape() {
+  // An image's detail, with or without hotkeys: opening it (a thumbnail,
+  // a Previous/Next link, the address) moves the keyboard into it, so
+  // that Tab reaches its Close link and a screen reader reads it; Escape
+  // closes it (its Close link); the arrow keys go to the previous and next
+  // image, in the detail and in the grid. Never while typing in a field.
+  function imageKeys() {
+    function openDetail() {
+      if (!/^#image-\d+$/.test(location.hash)) { return null; }
+      return document.getElementById(location.hash.slice(1));
+    }
+    function focusDetail() {
+      var d = openDetail();
+      if (d) { d.focus({ preventScroll: true }); }
+    }
+    window.addEventListener("hashchange", focusDetail);
+    focusDetail();
     document.addEventListener("keydown", function (e) {
-      if (e.key !== "Escape" || !/^#image-\d+$/.test(location.hash)) { return; }
-      var d = document.getElementById(location.hash.slice(1));
-      var close = d && d.querySelector("a.close");
-      if (close) { e.preventDefault(); close.click(); }
+      if (e.altKey || e.ctrlKey || e.metaKey || /^(INPUT|TEXTAREA|SELECT)$/.test((e.target || {}).tagName || "")) { return; }
+      var d = openDetail();
+      if (e.key === "Escape") {
+        var close = d && d.querySelector("a.close");
+        if (close) { e.preventDefault(); close.click(); }
+        return;
+      }
+      if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") { return; }
+      var step = e.key === "ArrowRight" ? 1 : -1;
+      if (d) {
+        var next = document.getElementById("image-" + (Number(d.id.slice(6)) + step));
+        if (next) { e.preventDefault(); location.hash = "#" + next.id; }
+        return;
+      }
+      var cell = e.target && e.target.classList && e.target.classList.contains("imagelink") ? e.target : null;
+      var to = cell && document.getElementById("i" + (Number(cell.id.slice(1)) + step));
+      if (to) { e.preventDefault(); to.focus(); }
     });
   }
 
@@ -234,7 +262,7 @@
     if (opts.autocomplete === "1" && q) { autocomplete(q); }
     if (opts.hotkeys === "vim") { hotkeys(); }
     if (opts.infiniteScroll === "1") { infiniteScroll(); }
-    imageEscape();
+    if (document.getElementById("imagegrid")) { imageKeys(); }
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
