@@ -269,6 +269,7 @@ func (a *App) buildProxy() error {
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
 		OwnPassIP:      cfg.OwnPassIP,
+		SourceAddr:     sourceAddr(cfg.resolver),
 		Shared:         a.proxyShared(),
 	})
 	if err != nil {
