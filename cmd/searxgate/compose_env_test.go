@@ -179,8 +179,8 @@ func TestInterpolateAsCompose(t *testing.T) {
 // is started with exactly that environment, but for what only compose's
 // network has, rewritten to loopback: its SearXNG (a sim instance), its
 // Valkey (a redis-server), the public list (a sim fleet's), the listen
-// address and the data folder. It answers /healthz and a search from
-// the own instance, its health check passes, it warns of no variable and
+// address and the data folder. It answers /healthz and searches from
+// the own instance, which it asks for JSON, its health check passes, it warns of no variable and
 // logs no error, and it is still running: no restart loop.
 func TestComposeEnvironmentStarts(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(deployDir, "compose.yaml"))
@@ -255,9 +255,16 @@ func TestComposeEnvironmentStarts(t *testing.T) {
 	if a, err := p.do("GET", "/healthz", "", nil); err != nil || a.status != 200 {
 		t.Fatalf("/healthz: %v %d", err, a.status)
 	}
-	a := p.mustSearch(t, "compose as written")
-	if by := a.header.Get("X-Searxgate-Instance"); by != own {
-		t.Errorf("the search was answered by %s, want the own instance %s", by, own)
+	for _, q := range []string{"compose as written", "and asked for json"} {
+		a := p.mustSearch(t, q)
+		if by := a.header.Get("X-Searxgate-Instance"); by != own {
+			t.Errorf("the search was answered by %s, want the own instance %s", by, own)
+		}
+	}
+	// The first search reads the formats it offers off its results page;
+	// passing searxgate (SEARXGATE_OWN_PASS_IP), it is asked for JSON next.
+	if tr := fleet.Instance("searxng").Truth(); tr.Formats["json"] == 0 {
+		t.Errorf("the own instance was asked for no JSON (formats %v): compose's SearXNG enables it and passes searxgate", tr.Formats)
 	}
 	hc := exec.Command(searxgateBinary(t), "healthcheck")
 	hc.Env = environ
