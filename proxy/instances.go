@@ -33,6 +33,7 @@ type record struct {
 	// (Config.OwnPassIP) whose limiter refused it (passip.go); kept in
 	// memory only, so a restart trusts --own-pass-ip again.
 	passDenied atomic.Bool
+	passAdvice atomic.Pointer[string] // what the log said of it then, for the status page
 }
 
 // registry holds the records.

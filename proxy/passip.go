@@ -63,7 +63,9 @@ func (p *Proxy) passIPDenied(r *record, v detect.Verdict, format string, now tim
 	if !r.passDenied.CompareAndSwap(false, true) {
 		return false
 	}
-	p.log.Warn(p.passIPAdvice(r.url), "instance", r.url, "reason", string(v.Reason), "format", format)
+	advice := p.passIPAdvice(r.url) // once: the source address is looked up
+	r.passAdvice.Store(&advice)
+	p.log.Warn(advice, "instance", r.url, "reason", string(v.Reason), "format", format)
 	p.polite.Hold(r.url, now.Add(limiterWindow), now)
 	return true
 }

@@ -71,8 +71,8 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	v.WhyNot = p.whyNot(st, c, now)
 	v.UsableNow = v.WhyNot == ""
 	switch {
-	case st.Tier == pool.Own && r != nil && p.cfg.OwnPassIP && r.passDenied.Load():
-		v.Advice = p.passIPAdvice(st.URL)
+	case st.Tier == pool.Own && r != nil && r.passAdvice.Load() != nil:
+		v.Advice = *r.passAdvice.Load()
 	case st.Tier == pool.Own && p.limited(st.URL):
 		v.Advice = LimiterAdvice
 	}
