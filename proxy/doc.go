@@ -21,7 +21,9 @@
 // politeness budget (by default 10 searches in 20 s and 100 in 10 min per
 // public instance, below SearXNG's limiter; none for the operator's own
 // instances unless OwnBudget says so, or their /config says SearXNG's
-// limiter is on: then below the limiter's windows, LimiterBudget), its terms (no searches to an
+// limiter is on: then below the limiter's windows, LimiterBudget, unless
+// Config.OwnPassIP says they pass searxgate; their first limiter refusal
+// says that is not true, passip.go), its terms (no searches to an
 // instance with the link-token check on) and the client's fair share of
 // the public budget (polite.Fair). The budgets and fair shares are package
 // proxy/polite (LimiterBudget too). The answer is judged by detect.Classify,

@@ -161,6 +161,10 @@ type Config struct {
 	// (botdetection.ip_lists.pass_ip in their limiter.toml): no pacing
 	// below their limiter.
 	OwnPassIP bool
+	// SourceAddr, when set, says the address searxgate sends from to the
+	// instance inst, for the advice when an own instance's limiter does
+	// not pass it (PassIPAdvice).
+	SourceAddr func(inst string) string
 	// AutocompleteBudget is autocompletion's budget per public instance,
 	// apart from the searches' (default 2 per 20 s and 20 per 10 min:
 	// with the searches' default, 12 and 120, under SearXNG's 15 and 150).
@@ -686,7 +690,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
-	format := caps.format()
+	format := p.formatFor(rec, caps, lease.Own())
 	// The budget counts the search when it is sent, not when it was
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read
@@ -706,6 +710,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	o := ownerOf(v, err, format)
 	if v.Results != nil && v.Results.Dropped > 0 {
 		p.metrics.dropped.Add(v.Results.Dropped)
+	}
+	if lease.Own() && p.passIPDenied(rec, v, format, now) {
+		o = passIPOutcome(v)
 	}
 	if v.Kind == detect.OK && v.Results != nil {
 		o.Hits = len(v.Results.Results)

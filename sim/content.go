@@ -137,8 +137,12 @@ func (in *Instance) page(s search) *page {
 		k := (s.pageno-1)*cfg.Results + i // index over all pages
 		host := resultHost[k%len(resultHost)]
 		engine := engines[k%len(engines)]
+		u := fmt.Sprintf("https://%s/%s/%s/%d", host, cfg.ID, sl, k+1)
+		if in.f.cfg.LocalLinks {
+			u = fmt.Sprintf("%ssim/page/%s/%s/%d", in.url, cfg.ID, sl, k+1)
+		}
 		r := result{
-			URL:      fmt.Sprintf("https://%s/%s/%s/%d", host, cfg.ID, sl, k+1),
+			URL:      u,
 			Title:    fmt.Sprintf("%s: result %d", q, k+1),
 			Content:  fmt.Sprintf("Result %d about %s, served by %s through %s.", k+1, q, cfg.ID, engine),
 			Engine:   engine,
@@ -155,7 +159,9 @@ func (in *Instance) page(s search) *page {
 			r.PublishedDate = fmt.Sprintf("2024-%02d-%02dT00:00:00", k%12+1, k%28+1)
 		}
 		if k%5 == 4 {
-			r.Thumbnail = fmt.Sprintf("https://img.example.org/%s/%d.jpg", cfg.ID, k+1)
+			// On the instance itself, as the images' are: an image proxy
+			// in front has a real picture to fetch, on loopback.
+			r.Thumbnail = fmt.Sprintf("%ssim/img/%d.png?thumb", in.url, k+1)
 		}
 		if s.images() {
 			r.Category = "images"

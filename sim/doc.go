@@ -12,7 +12,12 @@
 // SearXNG's 429 bodies, /config, /healthz, /opensearch.xml and
 // /autocompleter. Results echo the query's words and carry the instance's
 // id in their URL path and content, so a test can tell who served what and
-// whether the answer was on-topic. A query starting with NoResultsPrefix
+// whether the answer was on-topic. Thumbnails and images are PNGs the
+// instance serves itself (/sim/img/); with Config.LocalLinks (--local-links,
+// the demo's) results link to pages it serves too (/sim/page/, an article
+// about the query), so that nothing shown leaves loopback. Every third
+// instance of a named fleet offers suggestions (its /config names an
+// autocomplete backend). A query starting with NoResultsPrefix
 // ("noresults") legitimately finds nothing: an instance that answers
 // searches answers it 200 with no result and no unresponsive engine, in
 // JSON and HTML alike, as real SearXNG does (a-search-*-noresults.txt).
