@@ -107,6 +107,9 @@ func newTurn(ctx context.Context, now time.Time, maxWait time.Duration) *turn {
 // token takes one token of key's minute, waiting for it within t; name is
 // the host as the URL names it, for the error.
 func (h *hosts) token(ctx context.Context, key, name string, t *turn) error {
+	if ctx.Err() != nil {
+		return cancelled(ctx, name)
+	}
 	now := h.clk.Now()
 	h.mu.Lock()
 	s := h.stateLocked(key, now)
@@ -114,7 +117,7 @@ func (h *hosts) token(ctx context.Context, key, name string, t *turn) error {
 	if s.tokens < 1 {
 		wait = time.Duration(math.Ceil((1 - s.tokens) / h.perSec * float64(time.Second)))
 	}
-	if now.Add(wait).After(t.deadline) {
+	if wait > 0 && now.Add(wait).After(t.deadline) {
 		h.mu.Unlock()
 		return &BusyError{Host: name, RetryAfter: wait, Waited: t.waited}
 	}

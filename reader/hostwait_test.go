@@ -38,6 +38,9 @@ func newWaitSite(t *testing.T) (*waitSite, *httptest.Server) {
 		ws.mu.Unlock()
 		serve(w, r)
 	})
+	mux.HandleFunc("/hop", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/page?n=hop", http.StatusFound)
+	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		ws.mu.Lock()
 		ws.now++
@@ -286,5 +289,40 @@ func TestCancelledSlotWait(t *testing.T) {
 	}
 	if ws.served() != 1 {
 		t.Errorf("%d quick pages served, want the third's only", ws.served())
+	}
+}
+
+// TestRedirectWaits: a redirect followed waits for its request's turn
+// within what the read waits, and the read says how long.
+func TestRedirectWaits(t *testing.T) {
+	ws, srv := newWaitSite(t)
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	r, base := publicReader(t, srv, func(c *Config) { c.Clock = clk })
+	for i := 1; i <= 5; i++ {
+		if _, err := r.Read(context.Background(), Request{URL: fmt.Sprintf("%s/page?n=%d", base, i)}); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	out := readAsync(context.Background(), r, base+"/hop")
+	if p := blockUntil(t, clk, 1); !slices.Equal(p, []time.Duration{2 * time.Second}) || ws.served() != 5 {
+		t.Fatalf("the redirect waits %v after %d pages, want 2 s after 5", p, ws.served())
+	}
+	clk.Advance(2 * time.Second)
+	if o := <-out; o.err != nil || o.res.Content != "page hop" || o.res.Waited != "2.0 s for public.test's turn" {
+		t.Fatalf("%v %+v", o.err, o.res)
+	}
+}
+
+// TestDeadlinePassed: a read whose caller's deadline has passed does not
+// wait, and is not told the host is busy.
+func TestDeadlinePassed(t *testing.T) {
+	_, srv := newWaitSite(t)
+	r, base := publicReader(t, srv, nil)
+	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(1, 0))
+	defer cancel()
+	_, err := r.Read(ctx, Request{URL: base + "/page?n=1"})
+	var busy *BusyError
+	if err == nil || errors.As(err, &busy) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("%v", err)
 	}
 }
