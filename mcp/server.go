@@ -465,6 +465,9 @@ func renderRead(r *reader.Result) string {
 	if r.Paragraphs != "" {
 		fmt.Fprintf(&b, "Paragraphs: %s of %d\n", r.Paragraphs, r.TotalParagraphs)
 	}
+	if r.Waited != "" {
+		fmt.Fprintf(&b, "Waited: %s\n", r.Waited)
+	}
 	if r.Headings != nil {
 		if len(r.Headings) == 0 {
 			b.WriteString("\nThe page has no headings.")

@@ -66,8 +66,11 @@
 // agent paging through a long page with StartChar costs one fetch (with
 // NoCache none is kept, and every read fetches). Each host
 // is read politely: at most PerHostInFlight fetches at once and
-// PerHostPerMinute a minute; past either the read is refused with a
-// *BusyError that says when to retry, rather than queued.
+// PerHostPerMinute a minute. A read past either waits for its turn, first
+// come first served, for at most half its Timeout and never past its
+// caller's deadline (the fetch keeps the rest); Result.Waited says how
+// long. A turn that cannot come within that is refused with a *BusyError
+// that says when it comes.
 //
 // The character set is found as browsers find it: a byte order mark, the
 // Content-Type's charset, an HTML page's <meta> in its first 1024 bytes;
