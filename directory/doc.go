@@ -24,12 +24,8 @@
 // A fetched file that does not parse, or that keeps no instance, never
 // replaces a good copy: Load logs why and falls back. Source.Run refreshes
 // on a timer and hands only fresh lists to its callback, so a failed refresh
-// leaves the caller with what it had. NewFetcher can dial through the
-// caller's dialer and check the URL and every redirect with a Guard.
-//
-// Guard refuses instance URLs whose host is, or resolves to, an address that
-// is not public (loopback, private, link-local, CGNAT, multicast, …),
-// unless the operator allows private addresses.
+// leaves the caller with what it had. NewFetcher fetches through the
+// guarded fetcher of package egress.
 //
 // Caveats:
 //   - searx.space reports timings in seconds; priors are durations. An
@@ -42,9 +38,6 @@
 //     checks do not apply to it.
 //   - Filter thresholds are used as given: the zero Filter keeps every
 //     measured instance whatever its success rate; use DefaultFilter.
-//   - Guard checks an address when an instance is admitted. A name may
-//     resolve differently later (DNS rebinding); a dialer that wants to be
-//     sure checks each address it connects to with PublicAddr.
 //   - The package never contacts anything by itself: fetches go through the
 //     Fetcher the caller supplies.
 package directory

@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/egress"
 )
 
 func TestHTTPFetcher(t *testing.T) {
@@ -171,17 +174,21 @@ func TestHTTPFetcher(t *testing.T) {
 	})
 }
 
-// failingResolver resolves nothing: the guard then checks what a URL says
-// and leaves names to the dialer.
-type failingResolver struct{}
+// names maps the test's names to public addresses (never dialled for
+// real: the fetcher's Connect reaches the test server).
+type names map[string]string
 
-func (failingResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
+func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := n[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 // TestFetcherGuard: the guard checks the list URL and every redirect, and
-// every connection goes through the given dialer (here one that reaches
-// the test server, on 127.0.0.1, whatever name is asked).
+// every connection goes through the guarded dialer (here one whose
+// connections reach the test server, on 127.0.0.1, whatever address the
+// name resolved to).
 func TestFetcherGuard(t *testing.T) {
 	body := readFixture(t, "instances.json")
 	var srv *httptest.Server
@@ -197,6 +204,8 @@ func TestFetcherGuard(t *testing.T) {
 			http.Redirect(w, r, "http://10.1.2.3/list.json", http.StatusMovedPermanently)
 		case "/to-mirror":
 			http.Redirect(w, r, "http://mirror.example/list.json", http.StatusFound)
+		case "/to-inside":
+			http.Redirect(w, r, "http://inside.example/list.json", http.StatusFound)
 		}
 	}))
 	t.Cleanup(srv.Close)
@@ -226,19 +235,21 @@ func TestFetcherGuard(t *testing.T) {
 		wantErr   error
 		wantDials []string
 	}{
-		{"a name goes to the dialer", "http://list.example/list.json", nil, []string{"list.example:80"}},
+		{"a name goes to the dialer", "http://list.example/list.json", nil, []string{"93.184.216.34:80"}},
 		{"a redirect to another name is checked and followed", "http://list.example/to-mirror", nil,
-			[]string{"list.example:80", "mirror.example:80"}},
-		{"a redirect to a loopback address is refused", "http://list.example/to-loopback", ErrRedirect, []string{"list.example:80"}},
-		{"a redirect to localhost is refused", "http://list.example/to-localhost", ErrRedirect, []string{"list.example:80"}},
-		{"a redirect to a private address is refused", "http://list.example/to-private", ErrRedirect, []string{"list.example:80"}},
-		{"a loopback list URL is refused before any connection", srv.URL + "/list.json", ErrPrivateAddress, nil},
+			[]string{"93.184.216.34:80", "93.184.216.35:80"}},
+		{"a redirect to a loopback address is refused", "http://list.example/to-loopback", ErrRedirect, []string{"93.184.216.34:80"}},
+		{"a redirect to localhost is refused", "http://list.example/to-localhost", ErrRedirect, []string{"93.184.216.34:80"}},
+		{"a redirect to a private address is refused", "http://list.example/to-private", ErrRedirect, []string{"93.184.216.34:80"}},
+		{"a redirect to a name of a private address is refused", "http://list.example/to-inside", egress.ErrNotPublic,
+			[]string{"93.184.216.34:80"}},
+		{"a loopback list URL is refused before any connection", srv.URL + "/list.json", egress.ErrPrivateAddress, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// A fetcher of its own: no connection kept from another case.
-			f := NewFetcher(FetchOptions{Timeout: 5 * time.Second, MaxBytes: 1 << 20, UserAgent: "searxgate/test",
-				DialContext: dial, Guard: &Guard{Resolver: failingResolver{}}})
+			f := NewFetcher(egress.NewFetcher(egress.Config{Timeout: 5 * time.Second, MaxBytes: 1 << 20, UserAgent: "searxgate/test",
+				Connect: dial, Resolver: names{"list.example": "93.184.216.34", "mirror.example": "93.184.216.35", "inside.example": "10.0.0.9"}}))
 			res, err := f.Fetch(ctx, tt.url, Saved{})
 			if tt.wantErr == nil && (err != nil || !bytes.Equal(res.Body, body)) {
 				t.Fatalf("err %v, %d bytes", err, len(res.Body))
@@ -246,7 +257,7 @@ func TestFetcherGuard(t *testing.T) {
 			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err %v, want %v", err, tt.wantErr)
 			}
-			if tt.wantErr != nil && errors.Is(err, ErrRedirect) && !errors.Is(err, ErrPrivateAddress) {
+			if tt.wantErr != nil && errors.Is(err, ErrRedirect) && !errors.Is(err, egress.ErrPrivateAddress) {
 				t.Errorf("err %v does not say the address is not public", err)
 			}
 			if got := dialed(); !slices.Equal(got, tt.wantDials) {
@@ -256,7 +267,7 @@ func TestFetcherGuard(t *testing.T) {
 	}
 
 	// With AllowPrivate the guard lets loopback through.
-	open := NewFetcher(FetchOptions{Timeout: 5 * time.Second, Guard: &Guard{AllowPrivate: true}})
+	open := NewFetcher(egress.NewFetcher(egress.Config{Timeout: 5 * time.Second, AllowPrivate: true}))
 	if res, err := open.Fetch(ctx, srv.URL+"/to-loopback", Saved{}); err != nil || !bytes.Equal(res.Body, body) {
 		t.Fatalf("allowed private: err %v, %d bytes", err, len(res.Body))
 	}

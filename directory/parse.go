@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/searxgate/searxgate/egress"
 )
 
 // Sentinel errors of the package; callers test them with errors.Is.
@@ -522,9 +524,10 @@ func hostOf(u string) string {
 }
 
 // MaxURLLength is the longest instance URL accepted, as given and once
-// normalised. Real instance URLs are a few dozen bytes; the cap keeps a URL
-// within what the store can use as a key and what a log line should carry.
-const MaxURLLength = 2048
+// normalised: the address guard's (egress.MaxURLLength). Real instance URLs
+// are a few dozen bytes; the cap keeps a URL within what the store can use
+// as a key and what a log line should carry.
+const MaxURLLength = egress.MaxURLLength
 
 // Normalize returns the canonical form of an instance URL: lower-case
 // scheme and host, no trailing dot on the host, the port as a plain number

@@ -1,7 +1,6 @@
 package directory
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -47,17 +46,5 @@ func TestNormalizePortAndLength(t *testing.T) {
 	}
 	if _, err := Normalize("https://alice:hunter2@example.org/"); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("user info: %v; want ErrBadURL without the password", err)
-	}
-}
-
-func TestGuardPortAndLength(t *testing.T) {
-	g := Guard{AllowPrivate: true}
-	for _, u := range []string{"https://example.org:0/", "https://example.org:99999/", "https://example.org/" + strings.Repeat("a", 60<<10)} {
-		if err := g.Check(context.Background(), u); !errors.Is(err, ErrBadURL) {
-			t.Errorf("Check(%.60q) = %v, want ErrBadURL", u, err)
-		}
-	}
-	if err := g.Check(context.Background(), "https://example.org:8443/"); err != nil {
-		t.Errorf("a good port: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/store"
@@ -103,10 +104,10 @@ func (o *Operator) check(ctx context.Context, raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	g := directory.Guard{AllowPrivate: o.cfg.AllowPrivate}
+	g := egress.Guard{AllowPrivate: o.cfg.AllowPrivate}
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if err := g.Check(cctx, u); err != nil && !errors.Is(err, directory.ErrResolve) {
+	if err := g.Check(cctx, u); err != nil && !errors.Is(err, egress.ErrResolve) {
 		return "", err
 	}
 	return u, nil

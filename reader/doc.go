@@ -2,7 +2,7 @@
 // page's main content, as Markdown.
 //
 // Read fetches an http(s) URL through the same address policy as the
-// instances (directory.PublicAddr: loopback, private, link-local and other
+// instances (egress.PublicAddr: loopback, private, link-local and other
 // non-public addresses are refused unless AllowPrivate): the URL and every
 // redirect are checked (scheme, literal addresses, localhost names), and the
 // dialer checks every address a name resolves to at connect time, so a name

@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
-	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/reader/pdf"
 )
@@ -95,8 +95,8 @@ func seconds(d time.Duration) int {
 }
 
 // Resolver resolves host names to addresses; *net.Resolver is one. It is
-// the guarded dialer's (directory.Dialer) own.
-type Resolver = directory.IPResolver
+// the guarded dialer's (egress.Dialer) own.
+type Resolver = egress.IPResolver
 
 // Config is what a Reader needs; zero values take defaults.
 type Config struct {
@@ -145,7 +145,7 @@ type Config struct {
 	// Proxy, when set, is the outbound HTTP proxy to reach a host through
 	// (HTTPS_PROXY, NO_PROXY): the guard checks the target first, and the
 	// proxy is asked for the address it checked.
-	Proxy directory.ProxyFunc
+	Proxy egress.ProxyFunc
 	// TLS, when set, is the client TLS configuration (roots besides the
 	// system's, --ca-file); nil: the system's.
 	TLS *tls.Config
@@ -220,7 +220,7 @@ func New(cfg Config) *Reader {
 	if !cfg.NoCache {
 		r.cache = newCache(cfg.CacheEntries, cfg.CacheBytes)
 	}
-	d := &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
+	d := &egress.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
 		Proxy: cfg.Proxy}
 	rt := &http.Transport{
 		// Never http.Transport's proxy from the environment: it would ask
@@ -229,7 +229,7 @@ func New(cfg Config) *Reader {
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
-			if errors.Is(err, directory.ErrNotPublic) {
+			if errors.Is(err, egress.ErrNotPublic) {
 				return nil, fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, err)
 			}
 			return c, err
@@ -437,8 +437,8 @@ func (r *Reader) page(ctx context.Context, rawURL, client string) (*Page, bool, 
 // parseURL reads an absolute http(s) URL, without its fragment.
 func parseURL(raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
-	if len(raw) > directory.MaxURLLength {
-		return nil, fmt.Errorf("%w: longer than %d bytes", ErrBadURL, directory.MaxURLLength)
+	if len(raw) > egress.MaxURLLength {
+		return nil, fmt.Errorf("%w: longer than %d bytes", ErrBadURL, egress.MaxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -459,13 +459,13 @@ func parseURL(raw string) (*url.URL, error) {
 }
 
 // checkURL runs the address guard on one URL, leaving names to the dialer
-// (directory.Guard.CheckLiteral), and turns its errors into the reader's.
+// (egress.Guard.CheckLiteral), and turns its errors into the reader's.
 func (r *Reader) checkURL(raw string) error {
-	err := directory.Guard{AllowPrivate: r.cfg.AllowPrivate}.CheckLiteral(raw)
+	err := egress.Guard{AllowPrivate: r.cfg.AllowPrivate}.CheckLiteral(raw)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, directory.ErrPrivateAddress):
+	case errors.Is(err, egress.ErrPrivateAddress):
 		return fmt.Errorf("%w: %s (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, hostOf(raw))
 	default:
 		return fmt.Errorf("%w: %v", ErrBadURL, err)

@@ -71,8 +71,8 @@
 // being an HMAC-SHA256 of the URL under Config.Images.Key (random per
 // process when not given), so it fetches only what a page of ours linked.
 // Each fetch and each redirect (at most 3) goes through the address guard
-// (directory.PublicAddr on every address a name resolves to, the URL's
-// literal forms checked by directory.Guard), takes only image types (no
+// (egress.PublicAddr on every address a name resolves to, the URL's
+// literal forms checked by egress.Guard), takes only image types (no
 // SVG) up to 5 MiB within 5 s, sends the gateway's own User-Agent and
 // nothing of the browser's (no cookie, referrer, language or address) and
 // passes back no header but the type. Config.Images.Off leaves images out

@@ -18,7 +18,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
 )
 
@@ -36,7 +36,7 @@ type ImageConfig struct {
 	// (--image-proxy-allow-private: its own switch, not --allow-private's).
 	AllowPrivate bool
 	// Resolver resolves image hosts; nil = the system's.
-	Resolver directory.IPResolver
+	Resolver egress.IPResolver
 	// Connect opens a connection to an address the guard allowed
 	// ("ip:port"); nil = a plain TCP dial. Tests route it to loopback.
 	Connect func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -74,7 +74,7 @@ type imageProxy struct {
 	cfg    ImageConfig
 	client *fasthttp.Client
 	slots  chan struct{} // one token per fetch in flight
-	dialer *directory.Dialer
+	dialer *egress.Dialer
 	macs   sync.Pool // of hash.Hash: HMAC-SHA256 under cfg.Key
 }
 
@@ -104,7 +104,7 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 	ip.macs.New = func() any { return hmac.New(sha256.New, cfg.Key) }
 	// The dialer resolves with the system's resolver and dials plain TCP
 	// when these are nil.
-	ip.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: cfg.Timeout, Connect: cfg.Connect}
+	ip.dialer = &egress.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: cfg.Timeout, Connect: cfg.Connect}
 	ip.client = &fasthttp.Client{
 		NoDefaultUserAgentHeader: true,
 		Dial:                     ip.dial,
@@ -165,13 +165,13 @@ func (ip *imageProxy) valid(u, h string) bool {
 }
 
 // dial connects to an image host as every outgoing connection does
-// (directory.Dialer): only at public addresses unless AllowPrivate, every
+// (egress.Dialer): only at public addresses unless AllowPrivate, every
 // address a name resolves to checked, so that neither a URL nor a name
 // that changes its answer (DNS rebinding) nor a redirect points searxgate
 // into the network it runs in.
 func (ip *imageProxy) dial(addr string) (net.Conn, error) {
 	c, err := ip.dialer.Dial(addr)
-	if errors.Is(err, directory.ErrNotPublic) {
+	if errors.Is(err, egress.ErrNotPublic) {
 		return nil, fmt.Errorf("%w: %w", errImageAddress, err)
 	}
 	return c, err
@@ -185,7 +185,7 @@ func (ip *imageProxy) checkURL(u *url.URL) error {
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
 		return errImageURL
 	}
-	if err := (directory.Guard{AllowPrivate: ip.cfg.AllowPrivate}).CheckLiteral(u.String()); err != nil {
+	if err := (egress.Guard{AllowPrivate: ip.cfg.AllowPrivate}).CheckLiteral(u.String()); err != nil {
 		return fmt.Errorf("%w: %w", errImageAddress, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/operator"
 	"github.com/searxgate/searxgate/web"
 )
@@ -36,7 +37,8 @@ func (a adminOps) Reset() error { return a.op.Reset() }
 
 func clientError(err error) error {
 	if err != nil && (errors.Is(err, directory.ErrBadURL) || errors.Is(err, directory.ErrScheme) ||
-		errors.Is(err, directory.ErrPrivateAddress) || errors.Is(err, operator.ErrTooManyOwn)) {
+		errors.Is(err, egress.ErrBadURL) || errors.Is(err, egress.ErrScheme) ||
+		errors.Is(err, egress.ErrPrivateAddress) || errors.Is(err, operator.ErrTooManyOwn)) {
 		return fmt.Errorf("%w: %w", web.ErrBadInstance, err)
 	}
 	return err

@@ -25,6 +25,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/operator"
@@ -62,7 +63,7 @@ type App struct {
 	// cache is the proxy's persistent cache: sealed answers in the store,
 	// written by flush.
 	cache  *proxy.WriteBehind
-	dialer *directory.Dialer
+	dialer *egress.Dialer
 	tls    *tls.Config // --ca-file's roots for every outbound TLS connection; nil: the system's
 	// limiter is the per-client limit (nil when --client-rate is 0): the
 	// proxy asks it for each search that would reach an instance, the
@@ -95,7 +96,7 @@ type App struct {
 func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	a := &App{cfg: cfg, log: log, clock: clock.Or(cfg.clock), notes: &dialNotes{}, checked: make(chan struct{})}
 	// Every connection to an instance or the directory goes through it.
-	a.dialer = &directory.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note,
+	a.dialer = &egress.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.resolver, Timeout: 3 * time.Second, OnFailure: a.notes.note,
 		Proxy: cfg.proxyFunc()}
 	roots, err := cfg.rootCAs()
 	if err != nil {
@@ -166,7 +167,7 @@ func (a *App) openStore() error {
 // privateHint adds to an error of the address guard the setting that lets
 // such an address through.
 func privateHint(err error) error {
-	if errors.Is(err, directory.ErrPrivateAddress) {
+	if errors.Is(err, egress.ErrPrivateAddress) {
 		return fmt.Errorf("%w (for an instance on this machine or a home network, add --allow-private, SEARXGATE_ALLOW_PRIVATE=true)", err)
 	}
 	return err
@@ -304,12 +305,10 @@ func (a *App) loadDirectory(ctx context.Context) error {
 		Location: a.cfg.Directory,
 		// The list is fetched through the same guard as the instances: the
 		// dialer checks every address, the guard every redirect.
-		Fetcher: directory.NewFetcher(directory.FetchOptions{
+		Fetcher: directory.NewFetcher(egress.NewFetcher(egress.Config{
+			AllowPrivate: a.cfg.AllowPrivate, Dialer: a.dialer, TLS: a.tls,
 			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(a.cfg.Contact),
-			DialContext: a.dialer.DialContext,
-			TLS:         a.tls,
-			Guard:       &directory.Guard{AllowPrivate: a.cfg.AllowPrivate},
-		}),
+		})),
 		Cache:  dirCache{a.store},
 		Filter: directory.DefaultFilter(),
 		Logger: a.log,
@@ -425,7 +424,7 @@ func (a *App) seedList(list directory.List, start bool) {
 	// Names are not resolved here (that would be a lookup per entry at every
 	// refresh): the dialer checks the addresses they resolve to at connect
 	// time. Literal addresses and localhost names are refused now.
-	g := directory.Guard{AllowPrivate: a.cfg.AllowPrivate}
+	g := egress.Guard{AllowPrivate: a.cfg.AllowPrivate}
 	priors := make([]pool.Prior, 0, len(list.Entries))
 	refused := 0
 	for _, e := range list.Entries {

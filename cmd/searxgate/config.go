@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/http/httpproxy"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/web"
@@ -337,12 +338,12 @@ func envEither(getenv func(string) string, names ...string) string {
 	return ""
 }
 
-// proxyFunc is the guarded dialers' directory.ProxyFunc from the proxy
+// proxyFunc is the guarded dialers' egress.ProxyFunc from the proxy
 // variables; nil when none is set. A target on port 80 goes through
 // HTTP_PROXY, any other through HTTPS_PROXY (the dialer knows the port,
 // not the scheme); both are tunnels (CONNECT) to the address the guard
 // checked.
-func (c *Config) proxyFunc() directory.ProxyFunc {
+func (c *Config) proxyFunc() egress.ProxyFunc {
 	if c.httpsProxy == "" && c.httpProxy == "" {
 		return nil
 	}
@@ -496,7 +497,7 @@ func (c *Config) validatePlaces(bad func(flagName, format string, args ...any)) 
 	// A list on a private address would be refused at start, and searxgate
 	// would fall back to the public instances of its snapshot: say so now.
 	if lower := strings.ToLower(c.Directory); strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
-		if err := (directory.Guard{AllowPrivate: c.AllowPrivate}).CheckLiteral(c.Directory); errors.Is(err, directory.ErrPrivateAddress) {
+		if err := (egress.Guard{AllowPrivate: c.AllowPrivate}).CheckLiteral(c.Directory); errors.Is(err, egress.ErrPrivateAddress) {
 			bad("directory", "%q is not on a public address: add --allow-private (SEARXGATE_ALLOW_PRIVATE=true) to read a list on this machine or a private network", c.Directory)
 		}
 	}

@@ -8,17 +8,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 )
 
 // ipResolver resolves names for the upstream dialer; tests give their own.
-type ipResolver = directory.IPResolver
+type ipResolver = egress.IPResolver
 
 // maxDialNotes bounds the hosts dialNotes remembers.
 const maxDialNotes = 4096
 
 // dialNotes remembers, per host, why the last dial to it failed
-// (directory.DialPrivate, DialDNS, DialRefused; forgotten once a dial
+// (egress.DialPrivate, DialDNS, DialRefused; forgotten once a dial
 // succeeds), so that the start-up check can say why instances are
 // unreachable. Its note method is the dialer's OnFailure.
 type dialNotes struct {

@@ -24,7 +24,7 @@
 // cause, and App.Problem gives the same text to the status page until an
 // instance becomes usable (proxy.Usable, as /status and /metrics say it,
 // and for a list instance its /config read). Instances and the list are reached only through
-// the guarded dialer (directory.Dialer), which refuses non-public addresses unless
+// the guarded dialer (egress.Dialer), which refuses non-public addresses unless
 // --allow-private.
 //
 // /mcp is the MCP face (package mcp, with package reader for pages),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/directory"
+	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 )
@@ -171,7 +172,7 @@ func (a *App) causeOf(st pool.Stats, now time.Time) string {
 		host = u.Hostname()
 	}
 	switch why := a.notes.why(host); why {
-	case directory.DialPrivate, directory.DialDNS, directory.DialRefused:
+	case egress.DialPrivate, egress.DialDNS, egress.DialRefused:
 		return why
 	}
 	switch e := c.ConfigErr; {

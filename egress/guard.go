@@ -1,4 +1,4 @@
-package directory
+package egress
 
 import (
 	"context"
@@ -15,26 +15,34 @@ import (
 var (
 	// ErrPrivateAddress: the host is, or resolves to, an address that is not
 	// public.
-	ErrPrivateAddress = errors.New("directory: not a public address")
+	ErrPrivateAddress = errors.New("egress: not a public address")
 	// ErrResolve: the host name did not resolve.
-	ErrResolve = errors.New("directory: cannot resolve host")
+	ErrResolve = errors.New("egress: cannot resolve host")
+	// ErrScheme: the URL's scheme is not http or https.
+	ErrScheme = errors.New("egress: scheme is not http or https")
+	// ErrBadURL: the URL does not parse, has no host, has a port outside
+	// 1 to 65535, or is longer than MaxURLLength.
+	ErrBadURL = errors.New("egress: not a URL to fetch")
 )
+
+// MaxURLLength is the longest URL the guard accepts. Real URLs of
+// instances, pages and images are a few hundred bytes at most.
+const MaxURLLength = 2048
 
 // Resolver resolves host names; *net.Resolver satisfies it.
 type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
-// Guard refuses instance URLs that are not http(s) or whose host is, or
-// resolves to, an address that is not public (see PublicAddr). With
-// AllowPrivate it checks only the scheme and host syntax: for home networks
-// and tests.
+// Guard refuses URLs that are not http(s) or whose host is, or resolves
+// to, an address that is not public (see PublicAddr). With AllowPrivate it
+// checks only the scheme and host syntax: for home networks and tests.
 type Guard struct {
 	AllowPrivate bool
 	Resolver     Resolver // nil is net.DefaultResolver
 }
 
-// Check returns nil when rawURL may be used as an instance: ErrScheme,
+// Check returns nil when rawURL may be fetched: ErrScheme,
 // ErrBadURL (no host, a port outside 1 to 65535, longer than
 // MaxURLLength), ErrPrivateAddress (the host is such an address, or a name
 // that resolves to any), or ErrResolve.
@@ -54,7 +62,7 @@ func (g Guard) Check(ctx context.Context, rawURL string) error {
 	if host == "" {
 		return fmt.Errorf("%w: no host in %q", ErrBadURL, rawURL)
 	}
-	if _, err := canonicalPort(u.Port()); err != nil {
+	if err := checkPort(u.Port()); err != nil {
 		return fmt.Errorf("%w: %v in %q", ErrBadURL, err, rawURL)
 	}
 	if g.AllowPrivate {
@@ -86,6 +94,22 @@ func (g Guard) Check(ctx context.Context, rawURL string) error {
 		if !ok || !PublicAddr(addr) {
 			return fmt.Errorf("%w: %s resolves to %s", ErrPrivateAddress, host, a.IP)
 		}
+	}
+	return nil
+}
+
+// checkPort checks a URL's port ("" when it has none): a TCP port is 1 to
+// 65535.
+func checkPort(p string) error {
+	if p == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		if len(p) > 8 {
+			p = p[:8] + "…"
+		}
+		return fmt.Errorf("port %q is outside 1 to 65535", p)
 	}
 	return nil
 }

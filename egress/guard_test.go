@@ -1,12 +1,15 @@
-package directory
+package egress
 
 import (
 	"context"
 	"errors"
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeResolver answers from a table; a name not in it does not resolve.
@@ -216,4 +219,51 @@ func TestGuardCheckLiteral(t *testing.T) {
 	if err := (Guard{AllowPrivate: true}).CheckLiteral("http://10.1.2.3/"); err != nil {
 		t.Errorf("with AllowPrivate: %v", err)
 	}
+}
+
+func TestGuardPortAndLength(t *testing.T) {
+	g := Guard{AllowPrivate: true}
+	for _, u := range []string{"https://example.org:0/", "https://example.org:99999/", "https://example.org/" + strings.Repeat("a", 60<<10)} {
+		if err := g.Check(context.Background(), u); !errors.Is(err, ErrBadURL) {
+			t.Errorf("Check(%.60q) = %v, want ErrBadURL", u, err)
+		}
+	}
+	if err := g.Check(context.Background(), "https://example.org:8443/"); err != nil {
+		t.Errorf("a good port: %v", err)
+	}
+}
+
+// FuzzGuardCheck: Check never panics, answers with its sentinels, and
+// never admits an address literal PublicAddr refuses.
+func FuzzGuardCheck(f *testing.F) {
+	for _, s := range []string{"https://public.example/", "https://127.0.0.1/", "https://2130706433/",
+		"https://[::ffff:10.0.0.1]/", "https://0x7f.1/", "https://[64:ff9b::a00:1]/", "https://localhost./", "ftp://x/"} {
+		f.Add(s)
+	}
+	res := &fakeResolver{answers: map[string][]string{"public.example": {"93.184.216.34"}}}
+	g := Guard{Resolver: res}
+	f.Fuzz(func(t *testing.T, raw string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err := g.Check(ctx, raw)
+		if err != nil {
+			for _, s := range []error{ErrScheme, ErrBadURL, ErrPrivateAddress, ErrResolve} {
+				if errors.Is(err, s) {
+					return
+				}
+			}
+			t.Fatalf("Check(%q): error outside the sentinels: %v", raw, err)
+		}
+		u, perr := url.Parse(strings.TrimSpace(raw))
+		if perr != nil {
+			t.Fatalf("Check(%q) admitted an unparsable URL", raw)
+		}
+		host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+		if a, ok := literalAddr(host); ok && !PublicAddr(a) {
+			t.Fatalf("Check(%q) admitted %v", raw, a)
+		}
+		if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsPrivate()) {
+			t.Fatalf("Check(%q) admitted %v", raw, ip)
+		}
+	})
 }
