@@ -95,7 +95,7 @@ func seconds(d time.Duration) int {
 }
 
 // Resolver resolves host names to addresses; *net.Resolver is one. It is
-// the guarded dialer's (egress.Dialer) own.
+// the guarded fetcher's (egress.Fetcher) own.
 type Resolver = egress.IPResolver
 
 // Config is what a Reader needs; zero values take defaults.
@@ -199,10 +199,10 @@ func (c *Config) defaults() {
 
 // Reader reads pages for agents. It is safe for concurrent use.
 type Reader struct {
-	cfg    Config
-	client *http.Client
-	cache  *cache
-	hosts  *hosts
+	cfg   Config
+	fetch *egress.Fetcher
+	cache *cache
+	hosts *hosts
 }
 
 // New returns a Reader.
@@ -220,50 +220,22 @@ func New(cfg Config) *Reader {
 	if !cfg.NoCache {
 		r.cache = newCache(cfg.CacheEntries, cfg.CacheBytes)
 	}
-	d := &egress.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: 5 * time.Second, Connect: cfg.Dial,
-		Proxy: cfg.Proxy}
-	rt := &http.Transport{
-		// Never http.Transport's proxy from the environment: it would ask
-		// the proxy for the name, past the guard. The dialer tunnels
-		// through Config.Proxy to the address it checked instead.
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := d.DialContext(ctx, network, addr)
-			if errors.Is(err, egress.ErrNotPublic) {
-				return nil, fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, err)
-			}
-			return c, err
-		},
-		TLSClientConfig: cfg.TLS.Clone(),
-		// A page's headers are a few KiB; net/http would read 10 MB.
-		MaxResponseHeaderBytes: maxHeaderBytes,
-		TLSHandshakeTimeout:    5 * time.Second,
-		ResponseHeaderTimeout:  cfg.Timeout,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        30 * time.Second,
-	}
-	r.client = &http.Client{
-		Transport: rt,
-		Jar:       nil, // no cookies, ever
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > cfg.MaxRedirects {
-				return fmt.Errorf("%w: more than %d", ErrRedirects, cfg.MaxRedirects)
-			}
-			// Every hop is checked as the first was: scheme, literal
-			// addresses, localhost names (the dialer checks what names
-			// resolve to); and counts against its server's minute.
-			if err := r.checkURL(req.URL.String()); err != nil {
-				return err
-			}
+	r.fetch = egress.NewFetcher(egress.Config{
+		AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Connect: cfg.Dial, DialTimeout: 5 * time.Second,
+		Proxy: cfg.Proxy, TLS: cfg.TLS, UserAgent: cfg.UserAgent,
+		// Each read bounds its own time (what its wait left of the
+		// Timeout); Timeout is the outer bound.
+		MaxBytes: cfg.MaxBytes, Timeout: cfg.Timeout, MaxRedirects: cfg.MaxRedirects,
+		// Every hop is checked by the guard as the first was (scheme,
+		// literal addresses, localhost names; the dialer checks what names
+		// resolve to), and counts against its server's minute.
+		OnRedirect: func(req *http.Request) error {
 			host := req.URL.Hostname()
 			return r.hosts.charge(req.Context(), r.serverKey(req.Context(), host), host)
 		},
-	}
+	})
 	return r
 }
-
-// maxHeaderBytes bounds a page's response headers.
-const maxHeaderBytes = 64 << 10
 
 // serverKey is what the per-server politeness counts a host as: the
 // lowest address its name resolves to (names of one server count as
@@ -519,23 +491,16 @@ type downloaded struct {
 func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration) (*downloaded, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	resp, err := r.fetch.Get(ctx, u.String(), http.Header{"Accept": {accept}, "Accept-Language": {"en-US,en;q=0.9"}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadURL, err)
-	}
-	req.Header.Set("User-Agent", r.cfg.UserAgent)
-	req.Header.Set("Accept", accept)
-	req.Header.Set("Accept-Language", "en-US,en;q=0.9")
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return nil, transportError(u, err)
+		return nil, r.fetchError(u, err)
 	}
 	defer resp.Body.Close()
 	d := &downloaded{url: resp.Request.URL, final: resp.Request.URL.String()}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("%w: %s answered %s", ErrStatus, d.final, resp.Status)
 	}
-	if resp.ContentLength > r.cfg.MaxBytes {
+	if resp.Announced() {
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d searxgate reads", ErrTooLarge, d.final, resp.ContentLength, r.cfg.MaxBytes)
 	}
 	ct := resp.Header.Get("Content-Type")
@@ -545,12 +510,12 @@ func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration
 	if d.kind == "" && !binary {
 		return nil, typeError(d.final, mt)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, r.cfg.MaxBytes+1))
+	body, err := resp.ReadAll()
+	if errors.Is(err, egress.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, d.final, r.cfg.MaxBytes)
+	}
 	if err != nil {
 		return nil, transportError(u, err)
-	}
-	if int64(len(body)) > r.cfg.MaxBytes {
-		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, d.final, r.cfg.MaxBytes)
 	}
 	if binary {
 		if !bytes.Contains(body[:min(len(body), 1024)], []byte("%PDF-")) {
@@ -698,6 +663,33 @@ func declaredCharset(body []byte, contentType string, isHTML bool) string {
 		return name
 	}
 	return ""
+}
+
+// fetchError turns the guarded fetcher's refusals into the reader's: a
+// redirect refused, a name resolving to an address that is not public.
+func (r *Reader) fetchError(u *url.URL, err error) error {
+	var re *egress.RedirectError
+	switch {
+	case errors.As(err, &re) && errors.Is(re.Err, egress.ErrTooManyRedirects):
+		return fmt.Errorf("%w: more than %d", ErrRedirects, r.cfg.MaxRedirects)
+	case errors.As(err, &re):
+		if err := r.checkURL(re.To.String()); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrBadURL, re.Err)
+	case errors.Is(err, egress.ErrNotPublic):
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%w: %v (searxgate reads public pages only; its operator can allow private addresses with --reader-allow-private)", ErrPrivate, err)
+	case errors.Is(err, egress.ErrPrivateAddress), errors.Is(err, egress.ErrScheme), errors.Is(err, egress.ErrBadURL):
+		if err := r.checkURL(u.String()); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrBadURL, err)
+	}
+	return transportError(u, err)
 }
 
 // transportError names why a fetch failed, keeping the guard's refusal.
