@@ -5,12 +5,14 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"mime"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -19,7 +21,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/egress"
-	"github.com/searxgate/searxgate/internal/clock"
 )
 
 // ImageConfig is how /image_proxy fetches the thumbnails and images of
@@ -40,6 +41,13 @@ type ImageConfig struct {
 	// Connect opens a connection to an address the guard allowed
 	// ("ip:port"); nil = a plain TCP dial. Tests route it to loopback.
 	Connect func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Proxy is the outbound HTTP proxy (HTTPS_PROXY, NO_PROXY), as for
+	// every fetch: the guard checks the target first, and the proxy is
+	// asked for the checked address. Nil: direct.
+	Proxy egress.ProxyFunc
+	// TLS is the client TLS configuration (--ca-file's roots); nil: the
+	// system's.
+	TLS *tls.Config
 	// MaxBytes caps an image (default 5 MiB, as SearXNG's image_proxy).
 	MaxBytes int
 	// Timeout bounds one fetch, redirects included (default 5 s).
@@ -71,11 +79,10 @@ var (
 
 // imageProxy fetches images for /image_proxy.
 type imageProxy struct {
-	cfg    ImageConfig
-	client *fasthttp.Client
-	slots  chan struct{} // one token per fetch in flight
-	dialer *egress.Dialer
-	macs   sync.Pool // of hash.Hash: HMAC-SHA256 under cfg.Key
+	cfg     ImageConfig
+	fetcher *egress.Fetcher
+	slots   chan struct{} // one token per fetch in flight
+	macs    sync.Pool     // of hash.Hash: HMAC-SHA256 under cfg.Key
 }
 
 func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
@@ -102,22 +109,25 @@ func newImageProxy(cfg ImageConfig, version string) (*imageProxy, error) {
 	}
 	ip := &imageProxy{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent)}
 	ip.macs.New = func() any { return hmac.New(sha256.New, cfg.Key) }
-	// The dialer resolves with the system's resolver and dials plain TCP
-	// when these are nil.
-	ip.dialer = &egress.Dialer{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Timeout: cfg.Timeout, Connect: cfg.Connect}
-	ip.client = &fasthttp.Client{
-		NoDefaultUserAgentHeader: true,
-		Dial:                     ip.dial,
-		ReadTimeout:              cfg.Timeout,
-		WriteTimeout:             cfg.Timeout,
-		MaxResponseBodySize:      cfg.MaxBytes,
-		MaxIdleConnDuration:      10 * time.Second,
+	// The one guarded fetcher: the guard checks the URL and every hop, the
+	// dialer every address a name resolves to, so that neither a URL nor
+	// a redirect nor a name that changes its answer (DNS rebinding)
+	// points searxgate into the network it runs in.
+	ip.fetcher = egress.NewFetcher(egress.Config{
+		AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, Connect: cfg.Connect, DialTimeout: cfg.Timeout,
+		Proxy: cfg.Proxy, TLS: cfg.TLS, UserAgent: cfg.UserAgent,
+		MaxBytes: int64(cfg.MaxBytes), Timeout: cfg.Timeout, MaxRedirects: cfg.MaxRedirects,
+		// A redirect carries no credentials, as the first URL does not.
+		OnRedirect: func(req *http.Request) error {
+			if req.URL.User != nil {
+				return errImageURL
+			}
+			return nil
+		},
 		// A page's thumbnails often share one host: they wait for a
 		// connection rather than fail.
-		MaxConnsPerHost:        8,
-		MaxConnWaitTimeout:     cfg.Timeout,
-		DisablePathNormalizing: true,
-	}
+		MaxConnsPerHost: 8, IdleConnsPerHost: 8,
+	})
 	return ip, nil
 }
 
@@ -164,19 +174,6 @@ func (ip *imageProxy) valid(u, h string) bool {
 	return hmac.Equal(got, ip.mac(u, sum[:0]))
 }
 
-// dial connects to an image host as every outgoing connection does
-// (egress.Dialer): only at public addresses unless AllowPrivate, every
-// address a name resolves to checked, so that neither a URL nor a name
-// that changes its answer (DNS rebinding) nor a redirect points searxgate
-// into the network it runs in.
-func (ip *imageProxy) dial(addr string) (net.Conn, error) {
-	c, err := ip.dialer.Dial(addr)
-	if errors.Is(err, egress.ErrNotPublic) {
-		return nil, fmt.Errorf("%w: %w", errImageAddress, err)
-	}
-	return c, err
-}
-
 // checkURL refuses what is not an http(s) URL with a host, and what the
 // URL itself says is not public (a literal address in any of the forms
 // resolvers accept, a localhost name); names are checked where they are
@@ -191,59 +188,49 @@ func (ip *imageProxy) checkURL(u *url.URL) error {
 	return nil
 }
 
-// fetch gets one image into resp, following at most MaxRedirects
-// redirects, each one checked; it returns the image's media type.
-func (ip *imageProxy) fetch(raw string, resp *fasthttp.Response) (string, error) {
+// fetch gets one image, following at most MaxRedirects redirects, each
+// one checked; it returns the image's media type and bytes.
+func (ip *imageProxy) fetch(raw string) (string, []byte, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", errImageURL
+		return "", nil, errImageURL
 	}
-	// A socket deadline: the network keeps real time, whatever clock the
-	// server was given.
-	deadline := clock.Real{}.Now().Add(ip.cfg.Timeout)
-	req := fasthttp.AcquireRequest()
-	defer fasthttp.ReleaseRequest(req)
-	for hop := 0; ; hop++ {
-		if err := ip.checkURL(u); err != nil {
-			return "", err
-		}
-		req.Reset()
-		req.SetRequestURI(u.String())
-		req.Header.SetMethod(fasthttp.MethodGet)
-		req.Header.SetUserAgent(ip.cfg.UserAgent)
-		// Nothing of the browser's: no cookie, no referrer, no language,
-		// no address; only what an image fetch needs.
-		req.Header.Set("Accept", "image/avif,image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8")
-		req.Header.Set("Accept-Encoding", "identity")
-		resp.Reset()
-		if err := ip.client.DoDeadline(req, resp, deadline); err != nil {
-			return "", err
-		}
-		st := resp.StatusCode()
-		if fasthttp.StatusCodeIsRedirect(st) {
-			if hop >= ip.cfg.MaxRedirects {
-				return "", errImageRedirect
-			}
-			next, err := u.Parse(string(resp.Header.Peek("Location")))
-			if err != nil {
-				return "", errImageURL
-			}
-			u = next
-			continue
-		}
-		if st != fasthttp.StatusOK {
-			return "", fmt.Errorf("%w: %d", errImageStatus, st)
-		}
-		break
+	if err := ip.checkURL(u); err != nil {
+		return "", nil, err
 	}
-	mt, _, err := mime.ParseMediaType(string(resp.Header.ContentType()))
+	// Nothing of the browser's: no cookie, no referrer, no language, no
+	// address; only what an image fetch needs. The fetcher bounds the
+	// time (the network keeps real time, whatever clock the server was
+	// given).
+	resp, err := ip.fetcher.Get(context.Background(), u.String(), http.Header{
+		"Accept":          {"image/avif,image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8"},
+		"Accept-Encoding": {"identity"},
+	})
+	switch {
+	case errors.Is(err, egress.ErrTooManyRedirects):
+		return "", nil, fmt.Errorf("%w: %w", errImageRedirect, err)
+	case errors.Is(err, egress.ErrNotPublic), errors.Is(err, egress.ErrPrivateAddress):
+		return "", nil, fmt.Errorf("%w: %w", errImageAddress, err)
+	case err != nil:
+		return "", nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", nil, fmt.Errorf("%w: %d", errImageStatus, resp.StatusCode)
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || !imageTypes[mt] {
-		return "", fmt.Errorf("%w: %q", errImageType, resp.Header.ContentType())
+		return "", nil, fmt.Errorf("%w: %q", errImageType, ct)
 	}
-	if enc := strings.ToLower(string(resp.Header.ContentEncoding())); enc != "" && enc != "identity" {
-		return "", fmt.Errorf("%w: encoded %q", errImageType, enc)
+	if enc := strings.ToLower(resp.Header.Get("Content-Encoding")); enc != "" && enc != "identity" {
+		return "", nil, fmt.Errorf("%w: encoded %q", errImageType, enc)
 	}
-	return mt, nil
+	body, err := resp.ReadAll()
+	if err != nil {
+		return "", nil, err
+	}
+	return mt, body, nil
 }
 
 // imageProxyHandler serves /image_proxy?url=...&h=...: the image at url,
@@ -263,9 +250,7 @@ func (s *Server) imageProxyHandler(ctx *fasthttp.RequestCtx) {
 		plainError(ctx, fasthttp.StatusServiceUnavailable, "Service Unavailable")
 		return
 	}
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
-	mt, err := ip.fetch(raw, resp)
+	mt, body, err := ip.fetch(raw)
 	if err != nil {
 		s.log.Debug("image not proxied", "err", err)
 		plainError(ctx, fasthttp.StatusBadGateway, "Bad Gateway")
@@ -274,5 +259,5 @@ func (s *Server) imageProxyHandler(ctx *fasthttp.RequestCtx) {
 	ctx.SetContentType(mt)
 	ctx.Response.Header.Set("Cache-Control", "private, max-age=86400")
 	ctx.Response.Header.Set("Content-Disposition", "inline")
-	ctx.SetBody(resp.Body())
+	ctx.SetBody(body)
 }

@@ -99,6 +99,9 @@ func (h *imageHosts) serve(ctx *fasthttp.RequestCtx) {
 	case "/redirect-scheme":
 		ctx.Response.Header.Set("Location", "file:///etc/passwd")
 		ctx.SetStatusCode(fasthttp.StatusFound)
+	case "/redirect-credentials":
+		ctx.Response.Header.Set("Location", "http://user:pw@img.example/ok.png")
+		ctx.SetStatusCode(fasthttp.StatusFound)
 	case "/loop":
 		ctx.Redirect("/loop", fasthttp.StatusFound)
 	case "/hang":
@@ -253,6 +256,7 @@ func TestImageProxyRefuses(t *testing.T) {
 		{"redirect to loopback", signed("http://img.example/redirect-loopback"), 502, true},
 		{"redirect to a legacy loopback form", signed("http://img.example/redirect-legacy"), 502, true},
 		{"redirect to another scheme", signed("http://img.example/redirect-scheme"), 502, true},
+		{"redirect with credentials", signed("http://img.example/redirect-credentials"), 502, true},
 		{"redirect loop", signed("http://img.example/loop"), 502, true},
 		{"not an image", signed("http://img.example/page.html"), 502, true},
 		{"svg", signed("http://img.example/logo.svg"), 502, true},
@@ -374,13 +378,14 @@ func TestImageLinks(t *testing.T) {
 	}
 }
 
-// TestLiveFleetThumbnails: the thumbnails sim instances name (on
-// img.example.org) reach the page only as searxgate's own links, through
-// the real proxy and its HTML and JSON readers.
+// TestLiveFleetThumbnails: the thumbnails sim instances name (on the
+// instance itself, 127.0.0.1: shown with the image proxy's own switch)
+// reach the page only as searxgate's own links, through the real proxy
+// and its HTML and JSON readers.
 func TestLiveFleetThumbnails(t *testing.T) {
 	for _, json := range []bool{true, false} {
 		lf := startLive(t, []sim.InstanceConfig{{ID: "thumbs", Behaviour: sim.Fast, JSON: json, Latency: -1}})
-		_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+		_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool, Images: ImageConfig{AllowPrivate: true}})
 		r := c.get("/search?q=thumbnail+test")
 		if r.status != 200 {
 			t.Fatalf("json %v: status %d", json, r.status)

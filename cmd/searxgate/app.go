@@ -338,7 +338,10 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 		Clock:   a.clock,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
-		Images: web.ImageConfig{AllowPrivate: cfg.ImageAllowPrivate, Key: imageKey(imageSecret), Resolver: cfg.resolver}})
+		// Images go out as every fetch does: through the outbound proxy,
+		// trusting --ca-file.
+		Images: web.ImageConfig{AllowPrivate: cfg.ImageAllowPrivate, Key: imageKey(imageSecret), Resolver: cfg.resolver,
+			Proxy: cfg.proxyFunc(), TLS: a.tls}})
 	return err
 }
 

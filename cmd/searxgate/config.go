@@ -360,19 +360,9 @@ func (c *Config) proxyFunc() egress.ProxyFunc {
 // rootCAs is the system's roots plus --ca-file's certificates; nil when
 // --ca-file is not set.
 func (c *Config) rootCAs() (*x509.CertPool, error) {
-	if c.CAFile == "" {
-		return nil, nil
-	}
-	pem, err := os.ReadFile(c.CAFile)
+	pool, err := egress.Roots(c.CAFile)
 	if err != nil {
 		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %w", err)
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--ca-file (SEARXGATE_CA_FILE): %s holds no PEM certificate", c.CAFile)
 	}
 	return pool, nil
 }

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"io/fs"
@@ -358,4 +361,58 @@ func TestCAFile(t *testing.T) {
 
 func pemOf(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// imageLink is the gateway's /image_proxy link for u, signed as its pages
+// sign them (HMAC-SHA256 under the key derived from its secret).
+func imageLink(g *gateway, u string) string {
+	m := hmac.New(sha256.New, imageKey(g.app.cacheSecret()))
+	m.Write([]byte(u))
+	return "/image_proxy?" + url.Values{"url": {u}, "h": {hex.EncodeToString(m.Sum(nil))}}.Encode()
+}
+
+// TestImageProxyEgress: /image_proxy goes out as every fetch does: through
+// the outbound proxy, which is asked for the checked address, trusting
+// --ca-file; and only past its own switch, --image-proxy-allow-private.
+func TestImageProxyEgress(t *testing.T) {
+	px := startTunnelProxy(t) // first, so that it stops last
+	const png = "\x89PNG\r\n\x1a\nthumbnail"
+	img := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = io.WriteString(w, png)
+	}))
+	t.Cleanup(img.Close)
+	_, port, _ := net.SplitHostPort(img.Listener.Addr().String())
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pemOf(img.Certificate().Raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The test certificate names example.com; a name, not a loopback
+	// address, because Go's proxy rules never proxy loopback targets.
+	names := tableResolver{"example.com": "127.0.0.1"}
+	thumb := "https://example.com:" + port + "/thumb.png"
+	env := map[string]string{"HTTPS_PROXY": "http://" + px.addr}
+
+	g, _ := startEnv(t, names, env, io.Discard, "--image-proxy-allow-private", "--directory", "none", "--ca-file", ca)
+	if a := g.get(t, imageLink(g, thumb), nil); a.status != 200 || string(a.body) != png || a.header.Get("Content-Type") != "image/png" {
+		t.Fatalf("an image through the proxy under the private CA: %d %q %q", a.status, a.header.Get("Content-Type"), a.body)
+	}
+	if got := px.targets(); len(got) != 1 || got[0] != "127.0.0.1:"+port {
+		t.Errorf("the proxy was asked for %q; want the checked address 127.0.0.1:%s", got, port)
+	}
+
+	without, _ := startEnv(t, names, env, io.Discard, "--image-proxy-allow-private", "--directory", "none")
+	if a := without.get(t, imageLink(without, thumb), nil); a.status != 502 {
+		t.Errorf("an image under a CA not given with --ca-file: %d, want 502", a.status)
+	}
+
+	// The other doors' switches do not open this one.
+	before := len(px.targets())
+	other, _ := startEnv(t, names, env, io.Discard, "--allow-private", "--reader-allow-private", "--directory", "none", "--ca-file", ca)
+	if a := other.get(t, imageLink(other, thumb), nil); a.status != 502 {
+		t.Errorf("an image on a private address without --image-proxy-allow-private: %d, want 502", a.status)
+	}
+	if got := px.targets(); len(got) != before {
+		t.Errorf("the proxy heard of a target refused by the guard: %q", got[before:])
+	}
 }
