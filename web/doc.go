@@ -70,9 +70,10 @@
 // SearXNG's image_proxy: the page links /image_proxy?url=...&h=..., h
 // being an HMAC-SHA256 of the URL under Config.Images.Key (random per
 // process when not given), so it fetches only what a page of ours linked.
-// Each fetch and each redirect (at most 3) goes through the address guard
-// (egress.PublicAddr on every address a name resolves to, the URL's
-// literal forms checked by egress.Guard), takes only image types (no
+// Each fetch and each redirect (at most 3) goes through the guarded
+// fetcher (egress.Fetcher: every address a name resolves to, the URL's
+// literal forms), with the outbound proxy and roots of Config.Images
+// (Proxy, TLS), as every other fetch; it takes only image types (no
 // SVG) up to 5 MiB within 5 s, sends the gateway's own User-Agent and
 // nothing of the browser's (no cookie, referrer, language or address) and
 // passes back no header but the type. Config.Images.Off leaves images out

@@ -210,7 +210,7 @@ func (c *Config) options() []option {
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests); the page reader and the image proxy have their own switches", &c.AllowPrivate},
 		{"reader-allow-private", "let MCP's page reader (web_url_read) fetch loopback and private addresses", &c.ReaderAllowPrivate},
 		{"image-proxy-allow-private", "let the image proxy fetch thumbnails on loopback and private addresses", &c.ImageAllowPrivate},
-		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances or a proxy under a private CA)", &c.CAFile},
+		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances, pages, images, or a proxy under a private CA)", &c.CAFile},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
 		{"deadline", "time one search may take, all attempts included", &c.Deadline},
 		{"cache-ttl", "how long an answer is served from the cache (0: no cache of any kind; no answer, suggestion or read page is kept, in memory or on disk)", &c.CacheTTL},
