@@ -38,7 +38,10 @@ type Attempt struct {
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
-	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full
+	// Why is the reason the search stopped: deadline, no_instance,
+	// no_slot, attempts, budget, queue_full, share (its client had used
+	// its share of the public instances' budget: WhyShare), ...
+	Why   string
 	Tried []Attempt // in the order they started
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
@@ -51,6 +54,18 @@ func (e *NoAnswerError) Error() string {
 }
 
 func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// WhyShare is the NoAnswerError.Why of a search refused because its
+// client had used its share of the public instances' budget, while the
+// instances themselves had room.
+const WhyShare = "share"
+
+// shareRefused reports whether err is a search refused for its client's
+// share.
+func shareRefused(err error) bool {
+	var na *NoAnswerError
+	return errors.As(err, &na) && na.Why == WhyShare
+}
 
 // ErrClientLimited is wrapped by the *LimitedError a search returns when
 // Config.Admit refused its client.
@@ -573,8 +588,8 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	elapsed := p.now().Sub(start)
 	var limited *LimitedError
 	switch {
-	case errors.As(err, &limited):
-		p.metrics.search("limited", elapsed) // the client's own limit: no search failed
+	case errors.As(err, &limited), shareRefused(err):
+		p.metrics.search("limited", elapsed) // the client's own limit or share: no search failed
 	case err != nil:
 		p.metrics.search("failed", elapsed)
 	case res.Stale:

@@ -151,7 +151,7 @@ func (s *search) noAnswer() error {
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
-		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+		if sl, ok, _ := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
