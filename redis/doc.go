@@ -65,7 +65,10 @@
 // key, made by the first heartbeat that misses it, is checked by every
 // take (in the window script, atomically) and every heartbeat. A replica
 // that finds it changed or gone takes nothing from the windows, decides
-// on its 1/N share, and rebuilds at once as after an outage.
+// on its 1/N share, and rebuilds at once as after an outage; N stays at
+// least the replicas it saw before (Redis forgot their heartbeats), and
+// the rebuild ends only once that many replicas wrote back what they
+// remember (a set per epoch), or the longest window went by.
 //
 // Trust. Whoever can connect to Redis and write to it, but does not know
 // the operator's secret, can:

@@ -136,8 +136,10 @@ func TestLostStateIsNoticed(t *testing.T) {
 		if ok, _ := r.Take(ctx, "i", clk.Now()); ok {
 			t.Fatalf("replica %d took a search past the budget after the rebuild", i)
 		}
-		if r.lost.Load() || !r.rebuilding(clk.Now()) {
-			t.Fatalf("replica %d: lost %v, rebuilding %v; want rebuilding", i, r.lost.Load(), r.rebuilding(clk.Now()))
+		// The last to write back saw every one had; the others see it
+		// at their next heartbeat.
+		if want := i < 2; r.lost.Load() || r.rebuilding(clk.Now()) != want {
+			t.Fatalf("replica %d: lost %v, rebuilding %v; want rebuilding %v", i, r.lost.Load(), r.rebuilding(clk.Now()), want)
 		}
 	}
 	// Once the window moved on and the rebuild ended, the shared window
@@ -154,6 +156,72 @@ func TestLostStateIsNoticed(t *testing.T) {
 	}
 	if taken != 0 { // Redis's clock has not moved: its window is still full
 		t.Fatalf("%d taken while Redis's window is full", taken)
+	}
+}
+
+// TestLossKeepsTheReplicasCounted: after FLUSHALL the first replica to
+// notice still counts the three it saw (Redis forgot the others'
+// heartbeats too), so its share is a third, not the whole budget; and it
+// keeps to it until every one of them wrote back what it remembers,
+// however late the others are.
+func TestLossKeepsTheReplicasCounted(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+	budget := []proxy.Window{{Max: 10, Per: 20 * time.Second}}
+	var reps []*Shared
+	for range 3 {
+		reps = append(reps, newShared(t, srv, Options{Group: "counted", Budget: budget, Clock: clk}))
+	}
+	ctx := context.Background()
+	beat := func(r *Shared) {
+		t.Helper()
+		if err := r.heartbeat(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range reps {
+		beat(r)
+	}
+	for i := range 6 {
+		if ok, _ := reps[i%3].Take(ctx, "i", clk.Now()); !ok {
+			t.Fatalf("take %d refused", i)
+		}
+	}
+	if _, err := srv.Do("FLUSHALL"); err != nil {
+		t.Fatal(err)
+	}
+	beat(reps[0]) // the first to notice: Redis has only its heartbeat
+	if n := reps[0].n.Load(); n != 3 {
+		t.Fatalf("the first replica to notice the loss counts %d replicas, want the 3 it saw", n)
+	}
+	taken := 0
+	for range 5 {
+		if ok, _ := reps[0].Take(ctx, "i", clk.Now()); ok {
+			taken++
+		}
+	}
+	if taken != 1 {
+		t.Fatalf("the first replica took %d more after the loss, want 1 (its share of 3, less its 2)", taken)
+	}
+	// The others are late, past the time replicas count as seen.
+	clk.Advance(10 * time.Second)
+	beat(reps[0])
+	if !reps[0].rebuilding(clk.Now()) {
+		t.Fatal("the rebuild ended before the other replicas wrote back")
+	}
+	beat(reps[1])
+	beat(reps[2])
+	for _, r := range reps { // each sees it at its next heartbeat
+		beat(r)
+	}
+	for i, r := range reps {
+		if r.rebuilding(clk.Now()) {
+			t.Fatalf("replica %d still rebuilding once all wrote back", i)
+		}
+	}
+	c := rawClient(t, srv)
+	if n := c.ZCard(ctx, reps[0].windowKeys("i")[0]).Val(); n != 7 {
+		t.Fatalf("the window holds %d searches once all wrote back, want 7", n)
 	}
 }
 
