@@ -112,9 +112,16 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 		return true, now
 	}
 	member := s.member()
-	if !s.up.Load() || s.lost.Load() {
+	if !s.up.Load() {
 		s.local.Add(1)
 		return s.takeLocal(inst, now, member)
+	}
+	if wait, until := s.paused(now); wait {
+		// Redis forgot, and not every replica wrote back yet: what the
+		// others sent is known to nobody, so nothing is sent (a
+		// heartbeat or two; see Shared.pause).
+		s.local.Add(1)
+		return false, until
 	}
 	rebuilding := s.rebuilding(now)
 	if rebuilding {
@@ -133,6 +140,11 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 		if errors.Is(err, errLost) {
 			s.lost.Store(true)
 			s.poke() // the heartbeat loop rebuilds
+			if rebuilding {
+				s.untake(inst, member)
+			}
+			_, until := s.paused(now)
+			return false, until
 		}
 		if rebuilding {
 			return true, now // the share allowed it, and recorded it

@@ -205,8 +205,14 @@ type Shared struct {
 	// longest window went by.
 	floor     atomic.Int64
 	afterLoss atomic.Bool
-	oom       atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
-	kick      chan struct{}
+	// pause is until when (local clock, Unix ns) this replica takes
+	// nothing after a loss while not every replica wrote back: a share
+	// of its own would not know what the others had sent, and no
+	// window is trusted yet. Past it (a replica died meanwhile), the
+	// local share and the windows as rebuilt decide together.
+	pause atomic.Int64
+	oom   atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
+	kick  chan struct{}
 
 	// good counts the heartbeats in a row that answered within OpTimeout
 	// while searches do not ask Redis.
@@ -479,6 +485,7 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 			// Noticed just now (here, or by a take): Redis's count of
 			// the replicas starts again from those that beat since.
 			s.floor.Store(s.n.Load())
+			s.pause.Store(now.Add(2 * s.opt.SeenFor).UnixNano())
 		}
 		// Until every replica wrote back, and never longer than the
 		// longest window, after which nothing forgotten counts.
@@ -641,8 +648,18 @@ func (s *Shared) rebuilt(ctx context.Context, epoch string, now time.Time) {
 	n, err := s.slow.SCard(ctx, s.rebuiltKey(epoch)).Result()
 	if err == nil && n >= s.floor.Load() {
 		s.afterLoss.Store(false)
+		s.pause.Store(0)
 		s.rebuild.Store(0)
 	}
+}
+
+// paused reports whether takes wait for the other replicas to write back
+// after a loss (see Shared.pause); until is when to ask again.
+func (s *Shared) paused(now time.Time) (bool, time.Time) {
+	if s.lost.Load() || (s.afterLoss.Load() && now.UnixNano() < s.pause.Load()) {
+		return true, now.Add(max(s.opt.Heartbeat/2, 10*time.Millisecond))
+	}
+	return false, now
 }
 
 // rebuiltKey is the set of the replicas that wrote back what they
