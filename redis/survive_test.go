@@ -557,3 +557,26 @@ func TestRestamp(t *testing.T) {
 		t.Fatalf("the window holds %d, want the one search", n)
 	}
 }
+
+// TestTakesCountTheReplicas: a replica that last beat before the others
+// started counts them at its next take, so that its share, should Redis
+// then fail, is a third and not the whole budget.
+func TestTakesCountTheReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+	budget := []proxy.Window{{Max: 10, Per: 20 * time.Second}}
+	ctx := context.Background()
+	reps := []*Shared{newShared(t, srv, Options{Group: "count", Budget: budget, Clock: clk})}
+	if n := reps[0].n.Load(); n != 1 {
+		t.Fatalf("the first replica counts %d before the others started, want 1", n)
+	}
+	for range 2 {
+		reps = append(reps, newShared(t, srv, Options{Group: "count", Budget: budget, Clock: clk}))
+	}
+	if ok, _ := reps[0].Take(ctx, "i", clk.Now()); !ok {
+		t.Fatal("take refused")
+	}
+	if n := reps[0].n.Load(); n != 3 {
+		t.Fatalf("after a take the first replica counts %d replicas, want 3", n)
+	}
+}
