@@ -293,6 +293,7 @@ type Proxy struct {
 	up       *upstream.Client
 	polite   *polite.Politeness
 	acPolite *polite.Politeness // autocompletion's own, smaller budget
+	acFair   *polite.Fair       // each client's share of it
 	fair     *polite.Fair
 	extra    *polite.ExtraBudget
 	cache    *memCache
@@ -332,6 +333,7 @@ func New(cfg Config) (*Proxy, error) {
 
 		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
 		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
+		acFair:   polite.NewFair(cfg.AutocompleteBudget, cfg.Pool.PublicLen).WithBase(base),
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
