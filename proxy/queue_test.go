@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -490,5 +491,35 @@ func TestALoneClientGetsWhatIdleClientsLeft(t *testing.T) {
 	}
 	if served < 9 {
 		t.Fatalf("a lone client 2 minutes after four others got %d of 10, want at least 9", served)
+	}
+}
+
+// TestSecondOpinionsAreChargedToTheClient: a query that makes every
+// engine fail costs two upstream searches (the second opinion says it is
+// the query's), and both are charged to its client's own limit; a
+// normal search costs one.
+func TestSecondOpinionsAreChargedToTheClient(t *testing.T) {
+	var admits atomic.Int64
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Admit: func(string, time.Time) (bool, time.Duration) {
+		admits.Add(1)
+		return true, 0
+	}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	search := func(q string) {
+		_, _ = e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: "c"})
+	}
+	search("calm one")
+	if n := admits.Load(); n != 1 {
+		t.Fatalf("a normal search was charged %d times, want 1", n)
+	}
+	search(sim.EngineErrorPrefix + " storm")
+	sent := e.searches(0) + e.searches(1) + e.searches(2)
+	if sent != 3 {
+		t.Fatalf("%d upstream searches, want 3 (1 + a query whose engines fail and its second opinion)", sent)
+	}
+	if n := admits.Load(); n != 3 {
+		t.Fatalf("the client was charged %d times for 3 upstream searches, want 3", n)
 	}
 }
