@@ -39,7 +39,10 @@ type Attempt struct {
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
-	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full, query
+	// Why is the reason the search stopped: deadline, no_instance,
+	// no_slot, attempts, budget, queue_full, query, query_timeout, share (its client had used
+	// its share of the public instances' budget: WhyShare), ...
+	Why   string
 	Tried []Attempt // in the order they started
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
@@ -52,6 +55,18 @@ func (e *NoAnswerError) Error() string {
 }
 
 func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// WhyShare is the NoAnswerError.Why of a search refused because its
+// client had used its share of the public instances' budget, while the
+// instances themselves had room.
+const WhyShare = "share"
+
+// shareRefused reports whether err is a search refused for its client's
+// share.
+func shareRefused(err error) bool {
+	var na *NoAnswerError
+	return errors.As(err, &na) && na.Why == WhyShare
+}
 
 // ErrClientLimited is wrapped by the *LimitedError a search returns when
 // Config.Admit refused its client.
@@ -283,6 +298,7 @@ type Proxy struct {
 	up       *upstream.Client
 	polite   *polite.Politeness
 	acPolite *polite.Politeness // autocompletion's own, smaller budget
+	acFair   *polite.Fair       // each client's share of it
 	fair     *polite.Fair
 	extra    *polite.ExtraBudget
 	cache    *memCache
@@ -322,6 +338,7 @@ func New(cfg Config) (*Proxy, error) {
 
 		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
 		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
+		acFair:   polite.NewFair(cfg.AutocompleteBudget, cfg.Pool.PublicLen).WithBase(base),
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
@@ -578,8 +595,8 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	elapsed := p.now().Sub(start)
 	var limited *LimitedError
 	switch {
-	case errors.As(err, &limited):
-		p.metrics.search("limited", elapsed) // the client's own limit: no search failed
+	case errors.As(err, &limited), shareRefused(err):
+		p.metrics.search("limited", elapsed) // the client's own limit or share: no search failed
 	case err != nil:
 		p.metrics.search("failed", elapsed)
 	case res.Stale:

@@ -165,7 +165,7 @@ func (s *search) noAnswer() error {
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
-		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+		if sl, ok, _ := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
@@ -301,7 +301,7 @@ func (s *search) countAlike(r attemptResult) {
 func (s *search) launch(kind launchKind) bool {
 	p := s.p
 	now := p.now()
-	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(now, kind == launchHedge) {
+	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
 		if kind == launchRetry {
 			s.why = "budget"
 		}
@@ -335,7 +335,7 @@ func (s *search) launch(kind launchKind) bool {
 		return false
 	}
 	if s.started == 0 || kind == launchFan {
-		p.extra.First(now)
+		p.extra.First(s.req.Client, now)
 	}
 	if kind == launchFan || (s.fanout > 1 && s.started == 0) {
 		s.asked++
@@ -370,14 +370,16 @@ func (s *search) launch(kind launchKind) bool {
 }
 
 // admit charges the client's own limit (Config.Admit) for a search of a
-// public instance: the first attempt, and each instance of a fan-out
-// (retries and hedges are searxgate's doing, within ExtraRatio). The
-// operator's own instances are not charged. A first attempt refused there
-// goes to an own instance free now, if there is one; else the search ends
-// with the client's LimitedError.
+// public instance: the first attempt, each instance of a fan-out, and
+// each second opinion (a confirmation, or a retry while an outcome waits
+// for one: the query asked for it). Retries after an instance's failure
+// and hedges are searxgate's doing, within ExtraRatio. The operator's own
+// instances are not charged. A first attempt refused there goes to an own
+// instance free now, if there is one; else the search ends with the
+// client's LimitedError. A second opinion refused is not sent.
 func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) {
 	p := s.p
-	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan) {
+	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan && !s.secondOpinion(kind)) {
 		return l, true
 	}
 	ok, wait := p.cfg.Admit(s.req.Client, now)
@@ -393,6 +395,20 @@ func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) 
 	}
 	s.limited = max(wait, polite.MinRetryAfter)
 	return leased{}, false
+}
+
+// secondOpinion reports whether an attempt of kind is a second opinion:
+// a confirmation, or a retry while an outcome waits for one.
+func (s *search) secondOpinion(kind launchKind) bool {
+	switch kind {
+	case launchConfirm:
+		return true
+	case launchRetry:
+		s.op.mu.Lock()
+		defer s.op.mu.Unlock()
+		return len(s.op.held) > 0
+	}
+	return false
 }
 
 // slowForFan reports whether l's instance is too slow for this fan-out

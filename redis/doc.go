@@ -64,8 +64,13 @@
 // failover to an empty replica, an eviction of the epoch key): an epoch
 // key, made by the first heartbeat that misses it, is checked by every
 // take (in the window script, atomically) and every heartbeat. A replica
-// that finds it changed or gone takes nothing from the windows, decides
-// on its 1/N share, and rebuilds at once as after an outage.
+// that finds it changed or gone takes nothing, and rebuilds at once as
+// after an outage; it sends nothing to a public instance until as many
+// replicas as it saw before (Redis forgot their heartbeats) wrote back
+// what they remember (a set per epoch): a share of its own would not know
+// what the others sent. When one stays silent past twice SeenFor (it
+// died), the others decide on their 1/N share (N at least as before) and
+// the windows as rebuilt, until the longest window went by.
 //
 // Trust. Whoever can connect to Redis and write to it, but does not know
 // the operator's secret, can:

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // openSearch serves /opensearch.xml in SearXNG's shape, with GET result and
@@ -65,7 +66,7 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 	}
 	list := []string{}
 	if q != "" && s.cfg.Autocomplete != nil {
-		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		c, cancel := context.WithTimeout(proxy.WithClient(context.Background(), s.client(ctx)), 3*time.Second)
 		got, err := s.cfg.Autocomplete.Autocomplete(c, q, lang)
 		cancel()
 		if err != nil {

@@ -441,12 +441,14 @@ func explainWhy(why string) string {
 		return "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers"
 	case "no_slot":
 		return "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline"
+	case proxy.WhyShare:
+		return "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients"
 	case "attempts":
 		return "every instance asked refused or failed (see tried)"
 	case "network":
 		return "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed"
 	case "budget":
-		return "the retry budget is spent"
+		return "your share of the budget for retries and second opinions is spent"
 	case "shutdown":
 		return "searxgate is shutting down"
 	case "queue_full":
