@@ -31,7 +31,12 @@
 //   - A 403 on a non-HTML format is FormatDisabled (SearXNG's answer for a
 //     format it does not serve) unless it is a CDN's block page.
 //   - The off-topic rule is a heuristic (see OnTopic and OnTopicPercent):
-//     it catches answers for another query, not poor rankings. Accent
+//     it catches answers for another query, not poor rankings. Results
+//     generated from the query are off topic too: one text repeated
+//     (templated), or half the results made of the query's own words and
+//     nothing else (echoes: any subset and order, with stop words and
+//     numbers); a result with words of its own beside the query's is
+//     never an echo. Accent
 //     folding covers Latin-1, Latin Extended-A, Greek tonos and Cyrillic
 //     ё; other scripts are only lower-cased, and words are split on
 //     anything that is not a letter or digit, so a CJK query is matched as

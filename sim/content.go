@@ -173,6 +173,8 @@ func (in *Instance) page(s search) *page {
 		switch cfg.Behaviour {
 		case Hostile:
 			hostile(&r, q, cfg.ID, k)
+		case EchoSpam:
+			echoSpam(&r, q, k)
 		case InvalidUTF8:
 			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
 			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
@@ -180,6 +182,28 @@ func (in *Instance) page(s search) *page {
 		p.Results = append(p.Results, r)
 	}
 	return p
+}
+
+// echoSpam makes r the k-th result of spam generated from q: a title and
+// a snippet of q's words alone, rotated by k and cut to fewer words.
+func echoSpam(r *result, q string, k int) {
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return
+	}
+	rot := func(shift, keep int) string {
+		out := make([]string, 0, len(words))
+		for i := range max(keep, 1) {
+			out = append(out, words[(i+shift)%len(words)])
+		}
+		return strings.Join(out, " ")
+	}
+	n := len(words)
+	r.Title = rot(k, n-k%n)
+	if k%2 == 1 {
+		r.Title = strings.ToUpper(r.Title)
+	}
+	r.Content = rot(k+1, n) + " " + rot(k, n)
 }
 
 // hostile fills r with markup and dangerous links that still mention the

@@ -4,7 +4,7 @@
 // Each instance has a Behaviour: it answers well after a latency, or it
 // misbehaves the way public instances do (rate limits with and without
 // Retry-After, SearXNG's limiter and link token, JSON disabled, Cloudflare,
-// Anubis and DDoS-Guard challenges, off-topic and empty answers, hangs,
+// Anubis and DDoS-Guard challenges, off-topic, echo-spam and empty answers, hangs,
 // resets, broken, huge and bomb bodies, flapping, 503, degrading, hostile
 // markup, redirects). Answers look like real SearXNG 2024.10.5's (see
 // shared/fixtures/searxng): the classic JSON keys, the simple theme's HTML

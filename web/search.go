@@ -78,8 +78,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		s.noAnswer(ctx, req, err)
 		return
 	}
-	if answerHeaders(ctx, req, res) {
-		return // a redirect
+	if s.answerHeaders(ctx, req, res) {
+		return // a redirect, or why it is not passed on
 	}
 	if req.Format == proxy.FormatJSON {
 		body, err := classicJSON(res)
@@ -101,7 +101,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	// SearXNG sends a feeling-lucky search to its first result from the
 	// HTML page and the RSS feed (its check comes after JSON and CSV).
-	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && feelingLucky(ctx, req, results) {
+	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && s.feelingLucky(ctx, req, results) {
 		return
 	}
 	switch req.Format {
@@ -128,8 +128,9 @@ func searchParams(ctx *fasthttp.RequestCtx) proxy.Params {
 }
 
 // answerHeaders says who answered and how; for a bang it answers with its
-// redirect and reports true.
-func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Response) bool {
+// redirect and reports true. A bang's redirect back to searxgate itself
+// (selfRedirect) is not passed on: it is answered 502, naming why.
+func (s *Server) answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Response) bool {
 	h := &ctx.Response.Header
 	h.Set(HeaderInstance, res.Instance)
 	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
@@ -137,6 +138,12 @@ func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Respo
 		// A bang: SearXNG redirects before it looks at the format, and so
 		// does searxgate. Feeling lucky redirects the HTML page and the
 		// RSS feed; JSON and CSV get its results.
+		if s.selfRedirect(ctx, res.Redirect) {
+			msg := "the instance's answer to this bang redirects back to searxgate itself; such a redirect is not passed on"
+			s.refusals.log(s.log, "self_redirect", fasthttp.StatusBadGateway, 0)
+			s.refuse(ctx, req, fasthttp.StatusBadGateway, msg, map[string]any{"error": msg, "instance": res.Instance}, 0)
+			return true
+		}
 		redirect(ctx, res.Redirect)
 		return true
 	}
@@ -158,12 +165,17 @@ func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Respo
 
 // feelingLucky sends the browser to the first result of a feeling-lucky
 // search ("!! words"), as SearXNG does, also when the instance asked
-// answered with results (JSON); it reports whether it did.
-func feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
+// answered with results (JSON); it reports whether it did. A first result
+// that is searxgate itself (selfRedirect) is not redirected to: the
+// results page is served instead.
+func (s *Server) feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
 	if why, _ := detect.BangOf(req.Query); why != detect.FeelingLucky {
 		return false
 	}
 	loc := firstLink(results)
+	if loc != "" && s.selfRedirect(ctx, loc) {
+		loc = ""
+	}
 	if loc != "" {
 		redirect(ctx, loc)
 	}
