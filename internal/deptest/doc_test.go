@@ -24,7 +24,6 @@ var pending = map[string]bool{
 	"detect/doc.go":         true,
 	"directory/doc.go":      true,
 	"mcp/doc.go":            true,
-	"operator/doc.go":       true,
 	"pool/doc.go":           true,
 	"proxy/doc.go":          true,
 	"proxy/polite/doc.go":   true,
