@@ -29,7 +29,6 @@ var pending = map[string]bool{
 	"proxy/polite/doc.go":   true,
 	"proxy/upstream/doc.go": true,
 	"reader/doc.go":         true,
-	"reader/pdf/doc.go":     true,
 	"redis/doc.go":          true,
 	"sim/doc.go":            true,
 	"store/doc.go":          true,
