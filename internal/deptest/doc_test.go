@@ -26,7 +26,6 @@ var pending = map[string]bool{
 	"mcp/doc.go":            true,
 	"pool/doc.go":           true,
 	"proxy/doc.go":          true,
-	"proxy/polite/doc.go":   true,
 	"proxy/upstream/doc.go": true,
 	"reader/doc.go":         true,
 	"redis/doc.go":          true,
