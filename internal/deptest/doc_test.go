@@ -23,7 +23,6 @@ var pending = map[string]bool{
 	"cmd/searxgate/doc.go": true,
 	"detect/doc.go":        true,
 	"directory/doc.go":     true,
-	"mcp/doc.go":           true,
 	"pool/doc.go":          true,
 	"proxy/doc.go":         true,
 	"reader/doc.go":        true,
