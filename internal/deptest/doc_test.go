@@ -25,7 +25,6 @@ var pending = map[string]bool{
 	"proxy/doc.go":  true,
 	"reader/doc.go": true,
 	"redis/doc.go":  true,
-	"sim/doc.go":    true,
 	"store/doc.go":  true,
 	"web/doc.go":    true,
 }
