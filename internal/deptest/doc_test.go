@@ -22,7 +22,6 @@ const (
 var pending = map[string]bool{
 	"proxy/doc.go": true,
 	"redis/doc.go": true,
-	"store/doc.go": true,
 	"web/doc.go":   true,
 }
 
