@@ -21,7 +21,6 @@ const (
 // pending lists the doc.go files not yet rewritten short.
 var pending = map[string]bool{
 	"proxy/doc.go": true,
-	"redis/doc.go": true,
 	"web/doc.go":   true,
 }
 
