@@ -18,9 +18,6 @@ const (
 	maxDocWords         = 450
 )
 
-// pending lists the doc.go files not yet rewritten short.
-var pending = map[string]bool{}
-
 // TestDocsShort walks the module's doc.go files and measures each package
 // comment's prose: paragraphs and list items, not headings or code.
 func TestDocsShort(t *testing.T) {
@@ -41,10 +38,6 @@ func TestDocsShort(t *testing.T) {
 			return nil
 		}
 		seen++
-		rel, _ := filepath.Rel(root, path)
-		if pending[filepath.ToSlash(rel)] {
-			return nil
-		}
 		text, err := packageDoc(path)
 		if err != nil {
 			return err
