@@ -375,7 +375,8 @@ func (s *Shared) Forget(inst string) {
 
 // Trial claims the trial search of a half-open instance for this replica
 // until then (see proxy.SharedTrials): a key set if absent. Without
-// Redis, every replica takes its own.
+// Redis, every replica takes its own. A trial that closes the circuit is
+// not told to the others: each takes its own trial later, one at a time.
 func (s *Shared) Trial(ctx context.Context, inst string, until, now time.Time) (bool, time.Time) {
 	ttl := until.Sub(now)
 	if ttl <= 0 {
