@@ -82,13 +82,13 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 // late says why s gets no slot in time: its client's share when the slot
 // sl is late and without the share it would be in time (bare), no_slot
 // otherwise; and counts it.
-func (s *search) late(sl, bare polite.Slot) string {
+func (s *search) late(sl, bare polite.Slot) Stop {
 	if byShare(sl, bare, s.deadline) {
 		s.p.metrics.shareRefused.Add(1)
-		return WhyShare
+		return StopShare
 	}
 	s.p.metrics.queueRefused.Add(1)
-	return "no_slot"
+	return StopNoSlot
 }
 
 // byShare reports whether the client's share is what makes sl come after
@@ -111,7 +111,7 @@ func (s *search) waitSlot() (leased, bool) {
 	sl, any, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
-		s.why = "no_instance"
+		s.why = StopNoInstance
 		return leased{}, false
 	case sl.Done.After(s.deadline):
 		// Its answer could not come in time even if it waited: refused
@@ -123,7 +123,7 @@ func (s *search) waitSlot() (leased, bool) {
 	n, ok := p.queue.Join(w)
 	p.metrics.queueDepth.Store(int64(n))
 	if !ok {
-		s.why, s.retryAfter = "queue_full", polite.RetryAfter(sl.At, now)
+		s.why, s.retryAfter = StopQueueFull, polite.RetryAfter(sl.At, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
@@ -153,9 +153,9 @@ func (s *search) waitSlot() (leased, bool) {
 			}
 			now := p.now()
 			sl, _, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
-			s.why, s.retryAfter = "deadline", polite.RetryAfter(sl.At, now)
-			if s.late(sl, bare) == WhyShare {
-				s.why = WhyShare
+			s.why, s.retryAfter = StopDeadline, polite.RetryAfter(sl.At, now)
+			if s.late(sl, bare) == StopShare {
+				s.why = StopShare
 			}
 			return leased{}, false
 		case <-s.ctx.Done():
@@ -163,7 +163,7 @@ func (s *search) waitSlot() (leased, bool) {
 			if g, ok := p.leave(w); ok && g.ok {
 				p.giveBack(g.l.lease, g.l.release)
 			}
-			s.why = "cancelled"
+			s.why = StopCancelled
 			return leased{}, false
 		}
 	}
@@ -191,9 +191,9 @@ func (p *Proxy) usual(inst string) (time.Duration, bool) {
 // granted ends w's wait with g.
 func (s *search) granted(w *waiter, g grant) (leased, bool) {
 	if !g.ok {
-		s.why, s.retryAfter = "no_slot", g.retryAfter
+		s.why, s.retryAfter = StopNoSlot, g.retryAfter
 		if g.share {
-			s.why = WhyShare
+			s.why = StopShare
 			s.p.metrics.shareRefused.Add(1)
 		} else {
 			s.p.metrics.queueRefused.Add(1)

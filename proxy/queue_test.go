@@ -201,7 +201,7 @@ func TestOneClientCannotSpendEveryonesBudget(t *testing.T) {
 	if served != 3 {
 		t.Fatalf("the greedy client was served %d of 6, want its share of 3", served)
 	}
-	if refusal.Why != WhyShare || refusal.RetryAfter < 5*time.Second {
+	if refusal.Why != StopShare || refusal.RetryAfter < 5*time.Second {
 		t.Fatalf("the greedy client's refusal: %+v; want its share, with the share's real end", refusal)
 	}
 	if m := e.proxy.Metrics(); m.ShareRefused() != 3 || m.QueueRefused() != 0 || m.Searches()["limited"] != 3 || m.Searches()["failed"] != 0 {

@@ -55,7 +55,7 @@ type search struct {
 	hedge     <-chan time.Time
 	stopHedge func()
 
-	why        string        // why the search stopped without an answer
+	why        Stop          // why the search stopped without an answer
 	retryAfter time.Duration // when a slot is expected to free, for a refusal
 	limited    time.Duration // the client's own limit refused the first attempt: when it may search again
 
@@ -137,7 +137,7 @@ func (s *search) run() (*Response, error) {
 					s.log[i].ElapsedMS = now.Sub(s.starts[i]).Milliseconds()
 				}
 			}
-			s.why = "deadline"
+			s.why = StopDeadline
 			return nil, s.noAnswer()
 		case <-s.ctx.Done():
 			return nil, s.ctx.Err()
@@ -146,7 +146,7 @@ func (s *search) run() (*Response, error) {
 }
 
 func (s *search) noAnswer() error {
-	if s.why == "cancelled" && s.ctx.Err() != nil {
+	if s.why == StopCancelled && s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
 	if s.limited > 0 && len(s.log) == 0 {
@@ -154,13 +154,13 @@ func (s *search) noAnswer() error {
 		return &LimitedError{RetryAfter: s.limited}
 	}
 	if offline(s.log) {
-		s.why = "network"
+		s.why = StopNetwork
 	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
 		// "<6" where the deadline is shorter: SearXNG was told to wait
 		// longer than searxgate could.
-		s.why = "query_timeout"
+		s.why = StopQueryTimeout
 	}
-	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "query" && s.why != "query_timeout" {
+	if s.retryAfter == 0 && s.why != StopShutdown && s.why != StopQuery && s.why != StopQueryTimeout {
 		// Nothing said yet when a slot frees (every instance was tried, or
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
@@ -248,7 +248,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	if s.queryFailed != "" && s.fallback() == nil {
 		// A second instance failed on it the same way (5xx, 4xx): the
 		// query's doing, said so; asking more instances would fail too.
-		s.why = "query"
+		s.why = StopQuery
 		return nil, s.noAnswer(), true
 	}
 	if s.queryFault {
@@ -274,7 +274,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		return res, err, true
 	}
 	if s.why == "" {
-		s.why = "attempts"
+		s.why = StopAttempts
 	}
 	return nil, s.noAnswer(), true
 }
@@ -303,7 +303,7 @@ func (s *search) launch(kind launchKind) bool {
 	now := p.now()
 	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
 		if kind == launchRetry {
-			s.why = "budget"
+			s.why = StopBudget
 		}
 		return false
 	}
@@ -354,7 +354,7 @@ func (s *search) launch(kind launchKind) bool {
 		s.inflight--
 		s.log[len(s.log)-1].Outcome, s.log[len(s.log)-1].Reason = pool.Cancelled.String(), "shutdown"
 		if s.inflight == 0 {
-			s.why = "shutdown"
+			s.why = StopShutdown
 		}
 		return false
 	}
@@ -577,10 +577,10 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		return res, err, true
 	}
 	if s.queryFailed != "" {
-		s.why = "query" // two instances failed on it alike (5xx, 4xx)
+		s.why = StopQuery // two instances failed on it alike (5xx, 4xx)
 	}
 	if s.why == "" {
-		s.why = "attempts"
+		s.why = StopAttempts
 	}
 	return nil, s.noAnswer(), true
 }

@@ -388,7 +388,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 	why := "error"
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
-		why = na.Why
+		why = string(na.Why)
 		if na.RetryAfter > 0 {
 			secs = retryAfterSeconds(na.RetryAfter)
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
@@ -445,34 +445,28 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int,
 	}
 }
 
-func explainWhy(why string) string {
-	switch why {
-	case "deadline":
-		return "the search deadline passed"
-	case "no_instance":
-		return "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers"
-	case "no_slot":
-		return "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline"
-	case proxy.WhyShare:
-		return "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients"
-	case "attempts":
-		return "every instance asked refused or failed (see tried)"
-	case "network":
-		return "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed"
-	case "budget":
-		return "your share of the budget for retries and second opinions is spent"
-	case "shutdown":
-		return "searxgate is shutting down"
-	case "queue_full":
-		return "too many searches are waiting for an instance"
-	case "leader_failed":
-		return "the identical search this one joined ended without an answer"
-	case "query_timeout":
-		return "the query's timeout syntax (<N) asks SearXNG to wait longer than searxgate's --deadline; no instance was blamed"
-	case "query":
-		return "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed"
+// stopWords say each proxy.Stop to a person or an API client: the one
+// table web words them in (a test holds it to proxy.Stops).
+var stopWords = map[proxy.Stop]string{
+	proxy.StopDeadline:     "the search deadline passed",
+	proxy.StopNoInstance:   "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers",
+	proxy.StopNoSlot:       "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline",
+	proxy.StopShare:        "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients",
+	proxy.StopAttempts:     "every instance asked refused or failed (see tried)",
+	proxy.StopNetwork:      "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed",
+	proxy.StopBudget:       "your share of the budget for retries and second opinions is spent",
+	proxy.StopShutdown:     "searxgate is shutting down",
+	proxy.StopQueueFull:    "too many searches are waiting for an instance",
+	proxy.StopLeaderFailed: "the identical search this one joined ended without an answer",
+	proxy.StopQueryTimeout: "the query's timeout syntax (<N) asks SearXNG to wait longer than searxgate's --deadline; no instance was blamed",
+	proxy.StopQuery:        "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed",
+}
+
+func explainWhy(why proxy.Stop) string {
+	if w, ok := stopWords[why]; ok {
+		return w
 	}
-	return why
+	return string(why)
 }
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {
