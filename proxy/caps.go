@@ -31,7 +31,10 @@ type Caps struct {
 	// ConfigErr is why the last /config read failed (a transport reason
 	// such as dns, refused, timeout, tls, reset, or "status 404"); empty
 	// after a good one.
-	ConfigErr    string    `json:"config_err,omitempty"`
+	ConfigErr string `json:"config_err,omitempty"`
+	// ConfigStatus is the HTTP status of a failed read that got one (0
+	// for a transport failure and after a good read).
+	ConfigStatus int       `json:"config_status,omitempty"`
 	Version      string    `json:"version,omitempty"`
 	Limiter      bool      `json:"limiter"`
 	LinkToken    bool      `json:"link_token"`
