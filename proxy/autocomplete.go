@@ -71,7 +71,10 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	client := clientFrom(ctx)
 	asked := map[string]bool{}
 	skip := func(inst string) bool {
-		return asked[inst] || p.recs.caps(inst).Autocomplete == "" || !p.acPolite.Allowed(inst, now)
+		// The terms a search keeps to (a link-token bot check bars an
+		// instance) bind its suggestions too; their budget is their own.
+		c := p.recs.caps(inst)
+		return asked[inst] || c.Autocomplete == "" || p.barred(c) || !p.acPolite.Allowed(inst, now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {

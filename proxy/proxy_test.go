@@ -476,6 +476,30 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 	}
 }
 
+// TestAutocompleteKeepsTerms: an instance whose link-token check would
+// take searxgate for a bot is no more asked for suggestions than for
+// searches.
+func TestAutocompleteKeepsTerms(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	e.proxy.setCaps(e.urls[0], func(c *Caps) { c.LinkToken = true })
+	for _, q := range []string{"hel", "help"} { // within the public autocompletion budget
+		if out, err := e.proxy.Autocomplete(context.Background(), q, "en"); err != nil || len(out) == 0 {
+			t.Fatalf("%s: suggestions %q, %v; want the second instance's", q, out, err)
+		}
+	}
+	if n := e.fleet.Instances()[0].Truth().Requests; n != 0 {
+		t.Fatalf("the link-token instance was asked %d times", n)
+	}
+	if n := e.fleet.Instances()[1].Truth().Requests; n == 0 {
+		t.Fatal("the other instance was never asked: the test proves nothing")
+	}
+}
+
 func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	if _, err := e.search(t, "remember me"); err != nil {
