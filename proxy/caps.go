@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"time"
+
+	"github.com/searxgate/searxgate/detect"
 )
 
 // How often searxgate reads an instance's /config (its terms), and how long
@@ -41,13 +43,46 @@ type Caps struct {
 	JSONAt       time.Time `json:"json_at,omitzero"`
 	// Engines are the engines the instance has enabled, from its /config.
 	Engines []Engine `json:"engines,omitempty"`
+	// EnginesV is the enginesVersion the engines were read with.
+	EnginesV int `json:"engines_v,omitempty"`
 }
 
-// Engine is one search engine an instance runs.
+// Engine is one search engine an instance runs, with what its /config
+// says the engine can do.
 type Engine struct {
-	Name       string   `json:"name"`
-	Categories []string `json:"categories,omitempty"`
-	Shortcut   string   `json:"shortcut,omitempty"`
+	Name             string   `json:"name"`
+	Categories       []string `json:"categories,omitempty"`
+	Shortcut         string   `json:"shortcut,omitempty"`
+	Paging           bool     `json:"paging,omitempty"`
+	LanguageSupport  bool     `json:"language_support,omitempty"`
+	Languages        []string `json:"languages,omitempty"`
+	Regions          []string `json:"regions,omitempty"`
+	SafeSearch       bool     `json:"safesearch,omitempty"`
+	TimeRangeSupport bool     `json:"time_range_support,omitempty"`
+	Timeout          float64  `json:"timeout,omitempty"` // seconds; 0 = not said
+}
+
+// enginesVersion is what Caps.EnginesV says when the engines were read
+// with every field Engine has; terms stored by an older searxgate (engines
+// without their capabilities) are read again at once.
+const enginesVersion = 1
+
+// stale reports whether the engines were read by an older searxgate.
+func (c Caps) stale() bool { return len(c.Engines) > 0 && c.EnginesV < enginesVersion }
+
+// EnginesOf is the engines an instance's /config lists as enabled.
+func EnginesOf(t detect.Terms) []Engine {
+	var engines []Engine
+	for _, e := range t.Engines {
+		if e.Enabled {
+			engines = append(engines, Engine{
+				Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut,
+				Paging: e.Paging, LanguageSupport: e.LanguageSupport, Languages: e.Languages, Regions: e.Regions,
+				SafeSearch: e.SafeSearch, TimeRangeSupport: e.TimeRangeSupport, Timeout: e.Timeout,
+			})
+		}
+	}
+	return engines
 }
 
 // format is the upstream format searxgate uses for this instance: JSON
@@ -78,7 +113,7 @@ func (c Caps) needsConfig(now time.Time) bool {
 		return true
 	}
 	if c.ConfigOK {
-		return now.Sub(c.ConfigAt) >= configEvery
+		return now.Sub(c.ConfigAt) >= configEvery || c.stale()
 	}
 	return now.Sub(c.ConfigAt) >= configRetry
 }
