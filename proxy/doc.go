@@ -58,7 +58,8 @@
 // Each instance's terms come from its /config, read at start (ReadTerms in
 // the background; ReadTermsNow for the operator's own before serving), and
 // before an instance's first search when they were never read, then at
-// most once a day; and from the formats its results page lists: JSON is
+// most once a day (at once when they were stored by a searxgate that kept
+// the engines without their capabilities); and from the formats its results page lists: JSON is
 // used only where the limiter is off and the page listed JSON (or it
 // answered JSON before); the HTML page otherwise. A 403 on JSON falls back
 // to the HTML page in the same attempt.

@@ -105,9 +105,13 @@
 //     found) without asking an instance.
 //     A GET must fit the HTTP server's read buffer with its headers:
 //     clients with the longest queries should POST them.
-//   - /config cannot list engines: searxgate does not know which engines
-//     each instance runs. It names SearXNG's default categories and the
-//     autocomplete backend most usable instances offer.
+//   - /config lists the engines the pool's instances said they run in
+//     their own /config, in SearXNG's shape, merged: each can do what any
+//     instance's can (paging, language_support, safesearch,
+//     time_range_support), in all their languages and regions, within
+//     the longest of their timeouts, with how many instances run it. Its
+//     categories are those engines' (SearXNG's defaults until a /config
+//     is read), its autocomplete the backend most usable instances offer.
 //   - /metrics names at most MaxInstanceLabels instances: the first it
 //     sees (a scrape's newcomers in URL order) keep their label until the
 //     process ends, even after they leave the pool, and every later one
