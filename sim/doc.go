@@ -10,7 +10,10 @@
 // shared/fixtures/searxng): the classic JSON keys, the simple theme's HTML
 // results page with the same elements and classes, Werkzeug's 403 and
 // SearXNG's 429 bodies, /config, /healthz, /opensearch.xml and
-// /autocompleter. Results echo the query's words and carry the instance's
+// /autocompleter. The search syntax an instance knows (":de", "<3", a bang
+// naming one of its engines or "general", "!!") is not searched and not
+// echoed, as SearXNG's; the HTML page's box shows the query as typed.
+// Results echo the query's words and carry the instance's
 // id in their URL path and content, so a test can tell who served what and
 // whether the answer was on-topic. A query starting with NoResultsPrefix
 // ("noresults") legitimately finds nothing: an instance that answers
