@@ -2,6 +2,8 @@ package detect
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"unique"
 
 	"github.com/tidwall/gjson"
@@ -48,9 +50,13 @@ type ConfigEngine struct {
 const (
 	MaxConfigEngines = 1024
 	MaxConfigCodes   = 1024 // languages, and regions, of one engine
-	maxConfigName    = 256  // an engine's name, shortcut or category
-	maxConfigCode    = 32   // a language or region code; a longer one is dropped
-	maxConfigTimeout = 3600 // seconds; a larger or negative timeout is read as 0
+	// MaxConfigCodesTotal caps the language and region codes of all the
+	// engines of one /config (SearXNG's own engines have about 5,400 in
+	// all); the engines past it are read without them.
+	MaxConfigCodesTotal = 16384
+	maxConfigName       = 256  // an engine's name, shortcut or category
+	maxConfigCode       = 32   // a language or region code; a longer one is dropped
+	maxConfigTimeout    = 3600 // seconds; a larger or negative timeout is read as 0
 )
 
 // ParseConfig reads an instance's /config JSON. It fails, with an error
@@ -66,6 +72,7 @@ func ParseConfig(body []byte) (Terms, error) {
 		return t, fmt.Errorf("%w: not an object", ErrNotConfig)
 	}
 	seen := false
+	codes := MaxConfigCodesTotal // codes still to be read
 	doc.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "version":
@@ -98,7 +105,7 @@ func ParseConfig(body []byte) (Terms, error) {
 				if len(t.Engines) >= MaxConfigEngines {
 					return false
 				}
-				if ce := readConfigEngine(e); ce.Name != "" {
+				if ce := readConfigEngine(e, &codes); ce.Name != "" {
 					t.Engines = append(t.Engines, ce)
 				}
 				return true
@@ -112,10 +119,13 @@ func ParseConfig(body []byte) (Terms, error) {
 	return t, nil
 }
 
-// readConfigEngine reads one engine of /config. Its texts are interned:
-// they are kept as long as the instance's terms, and the same names and
-// codes come from every instance (and keep no /config body alive).
-func readConfigEngine(e gjson.Result) ConfigEngine {
+// readConfigEngine reads one engine of /config, with at most *codes of
+// language and region codes in all (less what it read). Its texts are
+// interned: they are kept as long as the instance's terms, and the same
+// names and codes come from every instance (and keep no /config body
+// alive); so are its lists of codes, the same on every instance of a
+// version.
+func readConfigEngine(e gjson.Result, codes *int) ConfigEngine {
 	ce := ConfigEngine{
 		Name:             configName(e.Get("name").Str),
 		Categories:       configNames(e.Get("categories"), MaxListItems, maxConfigName),
@@ -123,15 +133,54 @@ func readConfigEngine(e gjson.Result) ConfigEngine {
 		Shortcut:         configName(e.Get("shortcut").Str),
 		Paging:           e.Get("paging").Type == gjson.True,
 		LanguageSupport:  e.Get("language_support").Type == gjson.True,
-		Languages:        configNames(e.Get("languages"), MaxConfigCodes, maxConfigCode),
-		Regions:          configNames(e.Get("regions"), MaxConfigCodes, maxConfigCode),
 		SafeSearch:       e.Get("safesearch").Type == gjson.True,
 		TimeRangeSupport: e.Get("time_range_support").Type == gjson.True,
 	}
+	ce.Languages = InternList(configNames(e.Get("languages"), min(MaxConfigCodes, *codes), maxConfigCode))
+	*codes -= len(ce.Languages)
+	ce.Regions = InternList(configNames(e.Get("regions"), min(MaxConfigCodes, *codes), maxConfigCode))
+	*codes -= len(ce.Regions)
 	if v := e.Get("timeout"); v.Type == gjson.Number && v.Num > 0 && v.Num <= maxConfigTimeout {
 		ce.Timeout = v.Num
 	}
 	return ce
+}
+
+// lists are the lists of codes InternList keeps, by their codes joined
+// with NUL, up to maxInternedBytes of them.
+var lists struct {
+	sync.Mutex
+	m     map[string][]string
+	bytes int
+}
+
+const maxInternedBytes = 4 << 20
+
+// InternList returns a list equal to list, the one kept for it when
+// there is one (list's strings interned and list kept otherwise, while
+// the kept lists are under maxInternedBytes). The list returned is shared:
+// it must never be changed.
+func InternList(list []string) []string {
+	if len(list) == 0 {
+		return list
+	}
+	key := strings.Join(list, "\x00")
+	lists.Lock()
+	defer lists.Unlock()
+	if l, ok := lists.m[key]; ok {
+		return l
+	}
+	for i, x := range list {
+		list[i] = unique.Make(x).Value()
+	}
+	if lists.bytes+len(key) <= maxInternedBytes {
+		if lists.m == nil {
+			lists.m = map[string][]string{}
+		}
+		lists.m[key] = list
+		lists.bytes += len(key)
+	}
+	return list
 }
 
 // configName is s interned, or "" when it is longer than a name may be.

@@ -135,6 +135,39 @@ func TestParseConfig(t *testing.T) {
 	if err != nil || len(got.Engines) != MaxConfigEngines || len(got.Engines[0].Languages) != MaxConfigCodes || got.Engines[0].Languages[MaxConfigCodes-1] != fmt.Sprintf("l%d", MaxConfigCodes-1) {
 		t.Errorf("a huge /config: %d engines, %d languages of the first (%v); want %d and %d", len(got.Engines), len(got.Engines[0].Languages), err, MaxConfigEngines, MaxConfigCodes)
 	}
+	// All the engines' codes are bounded too, and a list read again is
+	// the one kept (every instance of a version lists the same).
+	big.Reset()
+	big.WriteString(`{"version": "x", "engines": [`)
+	for i := range 2 * MaxConfigCodesTotal / MaxConfigCodes {
+		if i > 0 {
+			big.WriteByte(',')
+		}
+		fmt.Fprintf(&big, `{"name": "e%d", "languages": [`, i)
+		for j := range MaxConfigCodes {
+			if j > 0 {
+				big.WriteByte(',')
+			}
+			fmt.Fprintf(&big, `"%d-%d"`, i, j)
+		}
+		big.WriteString(`]}`)
+	}
+	big.WriteString(`]}`)
+	got, err = ParseConfig([]byte(big.String()))
+	n := 0
+	for _, e := range got.Engines {
+		n += len(e.Languages)
+	}
+	if err != nil || n != MaxConfigCodesTotal || len(got.Engines) != 2*MaxConfigCodesTotal/MaxConfigCodes {
+		t.Errorf("many engines with many codes: %d codes in %d engines (%v), want %d", n, len(got.Engines), err, MaxConfigCodesTotal)
+	}
+	again, _ := ParseConfig([]byte(big.String()))
+	if &again.Engines[0].Languages[0] != &got.Engines[0].Languages[0] {
+		t.Error("the same list of codes read again is kept twice")
+	}
+	if &again.Engines[1].Languages[0] == &got.Engines[0].Languages[0] {
+		t.Error("two lists share one")
+	}
 	got, err = ParseConfig([]byte(`{"version": "1.0.0", "engines": []}`))
 	if err != nil || got.LimiterKnown || got.Limiter {
 		t.Errorf("old /config without limiter: %#v (%v)", got, err)

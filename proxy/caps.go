@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
@@ -126,8 +127,23 @@ func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.recs.takeDirt
 // write of what DirtyCaps returned failed.
 func (p *Proxy) RequeueCaps(instances []string) { p.recs.requeue(instances) }
 
-// ImportCaps restores capabilities read from the store.
-func (p *Proxy) ImportCaps(m map[string]Caps) { p.recs.load(m) }
+// ImportCaps restores capabilities read from the store. The engines'
+// lists of codes are shared with those read from any /config alike.
+func (p *Proxy) ImportCaps(m map[string]Caps) {
+	in := make(map[string]Caps, len(m))
+	for u, c := range m {
+		if len(c.Engines) > 0 {
+			engines := slices.Clone(c.Engines)
+			for i := range engines {
+				e := &engines[i]
+				e.Languages, e.Regions = detect.InternList(slices.Clone(e.Languages)), detect.InternList(slices.Clone(e.Regions))
+			}
+			c.Engines = engines
+		}
+		in[u] = c
+	}
+	p.recs.load(in)
+}
 
 // Forget drops what the proxy keeps about inst, in one step: its record
 // (terms, budget windows, connections, recent outcomes) and its cached

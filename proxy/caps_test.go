@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -79,5 +80,33 @@ func TestOlderTermsAreReadAgain(t *testing.T) {
 	}
 	if n := ins[1].Truth().ConfigReads; n != 0 {
 		t.Errorf("terms of the day without engines: %d /config reads, want 0", n)
+	}
+}
+
+// TestImportedEnginesShareTheirCodes: terms restored from the store keep
+// one copy of a list of codes many instances have (the same engine of the
+// same version), and are not changed by it.
+func TestImportedEnginesShareTheirCodes(t *testing.T) {
+	pl := pool.New(pool.Config{})
+	px, err := New(Config{Pool: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	codes := func() []string { return []string{"af", "de", "zh-HK", "imported-test"} }
+	stored := map[string]Caps{}
+	for _, u := range []string{"https://a.example/", "https://b.example/"} {
+		stored[u] = Caps{ConfigOK: true, EnginesV: enginesVersion, Engines: []Engine{{Name: "google", Languages: codes(), Regions: []string{"de-DE"}}}}
+	}
+	px.ImportCaps(stored)
+	a, b := px.Caps("https://a.example/").Engines[0], px.Caps("https://b.example/").Engines[0]
+	if !reflect.DeepEqual(a.Languages, codes()) || !reflect.DeepEqual(b.Regions, []string{"de-DE"}) {
+		t.Fatalf("restored %+v / %+v", a, b)
+	}
+	if &a.Languages[0] != &b.Languages[0] || &a.Regions[0] != &b.Regions[0] {
+		t.Error("two instances' same codes are kept twice")
+	}
+	if &stored["https://a.example/"].Engines[0].Languages[0] == &a.Languages[0] {
+		t.Error("the terms kept are the caller's slices")
 	}
 }
