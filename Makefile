@@ -69,6 +69,11 @@ DEMO_DIR ?= $(CURDIR)/out/demo
 DEMO_N        ?= 30
 DEMO_SIM_PORT ?= 19000
 DEMO_PORT     ?= 8888
+# The demo's admin token: the README's instance API examples use it.
+DEMO_ADMIN_TOKEN ?= demo
+# Everything the demo shows and fetches stays on 127.0.0.1: the fleet's
+# results link to pages it serves (--local-links), its thumbnails are its
+# own, and searxgate's image proxy and page reader may fetch them.
 demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DEMO_PORT=8888 DEMO_SIM_PORT=19000)
 	@DEMO_N=$(DEMO_N) DEMO_SIM_PORT=$(DEMO_SIM_PORT) DEMO_PORT=$(DEMO_PORT) bash -c '\
 	taken() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
@@ -78,13 +83,13 @@ demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DE
 	done; fi'
 	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json
 	@echo "starting a fleet of $(DEMO_N) fake SearXNG instances on 127.0.0.1$(if $(filter 0,$(DEMO_SIM_PORT)),, ports $(DEMO_SIM_PORT) on)"
-	@$(BIN) sim --n $(DEMO_N) --mix mixed --seed 1 --port $(DEMO_SIM_PORT) --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
+	@$(BIN) sim --n $(DEMO_N) --mix mixed --seed 1 --port $(DEMO_SIM_PORT) --local-links --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
 	sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
 	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; kill -0 $$sim 2>/dev/null || break; sleep 0.1; done; \
 	if [ ! -s $(DEMO_DIR)/instances.json ]; then echo "make demo: the fleet did not start:" >&2; cat $(DEMO_DIR)/sim.log >&2; exit 1; fi; \
 	echo "searxgate on http://127.0.0.1:$(DEMO_PORT)/  (try: curl 'http://127.0.0.1:$(DEMO_PORT)/search?q=hello&format=json')"; \
-	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   stop with Ctrl-C"; \
-	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
+	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   admin token: $(DEMO_ADMIN_TOKEN)   stop with Ctrl-C"; \
+	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --image-proxy-allow-private --reader-allow-private --admin-token $(DEMO_ADMIN_TOKEN) --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
 
 systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
 	bash deploy/systemd/check.sh

@@ -31,7 +31,7 @@ func (s *Server) suggest(ctx context.Context, req *sdk.CallToolRequest, in Sugge
 	if lang == "all" {
 		lang = ""
 	}
-	got, err := s.cfg.Suggest.Autocomplete(ctx, q, lang)
+	got, err := s.cfg.Suggest.Autocomplete(proxy.WithClient(ctx, clientOf(req)), q, lang)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, SuggestOutput{}, &toolError{outcome: OutcomeFailed, msg: "the call was cancelled"}

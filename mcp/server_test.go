@@ -43,13 +43,16 @@ const answerJSON = `{"query":"go","number_of_results":0,"results":[
  "infoboxes":[{"infobox":"Go","content":"A language.","urls":[{"title":"Website","url":"https://go.dev"}],"attributes":[{"label":"Designed by","value":"Griesemer, Pike, Thompson"}]}],
  "suggestions":["go tutorial"],"unresponsive_engines":[["bing","timeout"]]}`
 
-type fakeRead struct{ err error }
+type fakeRead struct {
+	err    error
+	waited string
+}
 
 func (f fakeRead) Read(_ context.Context, req reader.Request) (*reader.Result, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	return &reader.Result{URL: req.URL, Content: "page text", ContentType: "text/plain", TotalChars: 9}, nil
+	return &reader.Result{URL: req.URL, Content: "page text", ContentType: "text/plain", TotalChars: 9, Waited: f.waited}, nil
 }
 
 func serve(t *testing.T, cfg Config) (*Server, *httptest.Server) {
@@ -157,12 +160,49 @@ func TestSearchErrors(t *testing.T) {
 	}
 }
 
+// TestStopWords: every reason the proxy gives for having no answer
+// (proxy.Stops) has its words for agents in mcp's one table, and those
+// say what happened, not the proxy's code word.
+func TestStopWords(t *testing.T) {
+	for _, why := range proxy.Stops {
+		if got, ok := stopWords[why]; !ok || got == string(why) || !strings.Contains(got, " ") {
+			t.Errorf("%s reads %q", why, got)
+		}
+		err := searchError(&proxy.NoAnswerError{Why: why})
+		if retry := strings.Contains(err.Error(), "retry"); retry != why.Retryable() {
+			t.Errorf("%s: %q; a retry is offered only when it can help", why, err)
+		}
+	}
+	if len(stopWords) != len(proxy.Stops) {
+		t.Errorf("mcp words %d reasons, the proxy has %d", len(stopWords), len(proxy.Stops))
+	}
+}
+
 func TestReadToolErrors(t *testing.T) {
 	_, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{err: &reader.BusyError{Host: "a.example", RetryAfter: 4 * time.Second}}})
 	s := connect(t, hs, nil)
 	res, text := call(t, s, ToolRead, map[string]any{"url": "https://a.example/"})
 	if !res.IsError || !strings.Contains(text, "retry in 4 s") {
 		t.Errorf("%v %q", res.IsError, text)
+	}
+}
+
+// TestReadToolWaited: a read that waited for its host's turn says so, in
+// its text and its structured answer.
+func TestReadToolWaited(t *testing.T) {
+	_, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{waited: "2.0 s for a.example's turn"}})
+	s := connect(t, hs, nil)
+	res, text := call(t, s, ToolRead, map[string]any{"url": "https://a.example/"})
+	if res.IsError || !strings.Contains(text, "URL: https://a.example/\nWaited: 2.0 s for a.example's turn\n\npage text") {
+		t.Errorf("%v %q", res.IsError, text)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(raw), `"waited":"2.0 s for a.example's turn"`) {
+		t.Errorf("structured %s", raw)
+	}
+	_, hs = serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{}})
+	if _, text := call(t, connect(t, hs, nil), ToolRead, map[string]any{"url": "https://a.example/"}); strings.Contains(text, "Waited") {
+		t.Errorf("a read that did not wait says it did: %q", text)
 	}
 }
 

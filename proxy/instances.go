@@ -29,6 +29,11 @@ type record struct {
 	metrics *InstanceMetrics // its own mutex
 
 	limiterSaid atomic.Bool // the advice on its limiter was logged
+	// passDenied: an own instance declared to pass searxgate
+	// (Config.OwnPassIP) whose limiter refused it (passip.go); kept in
+	// memory only, so a restart trusts --own-pass-ip again.
+	passDenied atomic.Bool
+	passAdvice atomic.Pointer[string] // what the log said of it then, for the status page
 }
 
 // registry holds the records.

@@ -692,3 +692,34 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 		})
 	}
 }
+
+// TestAutocompleteSharesThePublicBudget: one client's suggestions take
+// at most its share of the public instances' autocompletion budget, and
+// another client still gets some.
+func TestAutocompleteSharesThePublicBudget(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	suggest := func(client, q string) bool {
+		out, err := e.proxy.Autocomplete(WithClient(context.Background(), client), q, "en")
+		return err == nil && len(out) > 0
+	}
+	// 3 instances × 2 per 20 s = 6; alone, a client may take all but a
+	// third.
+	greedy := 0
+	for _, q := range []string{"ta", "tb", "tc", "td", "te", "tf"} {
+		if suggest("greedy", q) {
+			greedy++
+		}
+	}
+	if greedy != 4 {
+		t.Fatalf("the greedy client got %d of 6 suggestions, want its share of 4", greedy)
+	}
+	if !suggest("other", "ua") || !suggest("other", "ub") {
+		t.Fatal("another client found no room left beside the greedy one")
+	}
+}

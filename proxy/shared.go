@@ -154,8 +154,12 @@ func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
 
 // limited reports whether searxgate paces the own instance inst below
 // SearXNG's limiter: its /config says the limiter is on, and the operator
-// did not say searxgate passes it (Config.OwnPassIP).
+// did not say searxgate passes it (Config.OwnPassIP); or its limiter
+// refused searxgate although the operator said so (passip.go).
 func (p *Proxy) limited(inst string) bool {
+	if r := p.recs.get(inst); r != nil && r.passDenied.Load() {
+		return true
+	}
 	return !p.cfg.OwnPassIP && p.recs.caps(inst).Limiter
 }
 

@@ -56,16 +56,24 @@ func (p *Proxy) Instances(now time.Time) []Instance {
 func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	var c Caps
 	var m InstanceView
-	if r := p.recs.get(st.URL); r != nil {
+	format := ""
+	r := p.recs.get(st.URL)
+	if r != nil {
 		c, m = p.recs.capsOf(r), r.metrics.view()
+		format = p.formatFor(r, c, st.Tier == pool.Own)
+	} else {
+		format = c.format()
 	}
-	v := Instance{Stats: st, Caps: c, Format: c.format(), Metrics: m}
+	v := Instance{Stats: st, Caps: c, Format: format, Metrics: m}
 	for _, w := range p.polite.WindowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}
 	v.WhyNot = p.whyNot(st, c, now)
 	v.UsableNow = v.WhyNot == ""
-	if st.Tier == pool.Own && p.limited(st.URL) {
+	switch {
+	case st.Tier == pool.Own && r != nil && r.passAdvice.Load() != nil:
+		v.Advice = *r.passAdvice.Load()
+	case st.Tier == pool.Own && p.limited(st.URL):
 		v.Advice = LimiterAdvice
 	}
 	return v

@@ -53,16 +53,30 @@ var (
 	ErrLimited = errors.New("client rate limited")
 )
 
-// BusyError refuses a read because the host already has PerHostInFlight
-// reads running or had PerHostPerMinute this minute.
+// BusyError refuses a read because its host's turn (a slot of its
+// PerHostInFlight, a request of its PerHostPerMinute) cannot come within
+// what the read waits: half its Timeout, and never past its caller's
+// deadline. RetryAfter is when the turn comes: the minute's exactly, a
+// slot's at the latest (when the reads holding them must have ended).
+// Waited is how long the read waited before it gave up.
 type BusyError struct {
 	Host       string
 	RetryAfter time.Duration
+	Waited     time.Duration
 }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("%s: %s is being read politely (a few pages at a time); retry in %d s",
+	if e.Waited > 0 {
+		return fmt.Sprintf("%s: %s is being read politely (a few pages at a time); its turn did not come in the %s this read waited; retry in %d s",
+			ErrBusy, e.Host, waitedText(e.Waited), seconds(e.RetryAfter))
+	}
+	return fmt.Sprintf("%s: %s is being read politely (a few pages at a time); its next turn is later than this read can wait; retry in %d s",
 		ErrBusy, e.Host, seconds(e.RetryAfter))
+}
+
+// waitedText writes a wait as "1.2 s".
+func waitedText(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", max(d, 100*time.Millisecond).Seconds())
 }
 
 func (e *BusyError) Unwrap() error { return ErrBusy }
@@ -102,7 +116,8 @@ type Config struct {
 	CacheBytes   int
 	NoCache      bool
 	// PerHostInFlight and PerHostPerMinute keep the reader polite to each
-	// host (defaults 2 and 30).
+	// host (defaults 2 and 30). A read past either waits for its turn, at
+	// most half its Timeout (the fetch keeps the rest).
 	PerHostInFlight  int
 	PerHostPerMinute int
 	// PDFPages, PDFChars and PDFTime bound what one PDF costs beyond its
@@ -201,7 +216,7 @@ func (r *Reader) CacheBytes() int64 {
 
 func New(cfg Config) *Reader {
 	cfg.defaults()
-	r := &Reader{cfg: cfg, hosts: newHosts(cfg.PerHostInFlight, cfg.PerHostPerMinute)}
+	r := &Reader{cfg: cfg, hosts: newHosts(cfg.Clock, cfg.PerHostInFlight, cfg.PerHostPerMinute)}
 	if !cfg.NoCache {
 		r.cache = newCache(cfg.CacheEntries, cfg.CacheBytes)
 	}
@@ -241,7 +256,7 @@ func New(cfg Config) *Reader {
 				return err
 			}
 			host := req.URL.Hostname()
-			return r.hosts.charge(r.serverKey(req.Context(), host), host, r.cfg.Clock.Now())
+			return r.hosts.charge(req.Context(), r.serverKey(req.Context(), host), host)
 		},
 	}
 	return r
@@ -329,7 +344,10 @@ type Result struct {
 	TotalChars   int      `json:"total_chars"` // of the whole page (or of the section)
 	NextChar     int      `json:"next_char"`   // where the next call should start; 0 = nothing left
 	Cached       bool     `json:"cached"`      // served from the cache
-	Section      string   `json:"section,omitempty"`
+	// Waited says how long the read waited for its host's turn ("2.0 s
+	// for example.org's turn"); "" when it did not.
+	Waited  string `json:"waited,omitempty"`
+	Section string `json:"section,omitempty"`
 	// Paragraphs is the range of paragraphs given ("3-7"), of
 	// TotalParagraphs, when ParagraphRange was asked.
 	Paragraphs      string `json:"paragraphs,omitempty"`
@@ -338,7 +356,7 @@ type Result struct {
 
 // Read fetches (or finds in the cache) req.URL and returns the part asked.
 func (r *Reader) Read(ctx context.Context, req Request) (*Result, error) {
-	page, cached, err := r.Page(ctx, req.URL, req.Client)
+	page, cached, waited, err := r.page(ctx, req.URL, req.Client)
 	if err != nil {
 		return nil, err
 	}
@@ -347,45 +365,73 @@ func (r *Reader) Read(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	res.Cached = cached
+	if waited > 0 {
+		host := hostOf(req.URL)
+		if u, err := parseURL(req.URL); err == nil {
+			host = u.Hostname()
+		}
+		res.Waited = waitedText(waited) + " for " + host + "'s turn"
+	}
 	return res, nil
 }
 
 // Page returns the whole page at rawURL, from the cache when it is there
 // (cached true).
 func (r *Reader) Page(ctx context.Context, rawURL, client string) (*Page, bool, error) {
+	p, cached, _, err := r.page(ctx, rawURL, client)
+	return p, cached, err
+}
+
+// page is Page, and how long the read waited for its host's turn.
+func (r *Reader) page(ctx context.Context, rawURL, client string) (*Page, bool, time.Duration, error) {
 	u, err := parseURL(rawURL)
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	key := u.String()
 	now := r.cfg.Clock.Now()
 	if p, ok := r.cache.get(key, now); ok {
-		return p, true, nil
+		return p, true, 0, nil
 	}
 	if err := r.checkURL(key); err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	if r.cfg.Admit != nil {
 		if ok, wait := r.cfg.Admit(client, now); !ok {
-			return nil, false, &LimitedError{RetryAfter: wait}
+			return nil, false, 0, &LimitedError{RetryAfter: wait}
 		}
 	}
 	host := u.Hostname()
-	release, err := r.hosts.acquire(r.serverKey(ctx, host), host, now)
+	t := newTurn(ctx, now, r.cfg.Timeout/2)
+	release, err := r.hosts.acquire(ctx, r.serverKey(ctx, host), host, t, now.Add(r.cfg.Timeout))
 	if err != nil {
-		return nil, false, err
+		return nil, false, t.waited, err
 	}
-	defer release()
-	p, err := r.fetch(ctx, u)
+	if t.waited > 0 {
+		now = now.Add(t.waited)
+		// A read of the same page may have ended while this one waited.
+		if p, ok := r.cache.get(key, now); ok {
+			release()
+			return p, true, t.waited, nil
+		}
+	}
+	// The download keeps what the wait left of the Timeout; the slot is
+	// the server's, let go of once the body is in.
+	d, err := r.download(context.WithValue(ctx, turnKey{}, t), u, r.cfg.Timeout-t.waited)
+	release()
 	if err != nil {
-		return nil, false, err
+		return nil, false, t.waited, err
+	}
+	p, err := r.convert(ctx, d)
+	if err != nil {
+		return nil, false, t.waited, err
 	}
 	p.FetchedAt = now
 	r.cache.put(key, p, now.Add(r.cfg.CacheTTL))
 	if p.URL != key {
 		r.cache.put(p.URL, p, now.Add(r.cfg.CacheTTL))
 	}
-	return p, false, nil
+	return p, false, t.waited, nil
 }
 
 // parseURL reads an absolute http(s) URL, without its fragment.
@@ -437,12 +483,8 @@ func hostOf(raw string) string {
 const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,application/json;q=0.8," +
 	"application/pdf;q=0.7,*/*;q=0.1"
 
-// fetch reads the page at u and makes it Markdown.
-func (r *Reader) fetch(ctx context.Context, u *url.URL) (*Page, error) {
-	d, err := r.download(ctx, u)
-	if err != nil {
-		return nil, err
-	}
+// convert makes a downloaded page Markdown.
+func (r *Reader) convert(ctx context.Context, d *downloaded) (*Page, error) {
 	p := &Page{URL: d.final, ContentType: d.kind}
 	switch d.kind {
 	case kindPDF:
@@ -471,11 +513,11 @@ type downloaded struct {
 	body       []byte   // text decoded to UTF-8; a PDF's bytes as they came
 }
 
-// download fetches u within Timeout and MaxBytes. A body whose type the
+// download fetches u within timeout and MaxBytes. A body whose type the
 // reader does not read is refused before it is read, except a binary one
 // (application/octet-stream), read to see whether it is a PDF.
-func (r *Reader) download(ctx context.Context, u *url.URL) (*downloaded, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration) (*downloaded, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -667,7 +709,8 @@ func transportError(u *url.URL, err error) error {
 	var dnsErr *net.DNSError
 	var busy *BusyError
 	switch {
-	case errors.Is(err, ErrPrivate), errors.Is(err, ErrBadURL), errors.Is(err, ErrRedirects), errors.As(err, &busy):
+	case errors.Is(err, ErrPrivate), errors.Is(err, ErrBadURL), errors.Is(err, ErrRedirects), errors.As(err, &busy),
+		errors.Is(err, ErrTimeout):
 		return err
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fmt.Errorf("%w: %s did not answer in time", ErrTimeout, u.Host)

@@ -22,7 +22,7 @@ import (
 // arguments after "sim":
 //
 //	--n 40 --mix mixed --seed 1 --port 19000 --write-directory PATH
-//	[--control-port P] [--latency-scale F] [--host 127.0.0.1]
+//	[--control-port P] [--latency-scale F] [--host 127.0.0.1] [--local-links]
 //
 // Bad flags return an error wrapping ErrUsage; -h prints the usage and
 // returns nil.
@@ -36,6 +36,7 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dirPath := fs.String("write-directory", "", "write the fleet's searx.space-shaped instances.json to this file")
 	ctrlPort := fs.Int("control-port", -1, "serve the control endpoint (GET /truth, /instances, /instances.json; POST /reset) on this port; 0 takes any free port, -1 none")
 	scale := fs.Float64("latency-scale", 1, "multiply every instance's latency by this factor")
+	local := fs.Bool("local-links", false, "results link to pages the instances serve themselves, on loopback, instead of example domains")
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -64,7 +65,7 @@ func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("%w: --mix: %w", ErrUsage, err)
 	}
-	f, err := Start(Config{Instances: cfgs, Host: *host, BasePort: *port, Seed: *seed, LatencyScale: *scale})
+	f, err := Start(Config{Instances: cfgs, Host: *host, BasePort: *port, Seed: *seed, LatencyScale: *scale, LocalLinks: *local})
 	if err != nil {
 		return err
 	}

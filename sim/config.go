@@ -108,6 +108,11 @@ type Config struct {
 	// Now is the clock of the limiter windows, Retry-After windows and
 	// flapping; nil means time.Now. Latencies are waited in real time.
 	Now func() time.Time
+	// LocalLinks makes every result link to a page its instance serves
+	// itself (/sim/page/...: an article about the query, for a page
+	// reader), instead of a host under the reserved example domains: a
+	// fleet whose every link stays on loopback, for the demo.
+	LocalLinks bool
 	// LatencyScale multiplies every Latency, Jitter and DegradeStep
 	// (after defaults), so a benchmark can run a realistic mix fast.
 	// 0 means 1.

@@ -195,8 +195,12 @@ func (in *Instance) page(s search) *page {
 		k := (s.pageno-1)*cfg.Results + i // index over all pages
 		host := resultHost[k%len(resultHost)]
 		engine := engines[k%len(engines)]
+		u := fmt.Sprintf("https://%s/%s/%s/%d", host, cfg.ID, sl, k+1)
+		if in.f.cfg.LocalLinks {
+			u = fmt.Sprintf("%ssim/page/%s/%s/%d", in.url, cfg.ID, sl, k+1)
+		}
 		r := result{
-			URL:      fmt.Sprintf("https://%s/%s/%s/%d", host, cfg.ID, sl, k+1),
+			URL:      u,
 			Title:    fmt.Sprintf("%s: result %d", q, k+1),
 			Content:  fmt.Sprintf("Result %d about %s, served by %s through %s.", k+1, q, cfg.ID, engine),
 			Engine:   engine,
@@ -213,7 +217,9 @@ func (in *Instance) page(s search) *page {
 			r.PublishedDate = fmt.Sprintf("2024-%02d-%02dT00:00:00", k%12+1, k%28+1)
 		}
 		if k%5 == 4 {
-			r.Thumbnail = fmt.Sprintf("https://img.example.org/%s/%d.jpg", cfg.ID, k+1)
+			// On the instance itself, as the images' are: an image proxy
+			// in front has a real picture to fetch, on loopback.
+			r.Thumbnail = fmt.Sprintf("%ssim/img/%d.png?thumb", in.url, k+1)
 		}
 		if s.images() {
 			r.Category = "images"
@@ -225,6 +231,8 @@ func (in *Instance) page(s search) *page {
 		switch cfg.Behaviour {
 		case Hostile:
 			hostile(&r, q, cfg.ID, k)
+		case EchoSpam:
+			echoSpam(&r, q, k)
 		case InvalidUTF8:
 			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
 			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
@@ -232,6 +240,28 @@ func (in *Instance) page(s search) *page {
 		p.Results = append(p.Results, r)
 	}
 	return p
+}
+
+// echoSpam makes r the k-th result of spam generated from q: a title and
+// a snippet of q's words alone, rotated by k and cut to fewer words.
+func echoSpam(r *result, q string, k int) {
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return
+	}
+	rot := func(shift, keep int) string {
+		out := make([]string, 0, len(words))
+		for i := range max(keep, 1) {
+			out = append(out, words[(i+shift)%len(words)])
+		}
+		return strings.Join(out, " ")
+	}
+	n := len(words)
+	r.Title = rot(k, n-k%n)
+	if k%2 == 1 {
+		r.Title = strings.ToUpper(r.Title)
+	}
+	r.Content = rot(k+1, n) + " " + rot(k, n)
 }
 
 // hostile fills r with markup and dangerous links that still mention the

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"html"
 	"image"
 	"image/color"
 	"image/png"
@@ -29,4 +30,30 @@ func simImage(path string) []byte {
 	var buf bytes.Buffer
 	_ = png.Encode(&buf, img)
 	return buf.Bytes()
+}
+
+// simPage is the page at path (/sim/page/<id>/<query-slug>/<n>): a short
+// article about the query, with a title, headings and paragraphs, such as
+// a page reader extracts.
+func simPage(path string) []byte {
+	parts := strings.Split(strings.TrimPrefix(path, "/sim/page/"), "/")
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	id, n := html.EscapeString(parts[0]), html.EscapeString(parts[2])
+	q := html.EscapeString(strings.ReplaceAll(parts[1], "-", " "))
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>` + q + `: result ` + n + `</title>` +
+		`<meta name="author" content="` + id + `"></head><body><nav><a href="/">Home</a></nav><main><article>` +
+		`<h1>` + q + `: result ` + n + `</h1>`)
+	for i, h := range []string{"Overview", "Details", "Further reading"} {
+		b.WriteString(`<h2>` + h + `</h2>`)
+		for j := range 2 {
+			b.WriteString(`<p>Paragraph ` + strconv.Itoa(2*i+j+1) + ` of result ` + n + ` about ` + q +
+				`, a page the simulated instance ` + id + ` serves on loopback so that a page reader has something to read. ` +
+				`It says nothing true about ` + q + `, at some length, so that it reads as an article.</p>`)
+		}
+	}
+	b.WriteString(`</article></main><footer>Served by ` + id + `.</footer></body></html>`)
+	return []byte(b.String())
 }

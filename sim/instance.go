@@ -295,6 +295,9 @@ func (in *Instance) handle(ctx *fasthttp.RequestCtx) {
 		// The images of image results: small PNGs, so that a client's
 		// image proxy has something real to fetch.
 		in.send(ctx, 200, "image/png", simImage(path))
+	case strings.HasPrefix(path, "/sim/page/"):
+		// The pages results link to with Config.LocalLinks.
+		in.send(ctx, 200, "text/html; charset=utf-8", simPage(path))
 	case strings.HasPrefix(path, "/client") && strings.HasSuffix(path, ".css"):
 		if in.site.TokenCSS != "" && path == in.site.TokenCSS {
 			in.mu.Lock()

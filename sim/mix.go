@@ -28,6 +28,10 @@ var (
 	}
 )
 
+// autocompleters are the backends a fleet's instances that offer
+// suggestions name in /config.
+var autocompleters = []string{"duckduckgo", "google", "brave"}
+
 // Mix returns the instances of a named fleet of n, deterministic from
 // seed:
 //   - "healthy": every instance answers, JSON enabled, latencies from fast
@@ -37,7 +41,9 @@ var (
 //     JSON disabled, challenged, dead, off-topic, empty, flapping, ...;
 //   - "hostile": about 80% misbehaving, every kind of bad answer.
 //
-// IDs are "sim-01".. in order; the behaviours are shuffled by seed.
+// IDs are "sim-01".. in order; the behaviours are shuffled by seed. Every
+// third instance (sim-01, sim-04, ...) offers suggestions: its /config
+// names an autocomplete backend.
 func Mix(name string, n int, seed int64) ([]InstanceConfig, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: a fleet needs at least one instance, not %d", ErrConfig, n)
@@ -108,6 +114,11 @@ func Mix(name string, n int, seed int64) ([]InstanceConfig, error) {
 			Latency:   lat,
 			Jitter:    lat / 5,
 			JSON:      json && b != JSONDisabled,
+		}
+		if i%3 == 0 {
+			// Some offer suggestions, as real instances do: /config names
+			// the backend (SearXNG's default is none).
+			out[i].Autocomplete = autocompleters[i/3%len(autocompleters)]
 		}
 	}
 	return out, nil

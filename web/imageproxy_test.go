@@ -374,13 +374,14 @@ func TestImageLinks(t *testing.T) {
 	}
 }
 
-// TestLiveFleetThumbnails: the thumbnails sim instances name (on
-// img.example.org) reach the page only as searxgate's own links, through
-// the real proxy and its HTML and JSON readers.
+// TestLiveFleetThumbnails: the thumbnails sim instances serve (on their
+// own loopback address, so the image proxy's own switch lets them
+// through) reach the page only as searxgate's own links, through the real
+// proxy and its HTML and JSON readers.
 func TestLiveFleetThumbnails(t *testing.T) {
 	for _, json := range []bool{true, false} {
 		lf := startLive(t, []sim.InstanceConfig{{ID: "thumbs", Behaviour: sim.Fast, JSON: json, Latency: -1}})
-		_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
+		_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool, Images: ImageConfig{AllowPrivate: true}})
 		r := c.get("/search?q=thumbnail+test")
 		if r.status != 200 {
 			t.Fatalf("json %v: status %d", json, r.status)

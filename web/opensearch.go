@@ -66,7 +66,7 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 	}
 	list := []string{}
 	if q != "" && s.cfg.Autocomplete != nil {
-		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		c, cancel := context.WithTimeout(proxy.WithClient(context.Background(), s.client(ctx)), 3*time.Second)
 		got, err := s.cfg.Autocomplete.Autocomplete(c, q, lang)
 		cancel()
 		if err != nil {

@@ -269,6 +269,7 @@ func (a *App) buildProxy() error {
 		Store:          a.cache,
 		AllowLinkToken: cfg.LinkToken,
 		OwnPassIP:      cfg.OwnPassIP,
+		SourceAddr:     sourceAddr(cfg.resolver),
 		Shared:         a.proxyShared(),
 	})
 	if err != nil {
@@ -316,7 +317,7 @@ func (a *App) loadDirectory(ctx context.Context) error {
 	}
 	list, err := a.source.Load(ctx)
 	if err != nil {
-		return privateHint(fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err))
+		return directoryError(a.cfg.Directory, err)
 	}
 	a.seedList(list, true)
 	return nil
@@ -348,7 +349,7 @@ func (a *App) listen(trusted []netip.Prefix) error {
 	var err error
 	a.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
+		return listenError(cfg.Listen, err)
 	}
 	a.server = &fasthttp.Server{
 		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -682,4 +683,60 @@ func redactURL(u string) string {
 		rest = "…@" + rest[at+1:]
 	}
 	return scheme + "://" + rest
+}
+
+// otherVars are the SEARXGATE_* variables searxgate reads besides serve's
+// settings (SEARXGATE_GATEWAY: the mcp command's).
+var otherVars = []string{"SEARXGATE_GATEWAY"}
+
+// unknownVars returns a warning for each SEARXGATE_* variable of environ
+// (NAME=value lines) that getenv also sees set and that no setting reads,
+// naming the nearest known variable: a mistyped name is otherwise
+// silently ignored.
+func unknownVars(environ []string, getenv func(string) string) []string {
+	known := otherVars
+	for _, o := range (&Config{}).options() {
+		known = append(known, envName(o.name))
+	}
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "SEARXGATE_") || getenv(name) == "" || slices.Contains(known, name) {
+			continue
+		}
+		best, dist := "", -1
+		for _, k := range known {
+			if d := editDistance(name, k); dist < 0 || d < dist {
+				best, dist = k, d
+			}
+		}
+		if dist <= max(2, (len(name)-len("SEARXGATE_"))/3) {
+			warnings = append(warnings, fmt.Sprintf("%s is no setting of searxgate and is ignored: did you mean %s?", name, best))
+		} else {
+			warnings = append(warnings, fmt.Sprintf("%s is no setting of searxgate and is ignored (searxgate --help lists them)", name))
+		}
+	}
+	slices.Sort(warnings)
+	return warnings
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

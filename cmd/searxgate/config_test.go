@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,12 +134,19 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 
 // TestStartErrorsNameTheSetting: what stops searxgate at start names the
 // setting that fixes it: an own instance on a private address without
-// --allow-private, a --data that is not a folder it can make.
+// --allow-private, a --data that is not a folder it can make, a port in
+// use (--listen), a list file that does not exist (--directory, none).
 func TestStartErrorsNameTheSetting(t *testing.T) {
 	notDir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	missing := filepath.Join(t.TempDir(), "instances.json")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -148,6 +156,10 @@ func TestStartErrorsNameTheSetting(t *testing.T) {
 			[]string{"--instance (SEARXGATE_INSTANCE)", "not a public address: 127.0.0.1", "--allow-private", "SEARXGATE_ALLOW_PRIVATE=true"}},
 		{"data is a file", []string{"--data", filepath.Join(notDir, "data")},
 			[]string{"--data (SEARXGATE_DATA)", "cannot make the folder"}},
+		{"port in use", []string{"--listen", taken.Addr().String(), "--data", t.TempDir()},
+			[]string{"--listen (SEARXGATE_LISTEN): " + taken.Addr().String() + " is in use by another program", "another address with --listen, e.g. --listen 127.0.0.1:"}},
+		{"missing list file", []string{"--directory", missing, "--data", t.TempDir()},
+			[]string{"--directory (SEARXGATE_DIRECTORY): the instance list file " + missing + " does not exist", "--directory none to search only your own instances"}},
 	} {
 		cfg, err := parseConfig(append([]string{"--listen", "127.0.0.1:0", "--directory", "none"}, c.args...), env(nil), io.Discard)
 		if err != nil {
@@ -229,3 +241,48 @@ func TestMCPHelp(t *testing.T) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// TestUnknownVarsWarned: a SEARXGATE_* variable no setting reads is
+// warned about, naming the nearest known one; known ones, other
+// variables and ones the environment leaves empty are not.
+func TestUnknownVarsWarned(t *testing.T) {
+	set := map[string]string{
+		"SEARXGATE_CONTATC":    "me@example.org",
+		"SEARXGATE_INSTANCES":  "http://127.0.0.1:9/",
+		"SEARXGATE_OWN_PASSIP": "true",
+		"SEARXGATE_ZZZZZZZZZZ": "1",
+		"SEARXGATE_EMPTY_ONE":  "",
+		"SEARXGATE_CONTACT":    "me@example.org",
+		"SEARXGATE_GATEWAY":    "http://127.0.0.1:8888",
+		"SEARXNG_SECRET":       "x",
+	}
+	var environ []string
+	for k, v := range set {
+		environ = append(environ, k+"="+v)
+	}
+	got := unknownVars(environ, env(set))
+	want := []string{
+		"SEARXGATE_CONTATC is no setting of searxgate and is ignored: did you mean SEARXGATE_CONTACT?",
+		"SEARXGATE_INSTANCES is no setting of searxgate and is ignored: did you mean SEARXGATE_INSTANCE?",
+		"SEARXGATE_OWN_PASSIP is no setting of searxgate and is ignored: did you mean SEARXGATE_OWN_PASS_IP?",
+		"SEARXGATE_ZZZZZZZZZZ is no setting of searxgate and is ignored (searxgate --help lists them)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestServeWarnsOfUnknownVars: serve logs the warning at start, before
+// anything else can stop it.
+func TestServeWarnsOfUnknownVars(t *testing.T) {
+	t.Setenv("SEARXGATE_CONTATC", "me@example.org")
+	var stderr strings.Builder
+	missing := filepath.Join(t.TempDir(), "instances.json")
+	code := Main(context.Background(), []string{"serve", "--listen", "127.0.0.1:0", "--data", t.TempDir(), "--directory", missing}, io.Discard, &stderr, os.Getenv)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the list file is missing)\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "level=WARN msg=\"SEARXGATE_CONTATC is no setting of searxgate and is ignored: did you mean SEARXGATE_CONTACT?\"") {
+		t.Errorf("no warning of the mistyped variable:\n%s", stderr.String())
+	}
+}

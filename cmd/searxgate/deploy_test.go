@@ -40,7 +40,10 @@ type composeService struct {
 	Healthcheck *struct {
 		Test []string `yaml:"test"`
 	} `yaml:"healthcheck"`
-	StopGracePeriod string `yaml:"stop_grace_period"`
+	StopGracePeriod string   `yaml:"stop_grace_period"`
+	CapDrop         []string `yaml:"cap_drop"`
+	SecurityOpt     []string `yaml:"security_opt"`
+	ReadOnly        bool     `yaml:"read_only"`
 }
 
 // networks returns the networks s joins, with its fixed IPv4 address on
@@ -220,6 +223,12 @@ func checkCompose(t *testing.T, f composeFile, searxgates []string, passIP []str
 		}
 		if s.StopGracePeriod == "" {
 			t.Errorf("service %s has no stop_grace_period", name)
+		}
+		if !slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
+			t.Errorf("service %s: cap_drop %q, security_opt %q; want [ALL] and no-new-privileges:true", name, s.CapDrop, s.SecurityOpt)
+		}
+		if !s.ReadOnly && name != "searxng" { // SearXNG's entrypoint writes its settings and its cache
+			t.Errorf("service %s's root is not read_only", name)
 		}
 		for dep := range s.DependsOn {
 			if _, ok := f.Services[dep]; !ok {

@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
 	"sync"
+	"time"
 
 	"github.com/searxgate/searxgate/directory"
 )
@@ -48,4 +53,49 @@ func (n *dialNotes) why(host string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.byHost[host]
+}
+
+// sourceAddr returns the proxy's SourceAddr: the address this machine
+// sends from to an instance, as its routing table says (a UDP socket
+// connected to the instance's address, which sends nothing), for the
+// advice when an own instance's limiter does not pass searxgate. Names
+// are resolved with resolver (nil: the system's). Behind NAT the instance
+// sees another address; "" when none can be told.
+func sourceAddr(resolver ipResolver) func(inst string) string {
+	return func(inst string) string {
+		u, err := url.Parse(inst)
+		if err != nil || u.Hostname() == "" {
+			return ""
+		}
+		port := u.Port()
+		if port == "" {
+			port = "443"
+			if u.Scheme == "http" {
+				port = "80"
+			}
+		}
+		ip, err := netip.ParseAddr(u.Hostname())
+		if err != nil {
+			r := resolver
+			if r == nil {
+				r = net.DefaultResolver
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ips, err := r.LookupNetIP(ctx, "ip", u.Hostname())
+			cancel()
+			if err != nil || len(ips) == 0 {
+				return ""
+			}
+			ip = ips[0]
+		}
+		c, err := net.Dial("udp", net.JoinHostPort(ip.Unmap().String(), port))
+		if err != nil {
+			return ""
+		}
+		defer c.Close()
+		if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+			return a.IP.String()
+		}
+		return ""
+	}
 }

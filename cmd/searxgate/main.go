@@ -84,6 +84,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	for _, w := range unknownVars(os.Environ(), getenv) {
+		log.Warn(w)
+	}
 	app, err := NewApp(ctx, cfg, log)
 	if err != nil {
 		log.Error("cannot start", "err", err)

@@ -101,11 +101,17 @@ var servingRE = regexp.MustCompile(`msg="searxgate is serving" addr=(http://127\
 // launch starts searxgate with args; it does not wait for anything.
 func launch(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return launchEnv(t, processEnv(), args...)
+}
+
+// launchEnv is launch with exactly the environment env (NAME=value).
+func launchEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{stderr: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(searxgateBinary(t), args...)
 	p.cmd.Stdout = io.Discard
 	p.cmd.Stderr = p.stderr
-	p.cmd.Env = processEnv()
+	p.cmd.Env = env
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +149,12 @@ func processEnv() []string {
 // startProc starts searxgate and waits until it says it is serving.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
-	p := launch(t, args...)
+	return waitServing(t, launch(t, args...))
+}
+
+// waitServing waits until the process p says it is serving.
+func waitServing(t *testing.T, p *proc) *proc {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if m := servingRE.FindStringSubmatch(p.stderr.String()); m != nil {

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/searxgate/searxgate/directory"
@@ -229,4 +234,34 @@ func (a *App) emptyListText() string {
 	default:
 		return fmt.Sprintf("there is no instance: the list file %s has none and no --instance is given", src)
 	}
+}
+
+// listenError is the start-up error of a listener that could not be
+// bound on listen: one in use names the fix.
+func listenError(listen string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("--listen (SEARXGATE_LISTEN): %s is in use by another program (another searxgate, or SearXNG on its default port?): stop it, or give searxgate another address with --listen, e.g. --listen %s: %w",
+			listen, nextPort(listen), err)
+	}
+	return fmt.Errorf("--listen (SEARXGATE_LISTEN): %w", err)
+}
+
+// nextPort is listen with its port one higher, for an error's example.
+func nextPort(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	n, err2 := strconv.Atoi(port)
+	if err != nil || err2 != nil || n < 1 || n >= 65535 {
+		return "127.0.0.1:0"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
+}
+
+// directoryError is the start-up error of an instance list that could not
+// be loaded from location: a missing file names the choices.
+func directoryError(location string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--directory (SEARXGATE_DIRECTORY): the instance list file %s does not exist: give the path of an instances.json, a URL (the default is %s), or --directory none to search only your own instances (--instance): %w",
+			location, DefaultDirectory, err)
+	}
+	return privateHint(fmt.Errorf("--directory (SEARXGATE_DIRECTORY): %w", err))
 }
