@@ -161,13 +161,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 		c.Autocomplete = terms.Autocomplete
 		// A fresh slice: copies of the old Caps handed out may still read
 		// the old one.
-		var engines []Engine
-		for _, e := range terms.Engines {
-			if e.Enabled {
-				engines = append(engines, Engine{Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut})
-			}
-		}
-		c.Engines = engines
+		c.Engines, c.EnginesV = EnginesOf(terms), enginesVersion
 	})
 	if terms.LinkToken {
 		p.log.Info("instance has the link-token check on: no searches go to it", "instance", inst)

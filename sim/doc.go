@@ -8,8 +8,9 @@
 // hangs, resets, bad bodies, flapping, redirects (see the Behaviour
 // constants). Answers look like real SearXNG 2024.10.5's (see
 // shared/fixtures/searxng): its JSON keys, the simple theme's HTML, its
-// 403 and 429 bodies, and its other pages. Results echo the query's words
-// and carry the instance's id. Thumbnails and linked pages are served by
+// 403 and 429 bodies, and its other pages. Search syntax it knows (":de",
+// "<3", a bang it runs, "!!") is not searched or echoed, as in SearXNG.
+// Results echo the query's words and carry the instance's id. Thumbnails and linked pages are served by
 // the instance itself (--local-links), so nothing shown leaves loopback.
 // So a test can tell who served what, and
 // whether it was on-topic. A query starting with NoResultsPrefix honestly
