@@ -26,7 +26,7 @@ const (
 	// MaxFieldBytes caps every text: a result's or an infobox's title and
 	// content, an answer, a suggestion, an engine's name... A longer text
 	// is cut on a rune boundary. (An instance echoes the query in titles
-	// and contents: searxgate asks up to 8 KiB.)
+	// and contents: searxgate asks up to 16 KiB, proxy.MaxQueryLen.)
 	MaxFieldBytes = 16 << 10
 	// MaxURLBytes caps a link: a result whose URL is longer is dropped, a
 	// longer thumbnail, img_src, iframe_src or infobox link is blanked
@@ -44,8 +44,8 @@ const (
 	// pass it is dropped.
 	MaxExtraTotal = 8 << 10
 	// maxQueryBytes caps the echoed query (searxgate asks at most
-	// proxy.MaxQueryLen, 8 KiB).
-	maxQueryBytes = 8 << 10
+	// proxy.MaxQueryLen, 16 KiB: a longer echo is not the query asked).
+	maxQueryBytes = 16 << 10
 	// maxReadResults caps the results read from an answer at all, before
 	// links are judged; the others are skipped as they are read.
 	maxReadResults = 4 * MaxResults

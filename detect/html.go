@@ -54,6 +54,8 @@ type htmlPage struct {
 // does not show scores or positions: each result gets its rank on the
 // page (1-based, counting the results passed on) as its one position,
 // and the score SearXNG gives one engine's result at that rank (1/rank).
+// Ranks restart at 1 on every page: the page does not say how many
+// results page 1 had, and SearXNG's own JSON positions restart too.
 func ParseHTML(body []byte) (*Results, error) {
 	p, err := parseHTML(body)
 	if err != nil {

@@ -2,8 +2,10 @@ package detect
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +52,12 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestParseConfig(t *testing.T) {
+	// The captures' one engine, field by field as SearXNG 2024.10.5 wrote
+	// it: {"categories":["general"],"enabled":true,"language_support":false,
+	// "languages":[],"name":"fakeback","paging":true,"regions":[],
+	// "safesearch":false,"shortcut":"fb","time_range_support":false,"timeout":3.0}
+	fakeback := ConfigEngine{Name: "fakeback", Categories: []string{"general"}, Enabled: true, Shortcut: "fb",
+		Paging: true, Languages: []string{}, Regions: []string{}, Timeout: 3}
 	tests := []struct {
 		file string
 		want Terms
@@ -57,12 +65,12 @@ func TestParseConfig(t *testing.T) {
 		{"searxng/a-config.txt", Terms{
 			Version: "2024.10.5+c49a2707c", LimiterKnown: true, InstanceName: "realsearx-a",
 			Categories: []string{"general"},
-			Engines:    []ConfigEngine{{Name: "fakeback", Categories: []string{"general"}, Enabled: true, Shortcut: "fb"}},
+			Engines:    []ConfigEngine{fakeback},
 		}},
 		{"searxng/c-config.txt", Terms{
 			Version: "2024.10.5+c49a2707c", Limiter: true, LimiterKnown: true, InstanceName: "realsearx-c",
 			Categories: []string{"general"},
-			Engines:    []ConfigEngine{{Name: "fakeback", Categories: []string{"general"}, Enabled: true, Shortcut: "fb"}},
+			Engines:    []ConfigEngine{fakeback},
 		}},
 	}
 	for _, tc := range tests {
@@ -82,6 +90,83 @@ func TestParseConfig(t *testing.T) {
 		Engines: []ConfigEngine{{Name: "google", Categories: []string{"general", "web"}, Shortcut: "go"}}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("public instance with link token:\n got %#v (%v)\nwant %#v", got, err, want)
+	}
+	// An engine with traits, as a public instance lists google: every
+	// capability and its language and region codes.
+	got, err = ParseConfig([]byte(`{"version": "2025.6.1", "engines": [{"categories": ["general", "web"], "enabled": true,
+		"language_support": true, "languages": ["af", "de", "zh-HK"], "name": "google", "paging": true,
+		"regions": ["de-AT", "de-DE"], "safesearch": true, "shortcut": "go", "time_range_support": true, "timeout": 2.5}]}`))
+	want = Terms{Version: "2025.6.1", Engines: []ConfigEngine{{Name: "google", Categories: []string{"general", "web"}, Enabled: true,
+		Shortcut: "go", Paging: true, LanguageSupport: true, Languages: []string{"af", "de", "zh-HK"}, Regions: []string{"de-AT", "de-DE"},
+		SafeSearch: true, TimeRangeSupport: true, Timeout: 2.5}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("an engine with traits:\n got %#v (%v)\nwant %#v", got, err, want)
+	}
+	// Values of the wrong type are not believed: a string "true" is not
+	// paging, a timeout that is a string, negative or past an hour is not
+	// known, a code that is not a string or is too long is skipped.
+	got, err = ParseConfig([]byte(`{"version": "x", "engines": [{"name": "odd", "paging": "true", "language_support": 1,
+		"languages": ["de", 7, null, "` + strings.Repeat("x", 40) + `", ""], "regions": "de-DE", "timeout": "3.0"},
+		{"name": "neg", "timeout": -1}, {"name": "long", "timeout": 86400}]}`))
+	want = Terms{Version: "x", Engines: []ConfigEngine{{Name: "odd", Languages: []string{"de"}}, {Name: "neg"}, {Name: "long"}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("values of the wrong type:\n got %#v (%v)\nwant %#v", got, err, want)
+	}
+	// Bounded whatever the instance sends: engines, and codes per engine.
+	var big strings.Builder
+	big.WriteString(`{"version": "x", "engines": [`)
+	for i := range MaxConfigEngines + 10 {
+		if i > 0 {
+			big.WriteByte(',')
+		}
+		fmt.Fprintf(&big, `{"name": "e%d", "languages": [`, i)
+		for j := range MaxConfigCodes + 10 {
+			if j > 0 && i == 0 {
+				big.WriteByte(',')
+			}
+			if i == 0 {
+				fmt.Fprintf(&big, `"l%d"`, j)
+			}
+		}
+		big.WriteString(`]}`)
+	}
+	big.WriteString(`]}`)
+	got, err = ParseConfig([]byte(big.String()))
+	if err != nil || len(got.Engines) != MaxConfigEngines || len(got.Engines[0].Languages) != MaxConfigCodes || got.Engines[0].Languages[MaxConfigCodes-1] != fmt.Sprintf("l%d", MaxConfigCodes-1) {
+		t.Errorf("a huge /config: %d engines, %d languages of the first (%v); want %d and %d", len(got.Engines), len(got.Engines[0].Languages), err, MaxConfigEngines, MaxConfigCodes)
+	}
+	// All the engines' codes are bounded too, and a list read again is
+	// the one kept (every instance of a version lists the same).
+	big.Reset()
+	big.WriteString(`{"version": "x", "engines": [`)
+	for i := range 2 * MaxConfigCodesTotal / MaxConfigCodes {
+		if i > 0 {
+			big.WriteByte(',')
+		}
+		fmt.Fprintf(&big, `{"name": "e%d", "languages": [`, i)
+		for j := range MaxConfigCodes {
+			if j > 0 {
+				big.WriteByte(',')
+			}
+			fmt.Fprintf(&big, `"%d-%d"`, i, j)
+		}
+		big.WriteString(`]}`)
+	}
+	big.WriteString(`]}`)
+	got, err = ParseConfig([]byte(big.String()))
+	n := 0
+	for _, e := range got.Engines {
+		n += len(e.Languages)
+	}
+	if err != nil || n != MaxConfigCodesTotal || len(got.Engines) != 2*MaxConfigCodesTotal/MaxConfigCodes {
+		t.Errorf("many engines with many codes: %d codes in %d engines (%v), want %d", n, len(got.Engines), err, MaxConfigCodesTotal)
+	}
+	again, _ := ParseConfig([]byte(big.String()))
+	if &again.Engines[0].Languages[0] != &got.Engines[0].Languages[0] {
+		t.Error("the same list of codes read again is kept twice")
+	}
+	if &again.Engines[1].Languages[0] == &got.Engines[0].Languages[0] {
+		t.Error("two lists share one")
 	}
 	got, err = ParseConfig([]byte(`{"version": "1.0.0", "engines": []}`))
 	if err != nil || got.LimiterKnown || got.Limiter {

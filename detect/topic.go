@@ -35,7 +35,11 @@ func OnTopic(query string, r *Results) bool {
 // enoughMention is OnTopic's rule on results, for the query's folded
 // words.
 func enoughMention(asked []string, results []Result) bool {
-	words := matchWords(asked)
+	return mentioned(matchWords(asked), results)
+}
+
+// mentioned is enoughMention for the words worth looking for (matchWords).
+func mentioned(words [][]byte, results []Result) bool {
 	n := len(results)
 	if len(words) == 0 || n == 0 {
 		return true
@@ -92,6 +96,111 @@ func templated(results []Result) bool {
 		}
 	}
 	return true
+}
+
+// EchoPercent is the share of results, in percent, that may only echo the
+// query (see echoes) before an answer of at least TemplateMin results is
+// off topic.
+const EchoPercent = 50
+
+// echoes reports whether results only echo the query back, as spam pages
+// generated from it do: at least TemplateMin results, and at least
+// EchoPercent percent of them made of nothing but the query's own words
+// (see echoOnly), in any order, any number of times, any subset. This is
+// what templated misses when each result echoes the query differently
+// ("rust borrow", "Checker Rust", "borrow checker rust rust"). An honest
+// result that merely contains the query's words has words of its own
+// around them, in its title or its snippet, and is not an echo.
+// words are asked's worth looking for (matchWords).
+func echoes(asked []string, words [][]byte, results []Result) bool {
+	n := len(results)
+	if n < TemplateMin || len(asked) == 0 {
+		return false
+	}
+	need := max((n*EchoPercent+99)/100, 1)
+	var scratch [512]byte // most results' title and snippet fit
+	buf := scratch[:0]
+	echoed := 0
+	for i := range results {
+		var echo bool
+		if echo, buf = echoOnly(buf, asked, words, &results[i]); echo {
+			echoed++
+			if echoed >= need {
+				return true
+			}
+		} else if echoed+(n-i-1) < need {
+			return false // too few left to reach need
+		}
+	}
+	return false
+}
+
+// echoOnly reports whether x's title and snippet, case and accents folded,
+// hold a word worth looking for (matchWords) and otherwise nothing but
+// the query's words, stop words and numbers. buf is scratch space, given
+// back for the next result.
+func echoOnly(buf []byte, asked []string, words [][]byte, x *Result) (bool, []byte) {
+	buf = appendFold(buf[:0], x.Title)
+	buf = append(buf, ' ')
+	buf = appendFold(buf, x.Content)
+	b := buf
+	found := false
+	for len(b) > 0 {
+		// The next word: the run of letters and digits at the start of
+		// rest, once what is neither is skipped.
+		start := 0
+		for start < len(b) {
+			r, n := utf8.DecodeRune(b[start:])
+			if !notWordRune(r) {
+				break
+			}
+			start += n
+		}
+		end := start
+		for end < len(b) {
+			r, n := utf8.DecodeRune(b[end:])
+			if notWordRune(r) {
+				break
+			}
+			end += n
+		}
+		w := b[start:end]
+		b = b[end:]
+		if len(w) == 0 {
+			break
+		}
+		if !found {
+			for _, m := range words {
+				if bytes.Equal(w, m) {
+					found = true
+					break
+				}
+			}
+		}
+		if !stopWords[string(w)] && !allDigits(w) && !inWords(asked, w) {
+			return false, buf
+		}
+	}
+	return found, buf
+}
+
+// inWords reports whether w is one of words (without allocating).
+func inWords(words []string, w []byte) bool {
+	for _, a := range words {
+		if a == string(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func allDigits(w []byte) bool {
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(w) > 0
 }
 
 // SameQuery reports whether an echoed query is the query asked: the same

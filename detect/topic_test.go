@@ -169,3 +169,57 @@ func TestTemplatedResults(t *testing.T) {
 		t.Errorf("a templated answer judged %s/%s, want soft/off_topic", v.Kind, v.Reason)
 	}
 }
+
+// TestEchoResults: results made of nothing but the query's words (any
+// subset, order, case, accents, with stop words and counters), as spam
+// generated from the query is, make an answer off topic once they are half
+// of it; honest results that contain the query's words among their own
+// are not echoes.
+func TestEchoResults(t *testing.T) {
+	const q = "rust borrow checker"
+	mk := func(n int, title, content func(i int) string) []Result {
+		var rs []Result
+		for i := range n {
+			rs = append(rs, Result{URL: fmt.Sprintf("https://spam%d.example/rust-borrow-checker", i), Title: title(i), Content: content(i)})
+		}
+		return rs
+	}
+	cycle := func(ss ...string) func(int) string { return func(i int) string { return ss[i%len(ss)] } }
+	echoTitles := cycle("rust borrow", "Checker Rust", "borrow checker rust rust", "RUST BORROW CHECKER", "Borrow-Checker")
+	echoContents := cycle("rust borrow checker", "borrow checker", "", "Rust: borrow, checker.")
+	honestTitles := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
+		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them")
+	honestContents := cycle("The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker.")
+	mixed := func(echoed int) []Result {
+		rs := mk(10, honestTitles, honestContents)
+		for i := range echoed {
+			rs[i].Title, rs[i].Content = echoTitles(i), echoContents(i)
+		}
+		return rs
+	}
+	cases := []struct {
+		name  string
+		query string
+		rs    []Result
+		want  bool
+	}{
+		{"partial echo", q, mk(10, echoTitles, echoContents), true},
+		{"with counters and stop words", q, mk(8, func(i int) string { return fmt.Sprintf("The rust borrow checker %d", i) }, cycle("rust and the borrow checker")), true},
+		{"accents and case", "café crème", mk(5, cycle("CAFÉ crème", "Creme Cafe", "cafe"), cycle("crème", "café café")), true},
+		{"half echoed", q, mixed(5), true},
+		{"less than half echoed", q, mixed(4), false},
+		{"honest results", q, mk(10, honestTitles, honestContents), false},
+		{"title alone is the query", "github", mk(6, cycle("GitHub"), cycle("GitHub is where people build software.", "Sign in to GitHub")), false},
+		{"only stop words and numbers", q, mk(6, func(i int) string { return fmt.Sprint("the ", i) }, cycle("and 2")), false},
+		{"too few to tell", q, mk(TemplateMin-1, echoTitles, echoContents), false},
+	}
+	for _, tc := range cases {
+		if got := echoes(queryWords(tc.query), matchWords(queryWords(tc.query)), tc.rs); got != tc.want {
+			t.Errorf("%s: echoes %v, want %v", tc.name, got, tc.want)
+		}
+		v := judge(tc.query, &Results{Query: tc.query, Results: tc.rs}, nil)
+		if off := v.Kind == Soft && v.Reason == OffTopic; off != tc.want {
+			t.Errorf("%s: judged %s/%s, want off topic %v", tc.name, v.Kind, v.Reason, tc.want)
+		}
+	}
+}

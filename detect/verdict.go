@@ -269,8 +269,10 @@ func judge(query string, r *Results, formats []string) Verdict {
 		// anything. OK, as SearXNG itself serves it.
 	case len(r.Results) < FewResults && len(r.UnresponsiveEngines) > 0:
 		v.Kind, v.Reason = Soft, EnginesDown
-	case !enoughMention(asked, r.Results), templated(r.Results):
-		v.Kind, v.Reason = Soft, OffTopic
+	default:
+		if words := matchWords(asked); !mentioned(words, r.Results) || templated(r.Results) || echoes(asked, words, r.Results) {
+			v.Kind, v.Reason = Soft, OffTopic
+		}
 	}
 	return v
 }

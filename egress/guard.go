@@ -114,6 +114,11 @@ func checkPort(p string) error {
 	return nil
 }
 
+// LiteralAddr reads a host that is an IP address as a resolver or a
+// browser would: the usual forms, and the legacy IPv4 forms
+// ("2130706433", "0x7f.1", "0177.0.0.1"); false for a name.
+func LiteralAddr(host string) (netip.Addr, bool) { return literalAddr(host) }
+
 // literalAddr reads a host that is an IP address: the usual forms, and the
 // legacy IPv4 forms that inet_aton, and so some resolvers, accept
 // ("2130706433", "0x7f.1", "0177.0.0.1").

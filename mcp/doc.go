@@ -1,40 +1,37 @@
-// Package mcp is searxgate's MCP face: agents connect to searxgate itself
-// and search and read, over the Model Context Protocol.
+// Package mcp is searxgate's MCP face. Agents connect to searxgate itself,
+// and search and read over the Model Context Protocol.
 //
-// The tools of mcp-searxng 2.4.0, with its names and argument names (and
-// the types it gives them) so that prompts carry over:
-// searxng_web_search (query, pageno, time_range, language, safesearch as
-// a number or a string, categories, engines, num_results, min_score,
-// response_format, result_detail, and searxgate's fanout) runs the same
-// search path as /search (the proxy, with the client's key for the
-// per-client limit and fair share); searxng_search_suggestions asks the
-// instances' autocompleters through the proxy, under autocompletion's own
-// budget; searxng_instance_info sums up what the instances' /config said
-// (categories, engines) and the pool's state, asking no instance; and
-// web_url_read (url, maxLength, startChar, section, paragraphRange,
-// readHeadings) reads one page through package reader. Each answers with
-// text an LLM reads well and the same as structuredContent, under an
-// output schema. Failures are tool errors whose text says what to do
-// ("… retry in 12 s").
+// Its tools carry mcp-searxng 2.4.0's names and argument names, so prompts
+// carry over (see SearchArgs and the other Args types):
+//   - searxng_web_search runs the same search path as /search. The
+//     client's key counts in the per-client limit and the fair share.
+//     searxgate adds one argument, fanout.
+//   - searxng_search_suggestions asks the instances' autocompleters
+//     through the proxy, under autocompletion's own budget.
+//   - searxng_instance_info sums up the pool's state and what the
+//     instances' /config said. It asks no instance.
+//   - web_url_read reads one page through package reader.
 //
-// Server.Handler serves MCP over Streamable HTTP with the official Go SDK:
-// stateless (no session to keep), one JSON answer per POST. In front of it,
-// access refuses browser Origins other than loopback and Config.Origins and,
-// on a searxgate reached only locally, Host names that are not loopback
-// (DNS-rebinding protection); refuses /mcp altogether on an exposed
-// searxgate without a token (web_url_read would make it an open fetcher);
-// and checks the bearer token when one is set.
+// Each tool answers in text an LLM reads well, and the same as
+// structuredContent under an output schema. A failure is a tool error
+// whose text says what to do ("… retry in 12 s"). The resource
+// searxgate://status (StatusURI) shows the pool in brief. Server.Counts
+// gives the tool calls by tool and outcome, for /metrics.
 //
-// Bridge speaks the same tools (and resource) over stdio and forwards each call to a
-// running searxgate's /mcp, for clients that only launch commands.
+// Server.Handler serves Streamable HTTP with the official Go SDK. It is
+// stateless: one JSON answer per POST, no session kept. Bridge serves the
+// same tools over stdio, forwarding each call to a running searxgate's
+// /mcp.
 //
-// The resource searxgate://status (StatusURI) shows the pool in brief and
-// its best instances.
-//
-// Server.Counts gives the tool calls by tool and outcome, for /metrics.
+// Access rules, checked before the SDK sees a request:
+//   - a browser Origin must be loopback or one of Config.Origins;
+//   - on a searxgate reached only locally, the Host must be loopback too;
+//   - an exposed searxgate without a token refuses /mcp: web_url_read
+//     would make it an open fetcher;
+//   - without a token, a forwarded request is refused too;
+//   - with a token, every request must carry it as a bearer token.
 //
 // Caveats: being stateless, the server sends no notifications and makes no
-// requests of the client (no progress, no sampling). The SDK reads each
-// request's protocol version; versions it does not know are refused with
-// 400.
+// requests of the client (no progress, no sampling). The SDK refuses a
+// protocol version it does not know with 400.
 package mcp

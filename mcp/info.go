@@ -31,7 +31,7 @@ func (s *Server) suggest(ctx context.Context, req *sdk.CallToolRequest, in Sugge
 	if lang == "all" {
 		lang = ""
 	}
-	got, err := s.cfg.Suggest.Autocomplete(ctx, q, lang)
+	got, err := s.cfg.Suggest.Autocomplete(proxy.WithClient(ctx, clientOf(req)), q, lang)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, SuggestOutput{}, &toolError{outcome: OutcomeFailed, msg: "the call was cancelled"}
@@ -79,10 +79,10 @@ func instanceInfo(insts []proxy.Instance, in InfoArgs) InfoOutput {
 		if x.UsableNow {
 			out.Pool.UsableNow++
 		}
-		if x.Tier.String() == "own" {
+		if x.Own() {
 			out.Pool.Own++
 		}
-		if x.WhyNot == "circuit_open" {
+		if x.WhyNot == proxy.WhyCircuitOpen {
 			out.Pool.CircuitOpen++
 		}
 		if x.Caps.Autocomplete != "" {
@@ -214,7 +214,7 @@ func statusBrief(insts []proxy.Instance) StatusBrief {
 			b.More = len(insts) - i
 			break
 		}
-		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Tier.String() == "own", UsableNow: x.UsableNow,
+		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Own(), UsableNow: x.UsableNow,
 			WhyNot: x.WhyNot, Health: x.Health, LatencyMS: math.Round(x.LatencyMS)})
 	}
 	return b

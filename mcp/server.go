@@ -402,6 +402,23 @@ func renderSearch(o SearchOutput) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// stopWords say each proxy.Stop to an agent: the one table mcp words them
+// in (a test holds it to proxy.Stops).
+var stopWords = map[proxy.Stop]string{
+	proxy.StopDeadline:     "no instance answered in time",
+	proxy.StopNoInstance:   "every instance is cooling down or unavailable",
+	proxy.StopNoSlot:       "no instance can take the search before its deadline (budgets, cooldowns or searches in flight)",
+	proxy.StopShare:        "your share of the public instances' budget is spent for now (the rest is kept for other clients)",
+	proxy.StopAttempts:     "every instance tried failed",
+	proxy.StopNetwork:      "no instance's name resolves: the network of the machine searxgate runs on is down; no instance was blamed",
+	proxy.StopBudget:       "your share of the budget for retries and second opinions is spent",
+	proxy.StopShutdown:     "searxgate is shutting down",
+	proxy.StopQueueFull:    "too many searches are waiting for an instance",
+	proxy.StopLeaderFailed: "the identical search this one joined got no answer",
+	proxy.StopQuery:        "this query makes SearXNG fail on every instance asked; rephrase it",
+	proxy.StopQueryTimeout: "the query's <N timeout asks for longer than searxgate waits; drop it or lower it",
+}
+
 // searchError is what the agent reads when a search found no answer.
 func searchError(err error) error {
 	var lim *proxy.LimitedError
@@ -411,25 +428,14 @@ func searchError(err error) error {
 		return &toolError{outcome: OutcomeLimited,
 			msg: fmt.Sprintf("too many searches from this client; retry in %d s", secs(lim.RetryAfter))}
 	case errors.As(err, &na):
-		why := map[string]string{
-			"deadline":      "no instance answered in time",
-			"no_instance":   "every instance is cooling down or unavailable",
-			"attempts":      "every instance tried failed",
-			"budget":        "every instance has had its polite share of searches",
-			"queue_full":    "too many searches are waiting for an instance",
-			"no_slot":       "no instance can take the search before its deadline (budgets, cooldowns or searches in flight)",
-			"leader_failed": "the identical search this one joined got no answer",
-			"shutdown":      "searxgate is shutting down",
-			"query":         "this query makes SearXNG fail on every instance asked; rephrase it",
-			"query_timeout": "the query's <N timeout asks for longer than searxgate waits; drop it or lower it",
-		}[na.Why]
+		why := stopWords[na.Why]
 		if why == "" {
 			why = "no instance answered"
 		}
 		if na.RetryAfter > 0 {
 			return &toolError{outcome: OutcomeFailed, msg: fmt.Sprintf("%s; retry in %d s", why, secs(na.RetryAfter))}
 		}
-		if na.Why == "query" || na.Why == "query_timeout" {
+		if !na.Why.Retryable() {
 			return &toolError{outcome: OutcomeFailed, msg: why} // a retry fails alike
 		}
 		return &toolError{outcome: OutcomeFailed, msg: why + "; retry in a few seconds"}

@@ -160,6 +160,24 @@ func TestSearchErrors(t *testing.T) {
 	}
 }
 
+// TestStopWords: every reason the proxy gives for having no answer
+// (proxy.Stops) has its words for agents in mcp's one table, and those
+// say what happened, not the proxy's code word.
+func TestStopWords(t *testing.T) {
+	for _, why := range proxy.Stops {
+		if got, ok := stopWords[why]; !ok || got == string(why) || !strings.Contains(got, " ") {
+			t.Errorf("%s reads %q", why, got)
+		}
+		err := searchError(&proxy.NoAnswerError{Why: why})
+		if retry := strings.Contains(err.Error(), "retry"); retry != why.Retryable() {
+			t.Errorf("%s: %q; a retry is offered only when it can help", why, err)
+		}
+	}
+	if len(stopWords) != len(proxy.Stops) {
+		t.Errorf("mcp words %d reasons, the proxy has %d", len(stopWords), len(proxy.Stops))
+	}
+}
+
 func TestReadToolErrors(t *testing.T) {
 	_, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{err: &reader.BusyError{Host: "a.example", RetryAfter: 4 * time.Second}}})
 	s := connect(t, hs, nil)

@@ -1,12 +1,14 @@
-// Package operator applies what the operator says about instances (add
-// one of their own, remove, disable, enable, forget what was learned) to
-// the pool and the search path, and keeps it in the store, written at
-// once so that nothing is lost across a restart. It checks every URL it
-// is given with the directory's normaliser and address guard.
+// Package operator applies what the operator says about instances to the
+// pool and the search path. The operator may add an instance of their own,
+// remove one, disable or enable one, and forget what the pool learned.
+// Each change is written to the store at once, so a restart loses none.
+//
+// Every URL goes through the directory's normaliser. An added one also
+// passes the address guard; a name that does not resolve yet is accepted.
+// Disabling an instance also drops its cached answers.
 //
 // Caveats: the cap on added instances (Config.MaxOwn) counts what the
-// store holds; instances given with --instance are the flag's to say
-// again at every start and are never stored. Removing or disabling an
-// instance that is not in the pool is still stored (a directory list may
-// bring it later).
+// store holds. Instances given with --instance are never stored: the flag
+// says them again at every start. Removing or disabling an instance not in
+// the pool is still stored, since a later directory list may bring it.
 package operator

@@ -22,10 +22,28 @@ var ErrNoAutocomplete = errors.New("no instance offers autocompletion now")
 // autocompleteTTL is how long suggestions are cached.
 const autocompleteTTL = time.Hour
 
+type clientKey struct{}
+
+// WithClient returns ctx carrying the client key of the request it
+// serves (what Request.Client is for a search), for Autocomplete: each
+// client gets its share of the public instances' autocompletion budget.
+func WithClient(ctx context.Context, client string) context.Context {
+	return context.WithValue(ctx, clientKey{}, client)
+}
+
+// clientFrom is the client key WithClient put in ctx ("" when none).
+func clientFrom(ctx context.Context) string {
+	c, _ := ctx.Value(clientKey{}).(string)
+	return c
+}
+
 // Autocomplete returns suggestions for the prefix q, from an instance whose
 // /config names an autocomplete backend, within its politeness budget, and
 // cached (unless NoCache). It asks at most two instances, the operator's
-// own first, and never waits for a budget.
+// own first, and never waits for a budget. The client WithClient put in
+// ctx gets its share of the public instances' autocompletion budget, as
+// a search's client does of theirs (polite.Fair): over it, only the
+// operator's own instances suggest.
 func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {
@@ -50,9 +68,13 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	args := fasthttp.AcquireArgs()
 	defer fasthttp.ReleaseArgs(args)
 	args.Set("q", q)
+	client := clientFrom(ctx)
 	asked := map[string]bool{}
 	skip := func(inst string) bool {
-		return asked[inst] || p.recs.caps(inst).Autocomplete == "" || !p.acPolite.Allowed(inst, now)
+		// The terms a search keeps to (a link-token bot check bars an
+		// instance) bind its suggestions too; their budget is their own.
+		c := p.recs.caps(inst)
+		return asked[inst] || c.Autocomplete == "" || p.barred(c) || !p.acPolite.Allowed(inst, now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {
@@ -63,7 +85,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 		// instance's small autocompletion budget only when none of them
 		// offers it now.
 		leases, err := p.pool.CheckoutOwn(lctx, 1, skip)
-		if err != nil || len(leases) == 0 {
+		if ok, _ := p.acFair.Allowed(client, now); ok && (err != nil || len(leases) == 0) {
 			leases, err = p.pool.Checkout(lctx, 1, skip)
 		}
 		if err != nil || len(leases) == 0 {
@@ -77,6 +99,9 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			p.giveBack(l, cancel)
 			p.dispatch()
 			continue
+		}
+		if !l.Own() {
+			p.acFair.Take(client, now)
 		}
 		start := p.now()
 		rep, err := p.up.Get(inst, "autocompleter", args, req.acceptLanguage(), deadline.Sub(start))

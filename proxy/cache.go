@@ -127,7 +127,9 @@ func (p *Proxy) cacheKey(plain string) string {
 // from memory, the shared cache and the store (when they can drop), and
 // returns how many it dropped: an instance the operator removed or
 // disabled, or one that left the directory, serves nothing more from the
-// cache, fresh or stale.
+// cache, fresh or stale. An answer an attempt brings back at the very
+// moment its instance's answers are dropped may still be cached (it was
+// not there to drop).
 func (p *Proxy) DropAnswersOf(inst string) (int, error) {
 	doomed := func(c *Cached) bool { return AnsweredBy(c.Instance, inst) }
 	n := p.cache.drop(doomed) + p.acCache.drop(doomed)

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"slices"
 	"time"
+
+	"github.com/searxgate/searxgate/detect"
 )
 
 // How often searxgate reads an instance's /config (its terms), and how long
@@ -31,7 +34,10 @@ type Caps struct {
 	// ConfigErr is why the last /config read failed (a transport reason
 	// such as dns, refused, timeout, tls, reset, or "status 404"); empty
 	// after a good one.
-	ConfigErr    string    `json:"config_err,omitempty"`
+	ConfigErr string `json:"config_err,omitempty"`
+	// ConfigStatus is the HTTP status of a failed read that got one (0
+	// for a transport failure and after a good read).
+	ConfigStatus int       `json:"config_status,omitempty"`
 	Version      string    `json:"version,omitempty"`
 	Limiter      bool      `json:"limiter"`
 	LinkToken    bool      `json:"link_token"`
@@ -41,13 +47,46 @@ type Caps struct {
 	JSONAt       time.Time `json:"json_at,omitzero"`
 	// Engines are the engines the instance has enabled, from its /config.
 	Engines []Engine `json:"engines,omitempty"`
+	// EnginesV is the enginesVersion the engines were read with.
+	EnginesV int `json:"engines_v,omitempty"`
 }
 
-// Engine is one search engine an instance runs.
+// Engine is one search engine an instance runs, with what its /config
+// says the engine can do.
 type Engine struct {
-	Name       string   `json:"name"`
-	Categories []string `json:"categories,omitempty"`
-	Shortcut   string   `json:"shortcut,omitempty"`
+	Name             string   `json:"name"`
+	Categories       []string `json:"categories,omitempty"`
+	Shortcut         string   `json:"shortcut,omitempty"`
+	Paging           bool     `json:"paging,omitempty"`
+	LanguageSupport  bool     `json:"language_support,omitempty"`
+	Languages        []string `json:"languages,omitempty"`
+	Regions          []string `json:"regions,omitempty"`
+	SafeSearch       bool     `json:"safesearch,omitempty"`
+	TimeRangeSupport bool     `json:"time_range_support,omitempty"`
+	Timeout          float64  `json:"timeout,omitempty"` // seconds; 0 = not said
+}
+
+// enginesVersion is what Caps.EnginesV says when the engines were read
+// with every field Engine has; terms stored by an older searxgate (engines
+// without their capabilities) are read again at once.
+const enginesVersion = 1
+
+// stale reports whether the engines were read by an older searxgate.
+func (c Caps) stale() bool { return len(c.Engines) > 0 && c.EnginesV < enginesVersion }
+
+// EnginesOf is the engines an instance's /config lists as enabled.
+func EnginesOf(t detect.Terms) []Engine {
+	var engines []Engine
+	for _, e := range t.Engines {
+		if e.Enabled {
+			engines = append(engines, Engine{
+				Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut,
+				Paging: e.Paging, LanguageSupport: e.LanguageSupport, Languages: e.Languages, Regions: e.Regions,
+				SafeSearch: e.SafeSearch, TimeRangeSupport: e.TimeRangeSupport, Timeout: e.Timeout,
+			})
+		}
+	}
+	return engines
 }
 
 // format is the upstream format searxgate uses for this instance: JSON
@@ -78,7 +117,7 @@ func (c Caps) needsConfig(now time.Time) bool {
 		return true
 	}
 	if c.ConfigOK {
-		return now.Sub(c.ConfigAt) >= configEvery
+		return now.Sub(c.ConfigAt) >= configEvery || c.stale()
 	}
 	return now.Sub(c.ConfigAt) >= configRetry
 }
@@ -91,8 +130,23 @@ func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.recs.takeDirt
 // write of what DirtyCaps returned failed.
 func (p *Proxy) RequeueCaps(instances []string) { p.recs.requeue(instances) }
 
-// ImportCaps restores capabilities read from the store.
-func (p *Proxy) ImportCaps(m map[string]Caps) { p.recs.load(m) }
+// ImportCaps restores capabilities read from the store. The engines'
+// lists of codes are shared with those read from any /config alike.
+func (p *Proxy) ImportCaps(m map[string]Caps) {
+	in := make(map[string]Caps, len(m))
+	for u, c := range m {
+		if len(c.Engines) > 0 {
+			engines := slices.Clone(c.Engines)
+			for i := range engines {
+				e := &engines[i]
+				e.Languages, e.Regions = detect.InternList(slices.Clone(e.Languages)), detect.InternList(slices.Clone(e.Regions))
+			}
+			c.Engines = engines
+		}
+		in[u] = c
+	}
+	p.recs.load(in)
+}
 
 // Forget drops what the proxy keeps about inst, in one step: its record
 // (terms, budget windows, connections, recent outcomes) and its cached

@@ -146,26 +146,22 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	}
 	if err != nil {
 		p.log.Debug("reading /config failed", "instance", inst, "err", err)
-		why := err.Error()
-		if !errors.As(err, new(*statusError)) {
+		why, status := err.Error(), 0
+		if se := (*statusError)(nil); errors.As(err, &se) {
+			status = se.status
+		} else {
 			why = string(upstream.Reason(err))
 		}
-		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr = now, false, why })
+		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr, c.ConfigStatus = now, false, why, status })
 		return
 	}
 	p.recs.updateCaps(r, func(c *Caps) {
-		c.ConfigAt, c.ConfigOK, c.ConfigErr = now, true, ""
+		c.ConfigAt, c.ConfigOK, c.ConfigErr, c.ConfigStatus = now, true, "", 0
 		c.Version, c.Limiter, c.LinkToken, c.Public = terms.Version, terms.Limiter, terms.LinkToken, terms.PublicInstance
 		c.Autocomplete = terms.Autocomplete
 		// A fresh slice: copies of the old Caps handed out may still read
 		// the old one.
-		var engines []Engine
-		for _, e := range terms.Engines {
-			if e.Enabled {
-				engines = append(engines, Engine{Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut})
-			}
-		}
-		c.Engines = engines
+		c.Engines, c.EnginesV = EnginesOf(terms), enginesVersion
 	})
 	if terms.LinkToken {
 		p.log.Info("instance has the link-token check on: no searches go to it", "instance", inst)

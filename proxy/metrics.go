@@ -132,6 +132,7 @@ type Metrics struct {
 	queueDepth   atomic.Int64     // searches waiting for a slot now; read by the queue_depth gauge
 	queueWait    Histogram        // how long searches that got a slot waited for it
 	queueRefused *metrics.Counter // searches refused because no slot could be had in time, or the queue was full
+	shareRefused *metrics.Counter // searches refused because their client's share of the public budget was spent
 	limited      *metrics.Counter // searches refused by Config.Admit
 	fanout       *metrics.Counter // searches answered by merging several instances' answers
 	dropped      *metrics.Counter // results of upstream answers dropped by detect's bounds (MaxResults, MaxAnswerBytes)
@@ -155,6 +156,7 @@ var families = [...]Family{
 	{"searxgate_queue_depth", "gauge", "Searches waiting for a free instance slot now."},
 	{"searxgate_queue_wait_seconds", "histogram", "How long searches that got a slot waited for it."},
 	{"searxgate_queue_refused_total", "counter", "Searches refused because no slot could be had within their deadline, or the queue was full."},
+	{"searxgate_share_refused_total", "counter", "Searches refused because their client had used its share of the public instances' budget."},
 	{"searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share."},
 	{"searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout)."},
 	{"searxgate_results_dropped_total", "counter", "Results of upstream answers dropped by the bounds on one answer (results and bytes per answer)."},
@@ -203,6 +205,11 @@ func (m *Metrics) QueueWait() *Histogram { return &m.queueWait }
 // their deadline, or the queue was full.
 func (m *Metrics) QueueRefused() uint64 { return m.queueRefused.Get() }
 
+// ShareRefused counts searches refused because their client had used its
+// share of the public instances' budget (and no own instance could
+// serve it in time).
+func (m *Metrics) ShareRefused() uint64 { return m.shareRefused.Get() }
+
 // ClientLimited counts searches refused because their client asked more
 // than its share (Config.Admit).
 func (m *Metrics) ClientLimited() uint64 { return m.limited.Get() }
@@ -220,6 +227,7 @@ func newMetrics() *Metrics {
 	set.NewGauge("searxgate_queue_depth", func() float64 { return float64(m.queueDepth.Load()) })
 	m.queueWait.init(set, "searxgate_queue_wait_seconds")
 	m.queueRefused = set.NewCounter("searxgate_queue_refused_total")
+	m.shareRefused = set.NewCounter("searxgate_share_refused_total")
 	m.limited = set.NewCounter("searxgate_client_limited_total")
 	m.fanout = set.NewCounter("searxgate_fanout_searches_total")
 	m.dropped = set.NewCounter("searxgate_results_dropped_total")

@@ -39,7 +39,7 @@ type Attempt struct {
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
-	Why   string    // the reason the search stopped: deadline, no_instance, attempts, budget, queue_full, query
+	Why   Stop      // why the search stopped without an answer
 	Tried []Attempt // in the order they started
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
@@ -52,6 +52,43 @@ func (e *NoAnswerError) Error() string {
 }
 
 func (e *NoAnswerError) Unwrap() error { return ErrNoAnswer }
+
+// Stop is why a search ended without an answer. The search path decides
+// it once; each face (web, mcp) words every Stop in one table of its own,
+// and a test holds the tables to Stops.
+type Stop string
+
+// The reasons a search stops without an answer.
+const (
+	StopDeadline     Stop = "deadline"      // its deadline passed
+	StopNoInstance   Stop = "no_instance"   // no instance in the pool can be searched at all
+	StopNoSlot       Stop = "no_slot"       // no instance can take it before its deadline
+	StopShare        Stop = "share"         // its client used its share of the public instances' budget
+	StopAttempts     Stop = "attempts"      // every instance asked refused or failed
+	StopNetwork      Stop = "network"       // no instance's name resolves: this machine's network
+	StopBudget       Stop = "budget"        // its client's share of the extra budget (retries, second opinions) is spent
+	StopShutdown     Stop = "shutdown"      // searxgate is shutting down
+	StopQueueFull    Stop = "queue_full"    // too many searches wait for an instance
+	StopLeaderFailed Stop = "leader_failed" // the identical search it joined ended without an answer
+	StopQuery        Stop = "query"         // the query fails alike on every instance asked
+	StopQueryTimeout Stop = "query_timeout" // the query's <N asks for longer than the deadline
+	StopCancelled    Stop = "cancelled"     // its caller went away (never shown: the context's error is)
+)
+
+// Stops are the reasons a client can be told, for the faces' tables.
+var Stops = []Stop{StopDeadline, StopNoInstance, StopNoSlot, StopShare, StopAttempts, StopNetwork, StopBudget,
+	StopShutdown, StopQueueFull, StopLeaderFailed, StopQuery, StopQueryTimeout}
+
+// Retryable reports whether asking again later can answer: not when the
+// query itself is the cause.
+func (w Stop) Retryable() bool { return w != StopQuery && w != StopQueryTimeout }
+
+// shareRefused reports whether err is a search refused for its client's
+// share.
+func shareRefused(err error) bool {
+	var na *NoAnswerError
+	return errors.As(err, &na) && na.Why == StopShare
+}
 
 // ErrClientLimited is wrapped by the *LimitedError a search returns when
 // Config.Admit refused its client.
@@ -283,6 +320,7 @@ type Proxy struct {
 	up       *upstream.Client
 	polite   *polite.Politeness
 	acPolite *polite.Politeness // autocompletion's own, smaller budget
+	acFair   *polite.Fair       // each client's share of it
 	fair     *polite.Fair
 	extra    *polite.ExtraBudget
 	cache    *memCache
@@ -322,6 +360,7 @@ func New(cfg Config) (*Proxy, error) {
 
 		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
 		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
+		acFair:   polite.NewFair(cfg.AutocompleteBudget, cfg.Pool.PublicLen).WithBase(base),
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
@@ -539,7 +578,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 
 // errLeaderFailed is what the followers of a coalesced search get when its
 // leader ended without an answer or an error (it panicked).
-var errLeaderFailed = &NoAnswerError{Why: "leader_failed"}
+var errLeaderFailed = &NoAnswerError{Why: StopLeaderFailed}
 
 // lead runs a search others may join. It runs on a context only the
 // search's deadline ends: its own client going away must not fail the
@@ -578,8 +617,8 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	elapsed := p.now().Sub(start)
 	var limited *LimitedError
 	switch {
-	case errors.As(err, &limited):
-		p.metrics.search("limited", elapsed) // the client's own limit: no search failed
+	case errors.As(err, &limited), shareRefused(err):
+		p.metrics.search("limited", elapsed) // the client's own limit or share: no search failed
 	case err != nil:
 		p.metrics.search("failed", elapsed)
 	case res.Stale:

@@ -476,6 +476,30 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 	}
 }
 
+// TestAutocompleteKeepsTerms: an instance whose link-token check would
+// take searxgate for a bot is no more asked for suggestions than for
+// searches.
+func TestAutocompleteKeepsTerms(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	e.proxy.setCaps(e.urls[0], func(c *Caps) { c.LinkToken = true })
+	for _, q := range []string{"hel", "help"} { // within the public autocompletion budget
+		if out, err := e.proxy.Autocomplete(context.Background(), q, "en"); err != nil || len(out) == 0 {
+			t.Fatalf("%s: suggestions %q, %v; want the second instance's", q, out, err)
+		}
+	}
+	if n := e.fleet.Instances()[0].Truth().Requests; n != 0 {
+		t.Fatalf("the link-token instance was asked %d times", n)
+	}
+	if n := e.fleet.Instances()[1].Truth().Requests; n == 0 {
+		t.Fatal("the other instance was never asked: the test proves nothing")
+	}
+}
+
 func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	if _, err := e.search(t, "remember me"); err != nil {
@@ -690,5 +714,36 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 				t.Fatalf("the hanging attempt was cut after %v of real time, want the search's %v", took, deadline)
 			}
 		})
+	}
+}
+
+// TestAutocompleteSharesThePublicBudget: one client's suggestions take
+// at most its share of the public instances' autocompletion budget, and
+// another client still gets some.
+func TestAutocompleteSharesThePublicBudget(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	}
+	suggest := func(client, q string) bool {
+		out, err := e.proxy.Autocomplete(WithClient(context.Background(), client), q, "en")
+		return err == nil && len(out) > 0
+	}
+	// 3 instances × 2 per 20 s = 6; alone, a client may take all but a
+	// third.
+	greedy := 0
+	for _, q := range []string{"ta", "tb", "tc", "td", "te", "tf"} {
+		if suggest("greedy", q) {
+			greedy++
+		}
+	}
+	if greedy != 4 {
+		t.Fatalf("the greedy client got %d of 6 suggestions, want its share of 4", greedy)
+	}
+	if !suggest("other", "ua") || !suggest("other", "ub") {
+		t.Fatal("another client found no room left beside the greedy one")
 	}
 }

@@ -33,10 +33,12 @@ type waiting struct {
 }
 
 // grant ends a wait: a lease, or a refusal with the time a slot is
-// expected to free.
+// expected to free (and whether its client's share is why: polite.Slot
+// bare in earliest).
 type grant struct {
 	l          leased
 	ok         bool
+	share      bool
 	retryAfter time.Duration
 }
 
@@ -55,9 +57,10 @@ type leased struct {
 
 // earliest returns the slot s may use first, and whether there is any
 // instance s may use at all. Among the instances, the one expected to
-// answer first counts.
-func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (polite.Slot, bool) {
-	var best polite.Slot
+// answer first counts. bare is the slot it would have but for its
+// client's share of the public budget: when bare is in time and the
+// slot is not, the share is what refuses it.
+func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool, now time.Time) (best polite.Slot, any bool, bare polite.Slot) {
 	_, share := p.fair.Allowed(client, now) // when the client may take a public instance again
 	for _, f := range frees {
 		if tried[f.URL] {
@@ -67,12 +70,31 @@ func (p *Proxy) earliest(frees []pool.Free, client string, tried map[string]bool
 		if pt := p.polite.FreeAt(f.URL, now); pt.After(t) {
 			t = pt
 		}
+		bare.Offer(t, now, f.Latency, f.Busy)
 		if !f.Own && share.After(t) {
 			t = share
 		}
 		best.Offer(t, now, f.Latency, f.Busy)
 	}
-	return best, best.Found()
+	return best, best.Found(), bare
+}
+
+// late says why s gets no slot in time: its client's share when the slot
+// sl is late and without the share it would be in time (bare), no_slot
+// otherwise; and counts it.
+func (s *search) late(sl, bare polite.Slot) Stop {
+	if byShare(sl, bare, s.deadline) {
+		s.p.metrics.shareRefused.Add(1)
+		return StopShare
+	}
+	s.p.metrics.queueRefused.Add(1)
+	return StopNoSlot
+}
+
+// byShare reports whether the client's share is what makes sl come after
+// deadline (bare: the slot but for the share).
+func byShare(sl, bare polite.Slot, deadline time.Time) bool {
+	return sl.Done.After(deadline) && bare.Found() && !bare.Done.After(deadline)
 }
 
 // candidates lists when each instance searxgate may search at all (its
@@ -86,23 +108,22 @@ func (p *Proxy) candidates() []pool.Free {
 func (s *search) waitSlot() (leased, bool) {
 	p := s.p
 	now := p.now()
-	sl, any := p.earliest(p.candidates(), s.req.Client, s.tried, now)
+	sl, any, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
-		s.why = "no_instance"
+		s.why = StopNoInstance
 		return leased{}, false
 	case sl.Done.After(s.deadline):
 		// Its answer could not come in time even if it waited: refused
 		// now, not after waiting.
-		s.why, s.retryAfter = "no_slot", polite.RetryAfter(sl.At, now)
-		p.metrics.queueRefused.Add(1)
+		s.why, s.retryAfter = s.late(sl, bare), polite.RetryAfter(sl.At, now)
 		return leased{}, false
 	}
 	w := &waiter{Value: waiting{s: s, got: make(chan grant, 1)}, Client: s.req.Client, Since: now}
 	n, ok := p.queue.Join(w)
 	p.metrics.queueDepth.Store(int64(n))
 	if !ok {
-		s.why, s.retryAfter = "queue_full", polite.RetryAfter(sl.At, now)
+		s.why, s.retryAfter = StopQueueFull, polite.RetryAfter(sl.At, now)
 		p.metrics.queueRefused.Add(1)
 		return leased{}, false
 	}
@@ -124,23 +145,25 @@ func (s *search) waitSlot() (leased, bool) {
 			return s.granted(w, g)
 		case <-wake:
 			p.dispatch()
-			sl, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
+			sl, _, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
 		case <-timeout:
 			stopWake()
 			if g, ok := p.leave(w); ok {
 				return s.granted(w, g)
 			}
 			now := p.now()
-			sl, _ = p.earliest(p.candidates(), s.req.Client, s.tried, now)
-			s.why, s.retryAfter = "deadline", polite.RetryAfter(sl.At, now)
-			p.metrics.queueRefused.Add(1)
+			sl, _, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
+			s.why, s.retryAfter = StopDeadline, polite.RetryAfter(sl.At, now)
+			if s.late(sl, bare) == StopShare {
+				s.why = StopShare
+			}
 			return leased{}, false
 		case <-s.ctx.Done():
 			stopWake()
 			if g, ok := p.leave(w); ok && g.ok {
 				p.giveBack(g.l.lease, g.l.release)
 			}
-			s.why = "cancelled"
+			s.why = StopCancelled
 			return leased{}, false
 		}
 	}
@@ -168,8 +191,13 @@ func (p *Proxy) usual(inst string) (time.Duration, bool) {
 // granted ends w's wait with g.
 func (s *search) granted(w *waiter, g grant) (leased, bool) {
 	if !g.ok {
-		s.why, s.retryAfter = "no_slot", g.retryAfter
-		s.p.metrics.queueRefused.Add(1)
+		s.why, s.retryAfter = StopNoSlot, g.retryAfter
+		if g.share {
+			s.why = StopShare
+			s.p.metrics.shareRefused.Add(1)
+		} else {
+			s.p.metrics.queueRefused.Add(1)
+		}
 		return leased{}, false
 	}
 	s.p.metrics.queueWait.observe(s.p.now().Sub(w.Since))
@@ -261,8 +289,8 @@ func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free, asides *[]as
 	if *frees == nil {
 		*frees = p.candidates()
 	}
-	if sl, any := p.earliest(*frees, s.req.Client, s.tried, now); !any || sl.Done.After(s.deadline) {
-		w.Value.got <- grant{retryAfter: polite.RetryAfter(sl.At, now)}
+	if sl, any, bare := p.earliest(*frees, s.req.Client, s.tried, now); !any || sl.Done.After(s.deadline) {
+		w.Value.got <- grant{retryAfter: polite.RetryAfter(sl.At, now), share: any && byShare(sl, bare, s.deadline)}
 		return polite.Done
 	}
 	return polite.Wait

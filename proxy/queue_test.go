@@ -3,9 +3,11 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -199,8 +201,12 @@ func TestOneClientCannotSpendEveryonesBudget(t *testing.T) {
 	if served != 3 {
 		t.Fatalf("the greedy client was served %d of 6, want its share of 3", served)
 	}
-	if refusal.Why != "no_slot" || refusal.RetryAfter < 5*time.Second {
-		t.Fatalf("the greedy client's refusal: %+v; want no_slot with the share's real end", refusal)
+	if refusal.Why != StopShare || refusal.RetryAfter < 5*time.Second {
+		t.Fatalf("the greedy client's refusal: %+v; want its share, with the share's real end", refusal)
+	}
+	if m := e.proxy.Metrics(); m.ShareRefused() != 3 || m.QueueRefused() != 0 || m.Searches()["limited"] != 3 || m.Searches()["failed"] != 0 {
+		t.Fatalf("share refused %d, queue refused %d, searches %v; want the 3 counted as the client's share, none failed",
+			m.ShareRefused(), m.QueueRefused(), m.Searches())
 	}
 	if err := search("other", "someone else"); err != nil {
 		t.Fatalf("a second client was refused: %v", err)
@@ -454,5 +460,66 @@ func TestLeaderWhoseClientLeftStillAnswersFollowers(t *testing.T) {
 	}
 	if n := e.searches(0); n != 2 {
 		t.Fatalf("%d upstream searches, want one per query", n)
+	}
+}
+
+// TestALoneClientGetsWhatIdleClientsLeft: four clients search, stop, and
+// two minutes later a fifth alone gets the capacity that is free, not a
+// fifth of it.
+func TestALoneClientGetsWhatIdleClientsLeft(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	search := func(client, q string) error {
+		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
+		return err
+	}
+	for i := range 60 {
+		client := fmt.Sprintf("early-%d", i%4)
+		if err := search(client, fmt.Sprintf("early %d", i)); err != nil {
+			t.Fatalf("search %d of %s: %v", i, client, err)
+		}
+		e.clock.Advance(time.Second)
+	}
+	e.clock.Advance(2 * time.Minute)
+	served := 0
+	for i := range 10 {
+		if err := search("late", fmt.Sprintf("late %d", i)); err == nil {
+			served++
+		}
+	}
+	if served < 9 {
+		t.Fatalf("a lone client 2 minutes after four others got %d of 10, want at least 9", served)
+	}
+}
+
+// TestSecondOpinionsAreChargedToTheClient: a query that makes every
+// engine fail costs two upstream searches (the second opinion says it is
+// the query's), and both are charged to its client's own limit; a
+// normal search costs one.
+func TestSecondOpinionsAreChargedToTheClient(t *testing.T) {
+	var admits atomic.Int64
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Admit: func(string, time.Time) (bool, time.Duration) {
+		admits.Add(1)
+		return true, 0
+	}},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	search := func(q string) {
+		_, _ = e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: "c"})
+	}
+	search("calm one")
+	if n := admits.Load(); n != 1 {
+		t.Fatalf("a normal search was charged %d times, want 1", n)
+	}
+	search(sim.EngineErrorPrefix + " storm")
+	sent := e.searches(0) + e.searches(1) + e.searches(2)
+	if sent != 3 {
+		t.Fatalf("%d upstream searches, want 3 (1 + a query whose engines fail and its second opinion)", sent)
+	}
+	if n := admits.Load(); n != 3 {
+		t.Fatalf("the client was charged %d times for 3 upstream searches, want 3", n)
 	}
 }

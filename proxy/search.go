@@ -55,7 +55,7 @@ type search struct {
 	hedge     <-chan time.Time
 	stopHedge func()
 
-	why        string        // why the search stopped without an answer
+	why        Stop          // why the search stopped without an answer
 	retryAfter time.Duration // when a slot is expected to free, for a refusal
 	limited    time.Duration // the client's own limit refused the first attempt: when it may search again
 
@@ -137,7 +137,7 @@ func (s *search) run() (*Response, error) {
 					s.log[i].ElapsedMS = now.Sub(s.starts[i]).Milliseconds()
 				}
 			}
-			s.why = "deadline"
+			s.why = StopDeadline
 			return nil, s.noAnswer()
 		case <-s.ctx.Done():
 			return nil, s.ctx.Err()
@@ -146,7 +146,7 @@ func (s *search) run() (*Response, error) {
 }
 
 func (s *search) noAnswer() error {
-	if s.why == "cancelled" && s.ctx.Err() != nil {
+	if s.why == StopCancelled && s.ctx.Err() != nil {
 		return s.ctx.Err()
 	}
 	if s.limited > 0 && len(s.log) == 0 {
@@ -154,18 +154,18 @@ func (s *search) noAnswer() error {
 		return &LimitedError{RetryAfter: s.limited}
 	}
 	if offline(s.log) {
-		s.why = "network"
+		s.why = StopNetwork
 	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
 		// "<6" where the deadline is shorter: SearXNG was told to wait
 		// longer than searxgate could.
-		s.why = "query_timeout"
+		s.why = StopQueryTimeout
 	}
-	if s.retryAfter == 0 && s.why != "shutdown" && s.why != "query" && s.why != "query_timeout" {
+	if s.retryAfter == 0 && s.why != StopShutdown && s.why != StopQuery && s.why != StopQueryTimeout {
 		// Nothing said yet when a slot frees (every instance was tried, or
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
-		if sl, ok := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+		if sl, ok, _ := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
@@ -248,7 +248,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	if s.queryFailed != "" && s.fallback() == nil {
 		// A second instance failed on it the same way (5xx, 4xx): the
 		// query's doing, said so; asking more instances would fail too.
-		s.why = "query"
+		s.why = StopQuery
 		return nil, s.noAnswer(), true
 	}
 	if s.queryFault {
@@ -274,7 +274,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		return res, err, true
 	}
 	if s.why == "" {
-		s.why = "attempts"
+		s.why = StopAttempts
 	}
 	return nil, s.noAnswer(), true
 }
@@ -301,9 +301,9 @@ func (s *search) countAlike(r attemptResult) {
 func (s *search) launch(kind launchKind) bool {
 	p := s.p
 	now := p.now()
-	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(now, kind == launchHedge) {
+	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
 		if kind == launchRetry {
-			s.why = "budget"
+			s.why = StopBudget
 		}
 		return false
 	}
@@ -335,7 +335,7 @@ func (s *search) launch(kind launchKind) bool {
 		return false
 	}
 	if s.started == 0 || kind == launchFan {
-		p.extra.First(now)
+		p.extra.First(s.req.Client, now)
 	}
 	if kind == launchFan || (s.fanout > 1 && s.started == 0) {
 		s.asked++
@@ -354,7 +354,7 @@ func (s *search) launch(kind launchKind) bool {
 		s.inflight--
 		s.log[len(s.log)-1].Outcome, s.log[len(s.log)-1].Reason = pool.Cancelled.String(), "shutdown"
 		if s.inflight == 0 {
-			s.why = "shutdown"
+			s.why = StopShutdown
 		}
 		return false
 	}
@@ -370,14 +370,16 @@ func (s *search) launch(kind launchKind) bool {
 }
 
 // admit charges the client's own limit (Config.Admit) for a search of a
-// public instance: the first attempt, and each instance of a fan-out
-// (retries and hedges are searxgate's doing, within ExtraRatio). The
-// operator's own instances are not charged. A first attempt refused there
-// goes to an own instance free now, if there is one; else the search ends
-// with the client's LimitedError.
+// public instance: the first attempt, each instance of a fan-out, and
+// each second opinion (a confirmation, or a retry while an outcome waits
+// for one: the query asked for it). Retries after an instance's failure
+// and hedges are searxgate's doing, within ExtraRatio. The operator's own
+// instances are not charged. A first attempt refused there goes to an own
+// instance free now, if there is one; else the search ends with the
+// client's LimitedError. A second opinion refused is not sent.
 func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) {
 	p := s.p
-	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan) {
+	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan && !s.secondOpinion(kind)) {
 		return l, true
 	}
 	ok, wait := p.cfg.Admit(s.req.Client, now)
@@ -393,6 +395,20 @@ func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) 
 	}
 	s.limited = max(wait, polite.MinRetryAfter)
 	return leased{}, false
+}
+
+// secondOpinion reports whether an attempt of kind is a second opinion:
+// a confirmation, or a retry while an outcome waits for one.
+func (s *search) secondOpinion(kind launchKind) bool {
+	switch kind {
+	case launchConfirm:
+		return true
+	case launchRetry:
+		s.op.mu.Lock()
+		defer s.op.mu.Unlock()
+		return len(s.op.held) > 0
+	}
+	return false
 }
 
 // slowForFan reports whether l's instance is too slow for this fan-out
@@ -561,10 +577,10 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		return res, err, true
 	}
 	if s.queryFailed != "" {
-		s.why = "query" // two instances failed on it alike (5xx, 4xx)
+		s.why = StopQuery // two instances failed on it alike (5xx, 4xx)
 	}
 	if s.why == "" {
-		s.why = "attempts"
+		s.why = StopAttempts
 	}
 	return nil, s.noAnswer(), true
 }

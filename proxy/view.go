@@ -29,6 +29,9 @@ type Instance struct {
 	Advice string
 }
 
+// Own reports whether the instance is the operator's own.
+func (i Instance) Own() bool { return i.Tier == pool.Own }
+
 // LimiterAdvice is said, once at start and on the status page, of an own
 // instance whose SearXNG limiter counts searxgate.
 const LimiterAdvice = "its SearXNG limiter is on, so searxgate paces it below the limiter " +

@@ -13,27 +13,31 @@ import (
 )
 
 // takeScript takes one search of an instance from every window of the
-// group's budget at once, or none. KEYS[1] is the epoch key, then the
-// windows' sorted sets (one per window and instance: member = one
-// search, score = its time in µs); ARGV[1] is the new search's member,
-// ARGV[2] the epoch this replica knows, then the limit and Per (ms) per
-// window. Time is Redis's own (TIME), so the replicas' clocks do not
+// group's budget at once, or none. KEYS[1] is the epoch key, KEYS[2] the
+// replicas' heartbeats, then the windows' sorted sets (one per window
+// and instance: member = one search, score = its time in µs); ARGV[1] is
+// the new search's member, ARGV[2] the epoch this replica knows, ARGV[3]
+// how long a replica counts as seen (ms), then the limit and Per (ms)
+// per window. Time is Redis's own (TIME), so the replicas' clocks do not
 // matter. A window allows one more search when fewer than its limit of
 // its searches are younger than Per, as SearXNG's limiter counts (and
-// polite.Politeness). It returns {1, now, now} when taken, {0, free, now}
-// when not (free is when the last window to free allows one, in µs of
-// Redis's clock), and {-1, 0, now} when the epoch is not the one the
-// replica knows: Redis lost its memory, and nothing is taken.
+// polite.Politeness). It returns {1, now, now, n} when taken, {0, free,
+// now, n} when not (free is when the last window to free allows one, in
+// µs of Redis's clock), and {-1, 0, now, n} when the epoch is not the one
+// the replica knows: Redis lost its memory, and nothing is taken. n is
+// the replicas seen, so that a replica's share is of those there now,
+// not of those it counted at its last heartbeat.
 var takeScript = goredis.NewScript(`
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-if redis.call('GET', KEYS[1]) ~= ARGV[2] then return {-1, 0, now} end
+local seen = redis.call('ZCOUNT', KEYS[2], math.floor(now / 1000) - tonumber(ARGV[3]), '+inf')
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return {-1, 0, now, seen} end
 local free = 0
-for i = 2, #KEYS do
+for i = 3, #KEYS do
   local key = KEYS[i]
-  local max = tonumber(ARGV[2 * i - 1])
-  local per = tonumber(ARGV[2 * i]) * 1000
+  local max = tonumber(ARGV[2 * i - 2])
+  local per = tonumber(ARGV[2 * i - 1]) * 1000
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - per)
   local n = redis.call('ZCARD', key)
   if n >= max then
@@ -42,12 +46,12 @@ for i = 2, #KEYS do
     if f > free then free = f end
   end
 end
-if free > now then return {0, free, now} end
-for i = 2, #KEYS do
+if free > now then return {0, free, now, seen} end
+for i = 3, #KEYS do
   redis.call('ZADD', KEYS[i], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2 * i]) + 1000)
+  redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[2 * i - 1]) + 1000)
 end
-return {1, now, now}
+return {1, now, now, seen}
 `)
 
 // restampScript moves one search to Redis's now in every window that
@@ -112,9 +116,16 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 		return true, now
 	}
 	member := s.member()
-	if !s.up.Load() || s.lost.Load() {
+	if !s.up.Load() {
 		s.local.Add(1)
 		return s.takeLocal(inst, now, member)
+	}
+	if wait, until := s.paused(now); wait {
+		// Redis forgot, and not every replica wrote back yet: what the
+		// others sent is known to nobody, so nothing is sent (a
+		// heartbeat or two; see Shared.pause).
+		s.local.Add(1)
+		return false, until
 	}
 	rebuilding := s.rebuilding(now)
 	if rebuilding {
@@ -133,6 +144,11 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 		if errors.Is(err, errLost) {
 			s.lost.Store(true)
 			s.poke() // the heartbeat loop rebuilds
+			if rebuilding {
+				s.untake(inst, member)
+			}
+			_, until := s.paused(now)
+			return false, until
 		}
 		if rebuilding {
 			return true, now // the share allowed it, and recorded it
@@ -148,17 +164,17 @@ func (s *Shared) Take(ctx context.Context, inst string, now time.Time) (bool, ti
 
 // takeShared runs the window script.
 func (s *Shared) takeShared(ctx context.Context, inst string, now time.Time, member string) (bool, time.Time, error) {
-	args := make([]any, 0, 2+2*len(s.opt.Budget))
-	args = append(args, member, *s.epoch.Load())
+	args := make([]any, 0, 3+2*len(s.opt.Budget))
+	args = append(args, member, *s.epoch.Load(), s.opt.SeenFor.Milliseconds())
 	for _, w := range s.opt.Budget {
 		args = append(args, limit(w), w.Per.Milliseconds())
 	}
-	keys := append([]string{s.epochKey()}, s.windowKeys(inst)...)
+	keys := append([]string{s.epochKey(), s.prefix + "replicas"}, s.windowKeys(inst)...)
 	var res []int64
 	err := s.do(ctx, func(ctx context.Context) error {
 		var err error
 		res, err = takeScript.Run(ctx, s.fast, keys, args...).Int64Slice()
-		if err == nil && len(res) == 3 && res[0] == -1 {
+		if err == nil && len(res) == 4 && res[0] == -1 {
 			err = errLost
 		}
 		return err
@@ -166,9 +182,12 @@ func (s *Shared) takeShared(ctx context.Context, inst string, now time.Time, mem
 	if err != nil {
 		return false, time.Time{}, err
 	}
-	if len(res) != 3 {
+	if len(res) != 4 {
 		return false, time.Time{}, errBadReply
 	}
+	// More replicas than the last heartbeat counted: the share is of
+	// them from now (the heartbeat alone lowers it, as they leave).
+	s.atLeast(res[3])
 	if res[0] == 1 {
 		return true, now, nil
 	}
@@ -177,6 +196,16 @@ func (s *Shared) takeShared(ctx context.Context, inst string, now time.Time, mem
 	// future holds no instance longer than that).
 	free := time.Duration(res[1]-res[2]) * time.Microsecond
 	return false, now.Add(min(free, s.longest())), nil
+}
+
+// atLeast raises the count of replicas seen to n, if it is lower.
+func (s *Shared) atLeast(n int64) {
+	for {
+		old := s.n.Load()
+		if n <= old || s.n.CompareAndSwap(old, n) {
+			return
+		}
+	}
 }
 
 // longest is the longest window's span.
@@ -346,7 +375,8 @@ func (s *Shared) Forget(inst string) {
 
 // Trial claims the trial search of a half-open instance for this replica
 // until then (see proxy.SharedTrials): a key set if absent. Without
-// Redis, every replica takes its own.
+// Redis, every replica takes its own. A trial that closes the circuit is
+// not told to the others: each takes its own trial later, one at a time.
 func (s *Shared) Trial(ctx context.Context, inst string, until, now time.Time) (bool, time.Time) {
 	ttl := until.Sub(now)
 	if ttl <= 0 {

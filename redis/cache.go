@@ -138,7 +138,10 @@ const lockSlack = time.Second
 
 // Lead asks to be the replica that searches key (see proxy.SharedCache):
 // a lock key set if absent, for the search's time. Without Redis, every
-// replica leads its own.
+// replica leads its own. A replica that died holding the lock leaves it
+// until the search's deadline plus lockSlack; the others wait for it at
+// most three quarters of their own deadline (proxy), then search it
+// themselves.
 func (s *Shared) Lead(ctx context.Context, key string, until time.Time) (bool, func()) {
 	id, _, ok := proxy.SplitCacheKey(key)
 	if !ok {

@@ -196,8 +196,23 @@ type Shared struct {
 	// back what they remember within a heartbeat or two.
 	epoch   atomic.Pointer[string]
 	rebuild atomic.Int64
-	oom     atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
-	kick    chan struct{}
+	// After a loss (the epoch changed), the replicas seen are counted
+	// afresh (Redis forgot them too): while afterLoss, this replica
+	// counts at least floor of them, as many as it saw before, so that
+	// its share does not grow to the group's whole budget while the
+	// others have not beaten yet; and the rebuild ends only once floor
+	// replicas wrote back what they remember (rebuiltKey), or the
+	// longest window went by.
+	floor     atomic.Int64
+	afterLoss atomic.Bool
+	// pause is until when (local clock, Unix ns) this replica takes
+	// nothing after a loss while not every replica wrote back: a share
+	// of its own would not know what the others had sent, and no
+	// window is trusted yet. Past it (a replica died meanwhile), the
+	// local share and the windows as rebuilt decide together.
+	pause atomic.Int64
+	oom   atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
+	kick  chan struct{}
 
 	// good counts the heartbeats in a row that answered within OpTimeout
 	// while searches do not ask Redis.
@@ -461,15 +476,31 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 		}
 		return err
 	}
-	s.n.Store(max(n, 1))
+	now := s.opt.Clock.Now()
 	if known := *s.epoch.Load(); known != "" && known != epoch {
 		s.lost.Store(true)
 	}
+	if s.lost.Load() {
+		if s.afterLoss.CompareAndSwap(false, true) {
+			// Noticed just now (here, or by a take): Redis's count of
+			// the replicas starts again from those that beat since.
+			s.floor.Store(s.n.Load())
+			s.pause.Store(now.Add(2 * s.opt.SeenFor).UnixNano())
+		}
+		// Until every replica wrote back, and never longer than the
+		// longest window, after which nothing forgotten counts.
+		s.rebuild.Store(now.Add(max(s.longest(), s.opt.SeenFor)).UnixNano())
+	}
+	if s.afterLoss.Load() {
+		n = max(n, s.floor.Load())
+	}
+	s.n.Store(max(n, 1))
 	s.epoch.Store(&epoch)
 	up := s.up.Load()
 	if up {
 		s.good.Store(0) // counted afresh after the next failure
 		if !s.lost.Load() {
+			s.rebuilt(ctx, epoch, now)
 			return nil
 		}
 	} else {
@@ -483,17 +514,23 @@ func (s *Shared) heartbeat(ctx context.Context) error {
 		}
 	}
 	lost := s.lost.Load()
-	if err := s.restore(ctx); err != nil {
+	if err := s.restore(ctx, epoch, lost); err != nil {
 		err = named(err)
 		s.note(err.Error())
 		return err
 	}
 	s.lost.Store(false)
-	if up || lost || s.hadFailed() {
+	switch {
+	case lost:
+		// Every replica writes back what it remembers once it notices
+		// the epoch: until as many as were seen before did (rebuilt),
+		// the local share counts too.
+		s.rebuilt(ctx, epoch, now)
+	case up || s.hadFailed():
 		// The other replicas write back what they remember within a
-		// heartbeat or two (they notice the epoch, or come back
-		// themselves): until then the local share counts too.
-		s.rebuild.Store(s.opt.Clock.Now().Add(2 * s.opt.Heartbeat).UnixNano())
+		// heartbeat or two (they come back themselves): until then the
+		// local share counts too.
+		s.rebuild.Store(max(s.rebuild.Load(), now.Add(2*s.opt.Heartbeat).UnixNano()))
 	}
 	if lost {
 		s.log.Warn("redis lost the shared state (its epoch key changed): this replica wrote back its recent searches and open circuits, and keeps to its share of each budget while the others do",
@@ -574,9 +611,19 @@ func (s *Shared) note(msg string) {
 // searches into the shared windows, the circuits it opened that are still
 // open; then reads the circuits the others opened. Run when searches come
 // back to Redis and when Redis lost its memory.
-func (s *Shared) restore(ctx context.Context) error {
+func (s *Shared) restore(ctx context.Context, epoch string, lost bool) error {
 	if err := s.replay(ctx); err != nil {
 		return err
+	}
+	if lost {
+		// Said once its searches are back: the others count it.
+		key := s.rebuiltKey(epoch)
+		pipe := s.slow.Pipeline()
+		pipe.SAdd(ctx, key, s.opt.Replica)
+		pipe.PExpire(ctx, key, max(s.longest(), s.opt.SeenFor)+s.opt.SeenFor)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
 	}
 	if err := s.republish(ctx); err != nil {
 		return err
@@ -586,6 +633,38 @@ func (s *Shared) restore(ctx context.Context) error {
 	s.opens.Store(true)
 	return nil
 }
+
+// rebuilt ends the rebuild after a loss once as many replicas as were
+// seen before it wrote back what they remember; a Redis that does not
+// say keeps it going, up to the longest window.
+func (s *Shared) rebuilt(ctx context.Context, epoch string, now time.Time) {
+	if !s.afterLoss.Load() {
+		return
+	}
+	if !s.rebuilding(now) {
+		s.afterLoss.Store(false) // the longest window went by
+		return
+	}
+	n, err := s.slow.SCard(ctx, s.rebuiltKey(epoch)).Result()
+	if err == nil && n >= s.floor.Load() {
+		s.afterLoss.Store(false)
+		s.pause.Store(0)
+		s.rebuild.Store(0)
+	}
+}
+
+// paused reports whether takes wait for the other replicas to write back
+// after a loss (see Shared.pause); until is when to ask again.
+func (s *Shared) paused(now time.Time) (bool, time.Time) {
+	if s.lost.Load() || (s.afterLoss.Load() && now.UnixNano() < s.pause.Load()) {
+		return true, now.Add(max(s.opt.Heartbeat/2, 10*time.Millisecond))
+	}
+	return false, now
+}
+
+// rebuiltKey is the set of the replicas that wrote back what they
+// remember after Redis lost the state of epoch.
+func (s *Shared) rebuiltKey(epoch string) string { return s.prefix + "rebuilt:" + epoch }
 
 // rebuilding reports whether takes keep to the local share as well, the
 // shared windows being rebuilt.

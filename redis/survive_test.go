@@ -64,7 +64,7 @@ func expectHeard(t *testing.T, h *heard, inst string, d time.Duration) {
 
 // TestLostStateIsNoticed: FLUSHALL empties Redis under three replicas
 // that had used the whole window. The next take notices (the epoch key
-// is gone) and is refused on the local share; once every replica has
+// is gone) and is refused until the replicas wrote back; once every replica has
 // heartbeat, the shared windows hold their searches again, the circuit
 // one of them opened is back in Redis and heard, and no take gets past
 // the budget meanwhile.
@@ -102,8 +102,8 @@ func TestLostStateIsNoticed(t *testing.T) {
 	if _, err := srv.Do("FLUSHALL"); err != nil {
 		t.Fatal(err)
 	}
-	// Every replica's next take notices and decides on its share, which
-	// its own three searches fill.
+	// Every replica's next take notices and is refused: nobody knows
+	// what the others sent.
 	for i, r := range reps {
 		if ok, _ := r.Take(ctx, "i", clk.Now()); ok {
 			t.Fatalf("replica %d took a search right after FLUSHALL", i)
@@ -136,8 +136,10 @@ func TestLostStateIsNoticed(t *testing.T) {
 		if ok, _ := r.Take(ctx, "i", clk.Now()); ok {
 			t.Fatalf("replica %d took a search past the budget after the rebuild", i)
 		}
-		if r.lost.Load() || !r.rebuilding(clk.Now()) {
-			t.Fatalf("replica %d: lost %v, rebuilding %v; want rebuilding", i, r.lost.Load(), r.rebuilding(clk.Now()))
+		// The last to write back saw every one had; the others see it
+		// at their next heartbeat.
+		if want := i < 2; r.lost.Load() || r.rebuilding(clk.Now()) != want {
+			t.Fatalf("replica %d: lost %v, rebuilding %v; want rebuilding %v", i, r.lost.Load(), r.rebuilding(clk.Now()), want)
 		}
 	}
 	// Once the window moved on and the rebuild ended, the shared window
@@ -154,6 +156,91 @@ func TestLostStateIsNoticed(t *testing.T) {
 	}
 	if taken != 0 { // Redis's clock has not moved: its window is still full
 		t.Fatalf("%d taken while Redis's window is full", taken)
+	}
+}
+
+// TestLossKeepsTheReplicasCounted: after FLUSHALL the first replica to
+// notice still counts the three it saw (Redis forgot the others'
+// heartbeats too), and sends nothing until every one of them wrote back
+// what it remembers, however late the others are: no one knows what the
+// others sent. Only when they stay silent past the pause does it decide
+// on its third of the budget, never on the whole.
+func TestLossKeepsTheReplicasCounted(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		srv := redistest.Start(t)
+		clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+		budget := []proxy.Window{{Max: 10, Per: 20 * time.Second}}
+		var reps []*Shared
+		for range 3 {
+			reps = append(reps, newShared(t, srv, Options{Group: "counted", Budget: budget, Clock: clk}))
+		}
+		ctx := context.Background()
+		beat := func(r *Shared) {
+			t.Helper()
+			if err := r.heartbeat(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		takes := func(r *Shared, n int) int {
+			got := 0
+			for range n {
+				if ok, _ := r.Take(ctx, "i", clk.Now()); ok {
+					got++
+				}
+			}
+			return got
+		}
+		for _, r := range reps {
+			beat(r)
+		}
+		for i := range 6 {
+			if ok, _ := reps[i%3].Take(ctx, "i", clk.Now()); !ok {
+				t.Fatalf("take %d refused", i)
+			}
+		}
+		if _, err := srv.Do("FLUSHALL"); err != nil {
+			t.Fatal(err)
+		}
+		beat(reps[0]) // the first to notice: Redis has only its heartbeat
+		if n := reps[0].n.Load(); n != 3 {
+			t.Fatalf("the first replica to notice the loss counts %d replicas, want the 3 it saw", n)
+		}
+		if got := takes(reps[0], 5); got != 0 {
+			t.Fatalf("the first replica took %d after the loss, before the others wrote back", got)
+		}
+		// The others are late, past the time replicas count as seen.
+		clk.Advance(10 * time.Second)
+		beat(reps[0])
+		if got := takes(reps[0], 5); got != 0 || !reps[0].rebuilding(clk.Now()) {
+			t.Fatalf("%d taken 10 s later, rebuilding %v; want none before the others wrote back", got, reps[0].rebuilding(clk.Now()))
+		}
+		if late {
+			// They stay silent past the pause: its third (3), less
+			// its own 2.
+			clk.Advance(3 * time.Second)
+			beat(reps[0])
+			if got := takes(reps[0], 5); got != 1 {
+				t.Fatalf("past the pause the first replica took %d, want 1 (its share of 3, less its 2)", got)
+			}
+			continue
+		}
+		beat(reps[1])
+		beat(reps[2])
+		for _, r := range reps { // each sees it at its next heartbeat
+			beat(r)
+		}
+		for i, r := range reps {
+			if r.rebuilding(clk.Now()) {
+				t.Fatalf("replica %d still rebuilding once all wrote back", i)
+			}
+		}
+		c := rawClient(t, srv)
+		if n := c.ZCard(ctx, reps[0].windowKeys("i")[0]).Val(); n != 6 {
+			t.Fatalf("the window holds %d searches once all wrote back, want 6", n)
+		}
+		if got := takes(reps[0], 5); got != 3 {
+			t.Fatalf("once all wrote back, %d taken; want the 3 the window has left", got)
+		}
 	}
 }
 
@@ -468,5 +555,28 @@ func TestRestamp(t *testing.T) {
 	}
 	if n := c.ZCard(ctx, key).Val(); n != 1 {
 		t.Fatalf("the window holds %d, want the one search", n)
+	}
+}
+
+// TestTakesCountTheReplicas: a replica that last beat before the others
+// started counts them at its next take, so that its share, should Redis
+// then fail, is a third and not the whole budget.
+func TestTakesCountTheReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	clk := clock.NewFake(time.Unix(1_800_000_000, 0))
+	budget := []proxy.Window{{Max: 10, Per: 20 * time.Second}}
+	ctx := context.Background()
+	reps := []*Shared{newShared(t, srv, Options{Group: "count", Budget: budget, Clock: clk})}
+	if n := reps[0].n.Load(); n != 1 {
+		t.Fatalf("the first replica counts %d before the others started, want 1", n)
+	}
+	for range 2 {
+		reps = append(reps, newShared(t, srv, Options{Group: "count", Budget: budget, Clock: clk}))
+	}
+	if ok, _ := reps[0].Take(ctx, "i", clk.Now()); !ok {
+		t.Fatal("take refused")
+	}
+	if n := reps[0].n.Load(); n != 3 {
+		t.Fatalf("after a take the first replica counts %d replicas, want 3", n)
 	}
 }

@@ -116,6 +116,11 @@ const (
 	// NotFound404 answers every search 404 Not Found (a reverse proxy
 	// that sends /search nowhere); its other paths answer as usual.
 	NotFound404 Behaviour = "notfound-404"
+	// EchoSpam answers spam generated from the query: every result's title
+	// and snippet are the query's own words and nothing else, shuffled and
+	// cut differently in each (no two titles alike), each on a URL of its
+	// own.
+	EchoSpam Behaviour = "echo-spam"
 )
 
 // Behaviours lists every behaviour, in the order of the constants.
@@ -131,7 +136,7 @@ var allBehaviours = []Behaviour{
 	OffTopic, EmptyEnginesDown, Hang, ResetMidBody, Dead, BrokenJSON, HugeBody,
 	Flapping, Unavailable503, Degrading, Hostile,
 	StallBody, SlowLoris, GzipBomb, InvalidUTF8, RedirectLoop, RedirectOtherHost,
-	NotFound404,
+	NotFound404, EchoSpam,
 }
 
 // ParseBehaviour returns the behaviour named s (case-insensitive).

@@ -322,6 +322,30 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("status %d Location %q, want 302 to %q", a.status, a.header.Get("Location"), u)
 			}
 		},
+		EchoSpam: func(t *testing.T, in *Instance) {
+			m := get(t, searchURL(in, q, "json"), nil).json(t)
+			res, _ := m["results"].([]any)
+			if m["query"] != q || len(res) != 10 {
+				t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
+			}
+			titles := map[string]bool{}
+			for i, r := range res {
+				r := r.(map[string]any)
+				title, content, u := r["title"].(string), r["content"].(string), r["url"].(string)
+				for _, w := range strings.Fields(strings.ToLower(title + " " + content)) {
+					if !slices.Contains(strings.Fields(q), w) {
+						t.Errorf("result %d has %q, not a word of the query: %q / %q", i, w, title, content)
+					}
+				}
+				if !strings.Contains(u, "/"+in.ID()+"/") {
+					t.Errorf("result %d URL %q does not name the instance", i, u)
+				}
+				titles[title] = true
+			}
+			if len(titles) < 2 {
+				t.Errorf("every title reads %v: that is a template, not an echo", titles)
+			}
+		},
 		RedirectOtherHost: func(t *testing.T, in *Instance) {
 			a := get(t, searchURL(in, q, "json"), nil)
 			loc, err := url.Parse(a.header.Get("Location"))

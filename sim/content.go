@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -88,6 +89,61 @@ func bang(q string) (site string, lucky bool, rest string) {
 	return "", false, q
 }
 
+// parseQuery splits q as SearXNG's RawTextQuery does (searx/query.py):
+// the words that are search syntax it knows, which choose how to search
+// and are not searched (a timeout "<3", a language ":de" or ":de-CH",
+// "!!" feeling lucky, an external bang of bangSites, a bang naming one of
+// the instance's engines, their shortcuts or the general category), and
+// the other words, joined by single spaces: what its engines are asked
+// and what its JSON echoes as "query". A bang it does not know is a word.
+// Bangs are matched without regard to case, as SearXNG since 2025 does.
+func (s *site) parseQuery(q string) (syntax, terms string) {
+	var sx, words []string
+	for _, w := range strings.Fields(q) {
+		if s.isSyntax(w) {
+			sx = append(sx, w)
+		} else {
+			words = append(words, w)
+		}
+	}
+	return strings.Join(sx, " "), strings.Join(words, " ")
+}
+
+// isSyntax reports whether w is search syntax the instance knows.
+func (s *site) isSyntax(w string) bool {
+	switch {
+	case w == "!!":
+		return true
+	case strings.HasPrefix(w, "!!"):
+		_, ok := bangSites[strings.ToLower(w[2:])]
+		return ok
+	case strings.HasPrefix(w, "!") && len(w) > 1:
+		v := strings.NewReplacer("-", " ", "_", " ").Replace(strings.ToLower(w[1:]))
+		if v == "general" {
+			return true
+		}
+		for _, e := range s.EngineList {
+			if v == e || v == e[:min(2, len(e))] {
+				return true
+			}
+		}
+	case strings.HasPrefix(w, "<") && len(w) > 1:
+		for _, c := range w[1:] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return true
+	case strings.HasPrefix(w, ":") && len(w) > 1:
+		return languageCode.MatchString(strings.ReplaceAll(strings.ToLower(w[1:]), "_", "-"))
+	}
+	return false
+}
+
+// languageCode is SearXNG's VALID_LANGUAGE_CODE (and "auto"); SearXNG also
+// takes a language's or a country's name, which the sim does not know.
+var languageCode = regexp.MustCompile(`^([a-z]{2,3}(-[a-z]{2})?|auto)$`)
+
 // hasPrefixFold reports whether q starts with prefix, ignoring case.
 func hasPrefixFold(q, prefix string) bool {
 	return len(q) >= len(prefix) && strings.EqualFold(q[:len(prefix)], prefix)
@@ -111,10 +167,12 @@ func (in *Instance) page(s search) *page {
 	if cfg.Behaviour == OffTopic {
 		q = in.offq
 	}
-	if _, lucky, rest := bang(q); lucky {
-		q = rest // feeling lucky asked for anything but the HTML page: its results
-	}
-	p := &page{Query: q, PageNo: s.pageno}
+	// What the engines are asked, and echoed: the query without its
+	// syntax (feeling lucky asked for anything but the HTML page gets its
+	// results).
+	syntax, terms := in.site.parseQuery(q)
+	p := &page{Query: terms, Typed: q, Syntax: syntax, PageNo: s.pageno}
+	q = terms
 	if hasPrefixFold(q, OffTopicQueryPrefix) {
 		q = in.offq // echoed as asked, answered about something else
 	}
@@ -173,6 +231,8 @@ func (in *Instance) page(s search) *page {
 		switch cfg.Behaviour {
 		case Hostile:
 			hostile(&r, q, cfg.ID, k)
+		case EchoSpam:
+			echoSpam(&r, q, k)
 		case InvalidUTF8:
 			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
 			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
@@ -180,6 +240,28 @@ func (in *Instance) page(s search) *page {
 		p.Results = append(p.Results, r)
 	}
 	return p
+}
+
+// echoSpam makes r the k-th result of spam generated from q: a title and
+// a snippet of q's words alone, rotated by k and cut to fewer words.
+func echoSpam(r *result, q string, k int) {
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return
+	}
+	rot := func(shift, keep int) string {
+		out := make([]string, 0, len(words))
+		for i := range max(keep, 1) {
+			out = append(out, words[(i+shift)%len(words)])
+		}
+		return strings.Join(out, " ")
+	}
+	n := len(words)
+	r.Title = rot(k, n-k%n)
+	if k%2 == 1 {
+		r.Title = strings.ToUpper(r.Title)
+	}
+	r.Content = rot(k+1, n) + " " + rot(k, n)
 }
 
 // hostile fills r with markup and dangerous links that still mention the

@@ -15,7 +15,9 @@ const searxngVersion = "2024.10.5+c49a2707c"
 
 // page is one answer to a search, before it is written as JSON or HTML.
 type page struct {
-	Query           string
+	Query           string // what was searched: the query without its syntax
+	Typed           string // the query as typed, which the HTML page's box shows
+	Syntax          string // the query's syntax, which the HTML page's suggestions keep
 	PageNo          int
 	HasNext         bool
 	NumberOfResults int
@@ -382,7 +384,7 @@ func hiddenInputs(sb *strings.Builder, query string, pageno int, indent string) 
 func writeHTML(s *site, p *page) string {
 	var sb strings.Builder
 	sb.Grow(8192 + 1024*len(p.Results))
-	writeHead(&sb, s, p.Query, "results")
+	writeHead(&sb, s, p.Typed, "results")
 	sb.WriteString(`<form id="search" method="POST" action="/search" role="search">
   <div id="search_header">
     <a id="search_logo" href="/" tabindex="0" title="Display the front page">
@@ -391,7 +393,7 @@ func writeHTML(s *site, p *page) string {
     <div id="search_view">
       <div class="search_box">
         <input id="q" name="q" type="text" placeholder="Search for..." tabindex="1" autocomplete="off" autocapitalize="none" spellcheck="false" autocorrect="off" dir="auto" value="`)
-	sb.WriteString(esc(p.Query))
+	sb.WriteString(esc(p.Typed))
 	sb.WriteString(`">
         <button id="clear_search" type="reset" aria-label="clear" class="hide_if_nojs"><span class="show_if_nojs">clear</span></button>
         <button id="send_search" type="submit"name="category_general"aria-label="search"><span class="show_if_nojs">search</span></button>
@@ -426,8 +428,12 @@ func writeHTML(s *site, p *page) string {
     <summary class="title" id="suggestions-title">Suggestions</summary>
     <div class="wrapper">`)
 		for _, sug := range p.Suggestions {
+			typed := sug // SearXNG's form asks the suggestion with the query's syntax
+			if p.Syntax != "" {
+				typed = p.Syntax + " " + sug
+			}
 			sb.WriteString(`<form method="POST" action="/search">
-          <input type="hidden" name="q" value="` + esc(sug) + `"><input type="hidden" name="category_general" value="1"><input type="hidden" name="language" value="auto">
+          <input type="hidden" name="q" value="` + esc(typed) + `"><input type="hidden" name="category_general" value="1"><input type="hidden" name="language" value="auto">
           <input type="hidden" name="time_range" value="">
           <input type="hidden" name="safesearch" value="0">
           <input type="hidden" name="theme" value="simple"><input type="submit" class="suggestion" role="link" value="&bull; ` + esc(sug) + `">
@@ -489,7 +495,7 @@ func writeHTML(s *site, p *page) string {
     <button id="copy_url" type="submit" data-copied-text="Copied">Copy</button>
     <div class="selectable_url">
       <pre>`)
-	sb.WriteString(esc(s.BaseURL + "search?q=" + qesc(p.Query) + "&language=auto&time_range=&safesearch=0&categories=general"))
+	sb.WriteString(esc(s.BaseURL + "search?q=" + qesc(p.Typed) + "&language=auto&time_range=&safesearch=0&categories=general"))
 	sb.WriteString(`</pre>
     </div>
   </details>
@@ -500,7 +506,7 @@ func writeHTML(s *site, p *page) string {
     <summary class="title" id="apis-title">Download results</summary>
     <div class="wrapper"><div class="left">
           <form method="POST" action="/search">
-            <input type="hidden" name="q" value="` + esc(p.Query) + `"><input type="hidden" name="category_general" value="1"><input type="hidden" name="pageno" value="` + strconv.Itoa(p.PageNo) + `">
+            <input type="hidden" name="q" value="` + esc(p.Typed) + `"><input type="hidden" name="category_general" value="1"><input type="hidden" name="pageno" value="` + strconv.Itoa(p.PageNo) + `">
             <input type="hidden" name="language" value="auto">
             <input type="hidden" name="time_range" value="">
             <input type="hidden" name="safesearch" value="0">
@@ -583,7 +589,7 @@ func writePagination(sb *strings.Builder, p *page) {
 		sb.WriteString(`<form method="POST" action="/search" class="previous_page">
               <div class="left">
 `)
-		hiddenInputs(sb, p.Query, p.PageNo-1, "                ")
+		hiddenInputs(sb, p.Typed, p.PageNo-1, "                ")
 		sb.WriteString(`<button role="link" type="submit">Previous page</button>
               </div>
           </form>
@@ -593,7 +599,7 @@ func writePagination(sb *strings.Builder, p *page) {
 		sb.WriteString(`<form method="POST" action="/search" class="next_page">
               <div class="right">
 `)
-		hiddenInputs(sb, p.Query, p.PageNo+1, "                ")
+		hiddenInputs(sb, p.Typed, p.PageNo+1, "                ")
 		sb.WriteString(`<button role="link"  type="submit">Next page</button>
               </div>
           </form>
@@ -605,7 +611,7 @@ func writePagination(sb *strings.Builder, p *page) {
 	for n := first; n < first+10; n++ {
 		sb.WriteString(`            <form method="POST" action="/search" class="page_number">
 `)
-		hiddenInputs(sb, p.Query, n, "                ")
+		hiddenInputs(sb, p.Typed, n, "                ")
 		if n == p.PageNo {
 			sb.WriteString(`                <input role="link" class="page_number_current" type="button" value="` + strconv.Itoa(n) + `">
 `)

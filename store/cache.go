@@ -291,7 +291,9 @@ func (c cacheTx) evict(maxEntries int, maxBytes int64) (int, error) {
 }
 
 // CacheGet returns the entry stored under key, expired or not; ok is false
-// when there is none.
+// when there is none. A key the store does not hold (every cache miss
+// asks) is answered from an in-memory count of its keys, by hash, without
+// a read transaction.
 func (s *Store) CacheGet(key string) (e CacheEntry, ok bool, err error) {
 	if !s.cacheIDs.has(key) {
 		return CacheEntry{}, false, nil

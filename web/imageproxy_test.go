@@ -378,10 +378,10 @@ func TestImageLinks(t *testing.T) {
 	}
 }
 
-// TestLiveFleetThumbnails: the thumbnails sim instances name (on the
-// instance itself, 127.0.0.1: shown with the image proxy's own switch)
-// reach the page only as searxgate's own links, through the real proxy
-// and its HTML and JSON readers.
+// TestLiveFleetThumbnails: the thumbnails sim instances serve (on their
+// own loopback address, so the image proxy's own switch lets them
+// through) reach the page only as searxgate's own links, through the real
+// proxy and its HTML and JSON readers.
 func TestLiveFleetThumbnails(t *testing.T) {
 	for _, json := range []bool{true, false} {
 		lf := startLive(t, []sim.InstanceConfig{{ID: "thumbs", Behaviour: sim.Fast, JSON: json, Latency: -1}})

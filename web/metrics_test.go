@@ -565,6 +565,7 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 		"searxgate_open_fds":                  "gauge",
 		"searxgate_queue_depth":               "gauge",
 		"searxgate_queue_refused_total":       "counter",
+		"searxgate_share_refused_total":       "counter",
 		"searxgate_queue_wait_seconds":        "histogram",
 		"searxgate_results_dropped_total":     "counter",
 		"searxgate_search_duration_seconds":   "histogram",

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // openSearch serves /opensearch.xml in SearXNG's shape, with GET result and
@@ -65,7 +66,7 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 	}
 	list := []string{}
 	if q != "" && s.cfg.Autocomplete != nil {
-		c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		c, cancel := context.WithTimeout(proxy.WithClient(context.Background(), s.client(ctx)), 3*time.Second)
 		got, err := s.cfg.Autocomplete.Autocomplete(c, q, lang)
 		cancel()
 		if err != nil {
@@ -92,8 +93,9 @@ func (s *Server) autocompleter(ctx *fasthttp.RequestCtx) {
 var searxngCategories = []string{"general", "images", "videos", "news", "map", "music", "it", "science", "files", "social media"}
 
 // config serves /config in SearXNG's shape. The engines are those the
-// pool's instances said they run in their own /config (with how many run
-// each); the categories are SearXNG's defaults and any other they name.
+// pool's instances said they run in their own /config, merged (see
+// configEngine), with how many run each; the categories are those the
+// engines have.
 func (s *Server) config(ctx *fasthttp.RequestCtx) {
 	autocomplete := ""
 	versions := map[string]int{}
@@ -113,7 +115,7 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 					ce = &configEngine{Name: e.Name, Categories: e.Categories, Shortcut: e.Shortcut, Enabled: true}
 					engines[e.Name] = ce
 				}
-				ce.Instances++
+				ce.add(&e)
 			}
 			if c.Autocomplete != "" && st.Circuit != pool.Open && !st.Disabled {
 				counts[c.Autocomplete]++
@@ -161,24 +163,63 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 	writeJSON(ctx, fasthttp.StatusOK, v)
 }
 
-// configEngine is one engine of /config: an engine that at least one
-// instance of the pool runs, as its /config said.
+// configEngine is one engine of /config, in SearXNG's shape (its keys
+// sorted, as SearXNG's jsonify writes them): an engine that at least one
+// instance of the pool runs, as their /config said. Its name, categories
+// and shortcut are the first instance's; it can do what any of the
+// instances' engines can (a search may go to any of them), in the
+// languages and regions of them all, and may take the longest of their
+// timeouts.
 type configEngine struct {
-	Name       string   `json:"name"`
-	Categories []string `json:"categories"`
-	Shortcut   string   `json:"shortcut"`
-	Enabled    bool     `json:"enabled"`
-	Instances  int      `json:"instances"` // how many instances run it
+	Categories       []string `json:"categories"`
+	Enabled          bool     `json:"enabled"`
+	Instances        int      `json:"instances"` // how many instances run it
+	LanguageSupport  bool     `json:"language_support"`
+	Languages        []string `json:"languages"`
+	Name             string   `json:"name"`
+	Paging           bool     `json:"paging"`
+	Regions          []string `json:"regions"`
+	SafeSearch       bool     `json:"safesearch"`
+	Shortcut         string   `json:"shortcut"`
+	TimeRangeSupport bool     `json:"time_range_support"`
+	Timeout          float64  `json:"timeout"`
+
+	languages, regions map[string]bool
 }
 
-// configEngines lists the pool's engines by name.
+// add merges what one more instance says of the engine.
+func (ce *configEngine) add(e *proxy.Engine) {
+	ce.Instances++
+	ce.Paging = ce.Paging || e.Paging
+	ce.LanguageSupport = ce.LanguageSupport || e.LanguageSupport
+	ce.SafeSearch = ce.SafeSearch || e.SafeSearch
+	ce.TimeRangeSupport = ce.TimeRangeSupport || e.TimeRangeSupport
+	ce.Timeout = max(ce.Timeout, e.Timeout)
+	ce.languages = addAll(ce.languages, e.Languages)
+	ce.regions = addAll(ce.regions, e.Regions)
+}
+
+func addAll(set map[string]bool, list []string) map[string]bool {
+	if len(list) > 0 && set == nil {
+		set = make(map[string]bool, len(list))
+	}
+	for _, x := range list {
+		set[x] = true
+	}
+	return set
+}
+
+// configEngines lists the pool's engines by name, each with its
+// languages and regions sorted.
 func configEngines(m map[string]*configEngine) []*configEngine {
 	out := make([]*configEngine, 0, len(m))
 	for _, k := range sortedKeys(m) {
-		if m[k].Categories == nil {
-			m[k].Categories = []string{}
+		e := m[k]
+		if e.Categories == nil {
+			e.Categories = []string{}
 		}
-		out = append(out, m[k])
+		e.Languages, e.Regions = sortedKeys(e.languages), sortedKeys(e.regions)
+		out = append(out, e)
 	}
 	return out
 }

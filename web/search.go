@@ -78,8 +78,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		s.noAnswer(ctx, req, err)
 		return
 	}
-	if answerHeaders(ctx, req, res) {
-		return // a redirect
+	if s.answerHeaders(ctx, req, res) {
+		return // a redirect, or why it is not passed on
 	}
 	if req.Format == proxy.FormatJSON {
 		body, err := classicJSON(res)
@@ -101,7 +101,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	// SearXNG sends a feeling-lucky search to its first result from the
 	// HTML page and the RSS feed (its check comes after JSON and CSV).
-	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && feelingLucky(ctx, req, results) {
+	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && s.feelingLucky(ctx, req, results) {
 		return
 	}
 	switch req.Format {
@@ -128,8 +128,9 @@ func searchParams(ctx *fasthttp.RequestCtx) proxy.Params {
 }
 
 // answerHeaders says who answered and how; for a bang it answers with its
-// redirect and reports true.
-func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Response) bool {
+// redirect and reports true. A bang's redirect back to searxgate itself
+// (selfRedirect) is not passed on: it is answered 502, naming why.
+func (s *Server) answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Response) bool {
 	h := &ctx.Response.Header
 	h.Set(HeaderInstance, res.Instance)
 	h.Set(HeaderAttempts, strconv.Itoa(res.Attempts))
@@ -137,6 +138,12 @@ func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Respo
 		// A bang: SearXNG redirects before it looks at the format, and so
 		// does searxgate. Feeling lucky redirects the HTML page and the
 		// RSS feed; JSON and CSV get its results.
+		if s.selfRedirect(ctx, res.Redirect) {
+			msg := "the instance's answer to this bang redirects back to searxgate itself; such a redirect is not passed on"
+			s.refusals.log(s.log, "self_redirect", fasthttp.StatusBadGateway, 0)
+			s.refuse(ctx, req, fasthttp.StatusBadGateway, msg, map[string]any{"error": msg, "instance": res.Instance}, 0)
+			return true
+		}
 		redirect(ctx, res.Redirect)
 		return true
 	}
@@ -158,12 +165,17 @@ func answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res *proxy.Respo
 
 // feelingLucky sends the browser to the first result of a feeling-lucky
 // search ("!! words"), as SearXNG does, also when the instance asked
-// answered with results (JSON); it reports whether it did.
-func feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
+// answered with results (JSON); it reports whether it did. A first result
+// that is searxgate itself (selfRedirect) is not redirected to: the
+// results page is served instead.
+func (s *Server) feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
 	if why, _ := detect.BangOf(req.Query); why != detect.FeelingLucky {
 		return false
 	}
 	loc := firstLink(results)
+	if loc != "" && s.selfRedirect(ctx, loc) {
+		loc = ""
+	}
 	if loc != "" {
 		redirect(ctx, loc)
 	}
@@ -376,7 +388,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 	why := "error"
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
-		why = na.Why
+		why = string(na.Why)
 		if na.RetryAfter > 0 {
 			secs = retryAfterSeconds(na.RetryAfter)
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
@@ -433,32 +445,28 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int,
 	}
 }
 
-func explainWhy(why string) string {
-	switch why {
-	case "deadline":
-		return "the search deadline passed"
-	case "no_instance":
-		return "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers"
-	case "no_slot":
-		return "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline"
-	case "attempts":
-		return "every instance asked refused or failed (see tried)"
-	case "network":
-		return "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed"
-	case "budget":
-		return "the retry budget is spent"
-	case "shutdown":
-		return "searxgate is shutting down"
-	case "queue_full":
-		return "too many searches are waiting for an instance"
-	case "leader_failed":
-		return "the identical search this one joined ended without an answer"
-	case "query_timeout":
-		return "the query's timeout syntax (<N) asks SearXNG to wait longer than searxgate's --deadline; no instance was blamed"
-	case "query":
-		return "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed"
+// stopWords say each proxy.Stop to a person or an API client: the one
+// table web words them in (a test holds it to proxy.Stops).
+var stopWords = map[proxy.Stop]string{
+	proxy.StopDeadline:     "the search deadline passed",
+	proxy.StopNoInstance:   "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers",
+	proxy.StopNoSlot:       "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline",
+	proxy.StopShare:        "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients",
+	proxy.StopAttempts:     "every instance asked refused or failed (see tried)",
+	proxy.StopNetwork:      "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed",
+	proxy.StopBudget:       "your share of the budget for retries and second opinions is spent",
+	proxy.StopShutdown:     "searxgate is shutting down",
+	proxy.StopQueueFull:    "too many searches are waiting for an instance",
+	proxy.StopLeaderFailed: "the identical search this one joined ended without an answer",
+	proxy.StopQueryTimeout: "the query's timeout syntax (<N) asks SearXNG to wait longer than searxgate's --deadline; no instance was blamed",
+	proxy.StopQuery:        "this query makes SearXNG fail the same way on every instance asked (a server error or a refused request); no instance was blamed",
+}
+
+func explainWhy(why proxy.Stop) string {
+	if w, ok := stopWords[why]; ok {
+		return w
 	}
-	return why
+	return string(why)
 }
 
 func writeJSON(ctx *fasthttp.RequestCtx, status int, v any) {

@@ -527,12 +527,16 @@ func TestHeadSearchesNothing(t *testing.T) {
 }
 
 // TestNoAnswerSaysWhy: every reason the proxy gives for having no answer
-// reads as a sentence, never as the proxy's code word.
+// (proxy.Stops) has its words in web's one table, and reads as a
+// sentence, never as the proxy's code word; the table words nothing else.
 func TestNoAnswerSaysWhy(t *testing.T) {
-	for _, why := range []string{"deadline", "no_instance", "no_slot", "attempts", "budget", "shutdown", "queue_full", "leader_failed"} {
-		if got := explainWhy(why); got == why || !strings.Contains(got, " ") {
+	for _, why := range proxy.Stops {
+		if got, ok := stopWords[why]; !ok || got == string(why) || !strings.Contains(got, " ") {
 			t.Errorf("%s reads %q", why, got)
 		}
+	}
+	if len(stopWords) != len(proxy.Stops) {
+		t.Errorf("web words %d reasons, the proxy has %d", len(stopWords), len(proxy.Stops))
 	}
 }
 

@@ -29,7 +29,8 @@ type Totals struct {
 	QueueDepth    int64   `json:"queue_depth"`       // searches waiting for a slot now
 	QueueWaitMS   float64 `json:"queue_wait_avg_ms"` // mean wait of the searches that got a slot
 	QueueRefused  uint64  `json:"queue_refused"`     // refused: no slot within their deadline, or the queue full
-	ClientLimited uint64  `json:"client_limited"`    // refused: their client asked more than its share
+	ShareRefused  uint64  `json:"share_refused"`     // refused: their client had used its share of the public budget
+	ClientLimited uint64  `json:"client_limited"`    // refused: their client asked more than its own limit (--client-rate)
 	Fanout        uint64  `json:"fanout_searches"`   // answered by merging several instances (fanout)
 	// MCP tool calls (none without an MCP face), and by tool and outcome.
 	ToolCalls       int64                       `json:"mcp_tool_calls"`
@@ -122,6 +123,7 @@ func (s *Server) report(now time.Time) StatusReport {
 		r.Totals.Upstream = m.UpstreamTotal()
 		r.Totals.QueueDepth = m.QueueDepth()
 		r.Totals.QueueRefused = m.QueueRefused()
+		r.Totals.ShareRefused = m.ShareRefused()
 		r.Totals.ClientLimited = m.ClientLimited()
 		r.Totals.Fanout = m.FanoutSearches()
 		if n := m.QueueWait().Count(); n > 0 {

@@ -58,7 +58,7 @@ func TestClientLimits(t *testing.T) {
 	// (9,000 bytes): sent upstream as a form, not a request line over the
 	// instance's limit.
 	if a := g.get(t, "/search?format=json&q="+strings.Repeat("long+", 1800), nil); a.status != 200 {
-		t.Errorf("a 9,000-byte query: status %d, want 200: %.200s", a.status, a.body)
+		t.Errorf("a 9,000-byte query: status %d, want 200: %.900s", a.status, a.body)
 	}
 	// The server still answers.
 	if a := g.get(t, "/search?format=json&q=fine", nil); a.status != 200 {

@@ -176,10 +176,10 @@ func (a *App) causeOf(st pool.Stats, now time.Time) string {
 		return why
 	}
 	switch e := c.ConfigErr; {
+	case c.ConfigStatus != 0:
+		return causeStatus
 	case e == causeDNS, e == causeRefused, e == causeTimeout, e == causeTLS, e == causeReset:
 		return e
-	case strings.HasPrefix(e, "status"):
-		return causeStatus
 	default:
 		return causeTransport
 	}

@@ -1,7 +1,10 @@
-// Package deptest is the dependency fence of searxgate's packages: a test
-// in each of them calls Check so that an import the design's package table
-// forbids fails the tests instead of slipping in.
+// Package deptest fences the imports of searxgate's packages. Each package
+// has a test that calls Check. An import the design's package table forbids
+// then fails that test instead of slipping in.
 //
-// Caveat: Check reads the package's direct imports (its non-test files);
-// what those packages import in turn is their own fence's business.
+// Check reads only the package's direct imports, from its non-test files.
+// What those packages import is their own fence's business.
+//
+// Its own tests also keep every doc.go in the module short: at most 22
+// words a sentence on average, and a few hundred words in all.
 package deptest

@@ -499,11 +499,17 @@ func (p *Politeness) Forget(instance string) {
 	p.mu.Unlock()
 }
 
-// ExtraBudget bounds the upstream searches that hedges and retries add on
-// top of the first attempt of each client search: over a sliding window,
-// extras may be at most Ratio of first attempts, or Floor, whichever is
-// larger. So a bad hour cannot multiply the load searxgate puts on the
-// instances.
+// ExtraBudget bounds the upstream searches that hedges, retries and
+// second opinions add on top of the first attempt of each client search:
+// over a sliding window, extras may be at most Ratio of first attempts,
+// or Floor, whichever is larger. So a bad hour cannot multiply the load
+// searxgate puts on the instances.
+//
+// It is shared per client as the politeness budget is: a client's extras
+// may be at most Ratio of its own first attempts, or its part of Floor
+// (Floor / the clients that searched within the window), whichever is
+// larger. So one client whose queries all need a second opinion spends
+// its own part, and another client's retries still find room.
 //
 // The window is kept as buckets (a tenth of the window each); the oldest
 // bucket is dropped as time moves on.
@@ -513,7 +519,16 @@ type ExtraBudget struct {
 	Floor  int
 	window time.Duration
 
-	mu      sync.Mutex // guards the buckets
+	mu       sync.Mutex // guards the buckets, clients and the active count
+	buckets  [10]budgetBucket
+	clients  map[string]*extraUse
+	active   int   // clients with a first attempt within the window, as of activeAt
+	activeAt int64 // when active was counted; counted again after a second
+}
+
+// extraUse is one client's first attempts and extras.
+type extraUse struct {
+	last    int64 // its last first attempt (nanoseconds since base)
 	buckets [10]budgetBucket
 }
 
@@ -528,7 +543,7 @@ func NewExtraBudget(ratio float64, floor int, window time.Duration) *ExtraBudget
 	if window <= 0 {
 		window = time.Minute
 	}
-	return &ExtraBudget{base: time.Now(), Ratio: ratio, Floor: floor, window: window}
+	return &ExtraBudget{base: time.Now(), Ratio: ratio, Floor: floor, window: window, clients: make(map[string]*extraUse)}
 }
 
 // WithBase counts b's buckets from base, the caller's clock reading now
@@ -541,14 +556,14 @@ func (b *ExtraBudget) WithBase(base time.Time) *ExtraBudget {
 
 func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base)) }
 
-func (b *ExtraBudget) bucket(now int64) *budgetBucket {
-	width := int64(b.window) / int64(len(b.buckets))
+func (b *ExtraBudget) bucket(buckets *[10]budgetBucket, now int64) *budgetBucket {
+	width := int64(b.window) / int64(len(buckets))
 	q := now / width // floored: a clock before base gives negative offsets
 	if now%width < 0 {
 		q--
 	}
-	n := int64(len(b.buckets))
-	bk := &b.buckets[(q%n+n)%n]
+	n := int64(len(buckets))
+	bk := &buckets[(q%n+n)%n]
 	start := q * width
 	if bk.start != start {
 		*bk = budgetBucket{start: start}
@@ -556,10 +571,10 @@ func (b *ExtraBudget) bucket(now int64) *budgetBucket {
 	return bk
 }
 
-func (b *ExtraBudget) sums(now int64) (firsts, extra int) {
+func (b *ExtraBudget) sums(buckets *[10]budgetBucket, now int64) (firsts, extra int) {
 	oldest := now - int64(b.window)
-	for i := range b.buckets {
-		if bk := &b.buckets[i]; bk.start > oldest {
+	for i := range buckets {
+		if bk := &buckets[i]; bk.start > oldest {
 			firsts += bk.firsts
 			extra += bk.extra
 		}
@@ -567,22 +582,73 @@ func (b *ExtraBudget) sums(now int64) (firsts, extra int) {
 	return firsts, extra
 }
 
-// First records a client search's first upstream attempt.
-func (b *ExtraBudget) First(now time.Time) {
-	b.mu.Lock()
-	b.bucket(b.nanos(now)).firsts++
-	b.mu.Unlock()
-}
-
-// TakeExtra reserves one extra upstream search if the budget allows it,
-// and reports whether it did. A hedge may use only the first half of the
-// budget, so that retries, which a search needs to be answered at all,
-// still find room when hedges are many.
-func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
+// First records a client search's first upstream attempt (client "" is
+// anonymous: counted for the whole gateway only).
+func (b *ExtraBudget) First(client string, now time.Time) {
 	t := b.nanos(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	firsts, extra := b.sums(t)
+	b.bucket(&b.buckets, t).firsts++
+	if client == "" {
+		return
+	}
+	u := b.clients[client]
+	if u == nil {
+		if len(b.clients) >= maxFairClients {
+			b.evictLocked(t)
+		}
+		u = &extraUse{}
+		b.clients[client] = u
+	}
+	u.last = t
+	b.bucket(&u.buckets, t).firsts++
+}
+
+// evictLocked drops the clients idle for the window, and when none is,
+// the idlest one.
+func (b *ExtraBudget) evictLocked(t int64) {
+	var idlest string
+	idle := int64(-1)
+	for c, u := range b.clients {
+		if t-u.last >= int64(b.window) {
+			delete(b.clients, c)
+			continue
+		}
+		if t-u.last > idle {
+			idlest, idle = c, t-u.last
+		}
+	}
+	if len(b.clients) >= maxFairClients {
+		delete(b.clients, idlest)
+	}
+}
+
+// activeLocked counts the clients with a first attempt within the window,
+// at most once a second.
+func (b *ExtraBudget) activeLocked(t int64) int {
+	if b.activeAt != 0 && t-b.activeAt < int64(time.Second) && t >= b.activeAt {
+		return b.active
+	}
+	n := 0
+	for _, u := range b.clients {
+		if t-u.last < int64(b.window) {
+			n++
+		}
+	}
+	b.active, b.activeAt = n, t
+	return n
+}
+
+// TakeExtra reserves one extra upstream search of client if the budget
+// and the client's part of it allow it, and reports whether it did. A
+// hedge may use only the first half of either, so that retries and
+// second opinions, which a search needs to be answered at all, still find
+// room when hedges are many.
+func (b *ExtraBudget) TakeExtra(client string, now time.Time, hedge bool) bool {
+	t := b.nanos(now)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	firsts, extra := b.sums(&b.buckets, t)
 	allowed := max(int(b.Ratio*float64(firsts)), b.Floor)
 	if hedge {
 		allowed /= 2
@@ -590,7 +656,22 @@ func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
 	if extra >= allowed {
 		return false
 	}
-	b.bucket(t).extra++
+	var u *extraUse
+	if client != "" {
+		u = b.clients[client]
+	}
+	if u != nil {
+		mine, used := b.sums(&u.buckets, t)
+		part := max(int(b.Ratio*float64(mine)), b.Floor/max(b.activeLocked(t), 1), 1)
+		if hedge {
+			part = max(part/2, 1)
+		}
+		if used >= part {
+			return false
+		}
+		b.bucket(&u.buckets, t).extra++
+	}
+	b.bucket(&b.buckets, t).extra++
 	return true
 }
 
@@ -598,5 +679,5 @@ func (b *ExtraBudget) TakeExtra(now time.Time, hedge bool) bool {
 func (b *ExtraBudget) Counts(now time.Time) (firsts, extra int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.sums(b.nanos(now))
+	return b.sums(&b.buckets, b.nanos(now))
 }

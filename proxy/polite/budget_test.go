@@ -59,20 +59,20 @@ func TestExtraBudget(t *testing.T) {
 	b := NewExtraBudget(0.2, 2, time.Minute)
 	t0 := time.Unix(1_700_000_000, 0)
 	// With no traffic the floor allows two extras, not three.
-	if first, second := b.TakeExtra(t0, false), b.TakeExtra(t0, false); !first || !second {
+	if first, second := b.TakeExtra("", t0, false), b.TakeExtra("", t0, false); !first || !second {
 		t.Fatal("floor extras refused")
 	}
-	if b.TakeExtra(t0, false) {
+	if b.TakeExtra("", t0, false) {
 		t.Fatal("a 3rd extra beyond the floor was allowed")
 	}
 	// 20 first attempts allow 4 extras in all.
 	for range 20 {
-		b.First(t0)
+		b.First("", t0)
 	}
-	if first, second := b.TakeExtra(t0, false), b.TakeExtra(t0, false); !first || !second {
+	if first, second := b.TakeExtra("", t0, false), b.TakeExtra("", t0, false); !first || !second {
 		t.Fatal("extras within 20 % refused")
 	}
-	if b.TakeExtra(t0, false) {
+	if b.TakeExtra("", t0, false) {
 		t.Fatal("extras beyond 20 % allowed")
 	}
 	if f, e := b.Counts(t0); f != 20 || e != 4 {
@@ -83,14 +83,14 @@ func TestExtraBudget(t *testing.T) {
 	if f, e := b.Counts(later); f != 0 || e != 0 {
 		t.Fatalf("Counts a window later = %d, %d; want 0, 0", f, e)
 	}
-	if !b.TakeExtra(later, false) {
+	if !b.TakeExtra("", later, false) {
 		t.Fatal("floor refused after the window moved on")
 	}
 	// Hedges get half the budget: one of the floor's two is used.
-	if b.TakeExtra(later, true) {
+	if b.TakeExtra("", later, true) {
 		t.Fatal("a hedge took the second half of the budget")
 	}
-	if !b.TakeExtra(later, false) {
+	if !b.TakeExtra("", later, false) {
 		t.Fatal("a retry was refused the budget's second half")
 	}
 }
@@ -281,5 +281,46 @@ func TestUntake(t *testing.T) {
 	// The oldest counted is now the one at 0 s: the window frees at 20 s.
 	if got, want := p.FreeAt("a", t0.Add(5*time.Second)), t0.Add(20*time.Second+Margin); !got.Equal(want) {
 		t.Fatalf("FreeAt %v, want %v", got.Sub(t0), want.Sub(t0))
+	}
+}
+
+// TestExtraBudgetPerClient: a client whose every search needs a second
+// opinion spends its own part of the extras, and leaves the rest to the
+// others.
+func TestExtraBudgetPerClient(t *testing.T) {
+	b := NewExtraBudget(0.2, 20, time.Minute)
+	t0 := time.Unix(1_700_000_000, 0)
+	for range 60 {
+		b.First("storm", t0)
+	}
+	for range 40 {
+		b.First("calm", t0)
+	}
+	take := func(client string, n int) int {
+		got := 0
+		for range n {
+			if b.TakeExtra(client, t0, false) {
+				got++
+			}
+		}
+		return got
+	}
+	// In all 20 (a fifth of 100); the storm's part is a fifth of its 60.
+	if got := take("storm", 60); got != 12 {
+		t.Fatalf("the storm took %d extras, want its part of 12", got)
+	}
+	if got := take("calm", 20); got != 8 {
+		t.Fatalf("the calm client took %d extras, want the 8 left", got)
+	}
+	// A client that never searched gets nothing of it beyond the whole's
+	// bound (spent now).
+	if b.TakeExtra("stranger", t0, false) {
+		t.Fatal("an extra beyond the whole budget")
+	}
+	// Hedges: half of a part.
+	b2 := NewExtraBudget(0.2, 4, time.Minute)
+	b2.First("a", t0)
+	if !b2.TakeExtra("a", t0, true) || !b2.TakeExtra("a", t0, true) || b2.TakeExtra("a", t0, true) {
+		t.Fatal("a client alone: want two hedges of its part of 4, not three")
 	}
 }

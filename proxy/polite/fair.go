@@ -7,23 +7,28 @@ import (
 
 // Fair keeps one client from spending every public instance's budget:
 // within each politeness window, a client may make at most its share of
-// the searches the public pool allows: capacity / active clients in the
-// short windows, and capacity / (active clients + 1) in the longest. The
-// +1 keeps part of the long window free for a client that has not
+// the searches the public pool allows. The share counts only the clients
+// active now: those that searched within the shortest window (the
+// current one), so capacity nobody is using goes to whoever asks, and a
+// client alone after others stopped gets what they left, not a share of
+// clients long gone. Among n active clients a short window's share is
+// capacity / n, or more when the others leave it unused: all but a
+// reserve (fairReserve, a third) and what the others took. The longest
+// window's share is capacity / (n + 1), or half of it less what the
+// others took: the +1 keeps part of it free for a client that has not
 // searched yet, so a newcomer is never left waiting minutes behind one
-// busy client. A client alone may take, of a short window, all but a
-// reserve (fairReserve, a third): the reserve is for whoever comes next,
-// and is released to the lone client only late in its window
-// (fairRelease, the last quarter), when nobody else came. So a greedy
-// client that spends what it can in a burst leaves a third of every
-// instance's window to the next client. (A client alone gets half of the
-// public pool's 10-minute capacity: on any real pool far more than a
-// person or an agent uses.) The operator's own instances are not shared
-// out: a client over its share is still served by them.
+// busy client. A client alone may take, of a short window, all but the
+// reserve: it is for whoever comes next, and is released to the lone
+// client late in its window (fairRelease, the last quarter), when nobody
+// else came. So a greedy client that spends what it can in a burst
+// leaves a third of every instance's window to the next client. The
+// operator's own instances are not shared out: a client over its share
+// is still served by them.
 //
-// Usage is counted per client in buckets (a tenth of a window each), so a
-// client costs a few hundred bytes whatever its rate; the count of
-// clients is bounded (maxFairClients), the idlest dropped first.
+// Usage is counted per client in buckets (a tenth of a window each), and
+// for all clients together in the same buckets, so a client costs a few
+// hundred bytes whatever its rate; the count of clients is bounded
+// (maxFairClients), the idlest dropped first.
 type Fair struct {
 	base    time.Time
 	windows []Window
@@ -32,10 +37,13 @@ type Fair struct {
 	// capacity is that times its Max.
 	capacity func() int
 
-	mu       sync.Mutex // guards clients and the active count
+	shortest time.Duration // the shortest window's span: a client that searched within it is active
+
+	mu       sync.Mutex // guards clients, all and the active count
 	clients  map[string]*clientUse
-	active   int   // clients that searched within the longest window, as of activeAt
-	activeAt int64 // when active was counted; it is counted again after a second
+	all      clientUse // every client's searches together (its last is unused)
+	active   int       // clients that searched within the shortest window, as of activeAt
+	activeAt int64     // when active was counted; it is counted again after a second
 }
 
 // fairReserve is the part of a short window a client alone may not take
@@ -64,14 +72,18 @@ type clientUse struct {
 // instances now. A nil *Fair allows everything.
 func NewFair(windows []Window, capacity func() int) *Fair {
 	var ws []Window
-	var longest time.Duration
+	var longest, shortest time.Duration
 	for _, w := range windows {
 		if w.Max > 0 && w.Per > 0 {
 			ws = append(ws, w)
 			longest = max(longest, w.Per)
+			if shortest == 0 || w.Per < shortest {
+				shortest = w.Per
+			}
 		}
 	}
-	return &Fair{base: time.Now(), windows: ws, longest: longest, capacity: capacity, clients: make(map[string]*clientUse)}
+	return &Fair{base: time.Now(), windows: ws, longest: longest, shortest: shortest, capacity: capacity,
+		clients: make(map[string]*clientUse), all: newClientUse(len(ws))}
 }
 
 // WithBase counts f's buckets from base, the caller's clock reading now
@@ -100,16 +112,16 @@ func (f *Fair) used(u *clientUse, i int, t int64) (n int, frees, first int64) {
 	return n, frees, first
 }
 
-// activeLocked counts the clients that searched within the longest
+// activeLocked counts the clients that searched within the shortest
 // window, at most once a second (the count walks every client).
 func (f *Fair) activeLocked(t int64) int {
 	if f.activeAt != 0 && t-f.activeAt < int64(time.Second) && t >= f.activeAt {
 		return f.active
 	}
-	longest := int64(f.longest)
+	span := int64(f.shortest)
 	n := 0
 	for _, u := range f.clients {
-		if t-u.last < longest {
+		if t-u.last < span {
 			n++
 		}
 	}
@@ -131,23 +143,16 @@ func (f *Fair) Allowed(client string, now time.Time) (bool, time.Time) {
 		return true, now
 	}
 	active := f.activeLocked(t)
-	if t-u.last >= int64(f.longest) {
+	if t-u.last >= int64(f.shortest) {
 		active++ // it is about to be active again
 	}
 	pub := f.capacity()
-	longest := f.longest
 	ok, free := true, t
 	for i, w := range f.windows {
-		n := max(active, 1)
-		alone := n == 1 && w.Per != longest
-		if w.Per == longest {
-			n++
-		}
-		share := max(pub*w.Max/n, 1)
-		if alone {
-			share = max(pub*w.Max-pub*w.Max/fairReserve, 1)
-		}
+		c := pub * w.Max
 		used, frees, first := f.used(u, i, t)
+		all, _, _ := f.used(&f.all, i, t)
+		share, alone := fairShare(c, max(active, 1), all-used, w.Per == f.longest)
 		if used < share {
 			continue
 		}
@@ -166,6 +171,22 @@ func (f *Fair) Allowed(client string, now time.Time) (bool, time.Time) {
 	return ok, now.Add(time.Duration(free - t))
 }
 
+// fairShare is a client's share of a window whose capacity is c, among n
+// active clients (itself included) whose others took others of it; alone
+// reports a short window's share of a client alone, whose reserve is
+// released late in the window.
+func fairShare(c, n, others int, longest bool) (share int, alone bool) {
+	switch {
+	case longest:
+		share = max(c/(n+1), c/2-others)
+	case n == 1:
+		share, alone = c-c/fairReserve, true
+	default:
+		share = max(c/n, c-c/fairReserve-others)
+	}
+	return max(share, 1), alone
+}
+
 // Take counts one public search of client at now.
 func (f *Fair) Take(client string, now time.Time) {
 	if f == nil || client == "" || len(f.windows) == 0 {
@@ -179,10 +200,21 @@ func (f *Fair) Take(client string, now time.Time) {
 		if len(f.clients) >= maxFairClients {
 			f.evictLocked(t)
 		}
-		u = &clientUse{counts: make([][fairBuckets]int32, len(f.windows)), starts: make([][fairBuckets]int64, len(f.windows))}
+		u = new(clientUse)
+		*u = newClientUse(len(f.windows))
 		f.clients[client] = u
 	}
 	u.last = t
+	f.count(u, t)
+	f.count(&f.all, t)
+}
+
+func newClientUse(windows int) clientUse {
+	return clientUse{counts: make([][fairBuckets]int32, windows), starts: make([][fairBuckets]int64, windows)}
+}
+
+// count adds one search at t to u's buckets.
+func (f *Fair) count(u *clientUse, t int64) {
 	for i, w := range f.windows {
 		width := int64(w.Per) / fairBuckets
 		q := t / width

@@ -1,11 +1,15 @@
-// Package pdf reads a PDF's text as Markdown for the reader: pages,
-// paragraphs, headings by size, lists and code blocks, with the title,
-// author and date of its Info dictionary.
+// Package pdf reads a PDF's text as Markdown for the reader. It keeps
+// pages, paragraphs, headings by size, lists and code blocks. Doc also
+// carries the title, author and date of the file's Info dictionary.
 //
-// Extract reads in this process, with the parser's panics recovered and
-// the numbers it sizes allocations by checked first. Some files still
-// exhaust memory or stack, which Go cannot recover from, so searxgate
-// reads every PDF through a Worker: a child process per PDF, bounded in
-// memory, stack and time, that can fail without taking searxgate along.
-// ServeIfWorker, called first in main, makes the child.
+// Extract reads in this process. It recovers the parser's panics and checks
+// the numbers the parser sizes allocations by. Some files still exhaust
+// memory or stack, and Go cannot recover from that. So searxgate reads
+// every PDF through a Worker: one child process per PDF, bounded in memory,
+// stack and time. A child can fail without taking searxgate along.
+// ServeIfWorker, called first in main, makes a process a child.
+//
+// Caveats: text comes in the order the pages draw it, so columns and tables
+// may read as runs of words. A font without a Unicode map reads as Latin-1,
+// or not at all.
 package pdf
