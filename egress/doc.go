@@ -23,4 +23,7 @@
 // Each door has its own switch for private addresses (Config.AllowPrivate):
 // --allow-private for instances and the list, --reader-allow-private for
 // pages, --image-proxy-allow-private for images.
+//
+// The --egress setting is another thing: it names the replicas that
+// share one outbound address.
 package egress
