@@ -47,6 +47,12 @@ type Guard struct {
 // MaxURLLength), ErrPrivateAddress (the host is such an address, or a name
 // that resolves to any), or ErrResolve.
 func (g Guard) Check(ctx context.Context, rawURL string) error {
+	return g.check(ctx, rawURL, true)
+}
+
+// check is Check; without resolve, a name that is not a localhost name
+// passes (CheckLiteral).
+func (g Guard) check(ctx context.Context, rawURL string, resolve bool) error {
 	rawURL = strings.TrimSpace(rawURL)
 	if len(rawURL) > MaxURLLength {
 		return fmt.Errorf("%w: longer than %d bytes", ErrBadURL, MaxURLLength)
@@ -77,6 +83,9 @@ func (g Guard) Check(ctx context.Context, rawURL string) error {
 	// RFC 6761: localhost names are loopback whatever a resolver says.
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
+	}
+	if !resolve {
+		return nil
 	}
 	var r Resolver = net.DefaultResolver
 	if g.Resolver != nil {
@@ -123,6 +132,11 @@ func LiteralAddr(host string) (netip.Addr, bool) { return literalAddr(host) }
 // legacy IPv4 forms that inet_aton, and so some resolvers, accept
 // ("2130706433", "0x7f.1", "0177.0.0.1").
 func literalAddr(host string) (netip.Addr, bool) {
+	// A name with a letter no literal form has is not parsed: most hosts
+	// are such names, and a failed parse costs allocations.
+	if !strings.Contains(host, ":") && strings.TrimLeft(host, "0123456789abcdefxABCDEFX.") != "" {
+		return netip.Addr{}, false
+	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		return a, true
 	}
@@ -231,17 +245,5 @@ func PublicAddr(a netip.Addr) bool {
 // connects. Every URL searxgate connects to through a Dialer is judged so;
 // g.Resolver is not used.
 func (g Guard) CheckLiteral(rawURL string) error {
-	g.Resolver = noResolve{}
-	if err := g.Check(context.Background(), rawURL); err != nil && !errors.Is(err, ErrResolve) {
-		return err
-	}
-	return nil
-}
-
-// noResolve is a Resolver that never resolves (see CheckLiteral).
-type noResolve struct{}
-
-// LookupIPAddr never answers.
-func (noResolve) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	return nil, &net.DNSError{Err: "not resolved here", Name: host, IsNotFound: true}
+	return g.check(context.Background(), rawURL, false)
 }

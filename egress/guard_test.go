@@ -267,3 +267,22 @@ func FuzzGuardCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLiteralAddr: skipping the parse of names changes no answer.
+func FuzzLiteralAddr(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f.1", "0177.0.0.1", "0X7F.0.0.1", "::1", "[::1]",
+		"fe80::1%eth0", "img.example", "deadbeef", "0xdeadbeef", "cafe.face", "1.2.3.4.5", "localhost", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		got, gotOK := literalAddr(host)
+		want, wantOK := netip.ParseAddr(host)
+		if wantOK != nil {
+			want, _ = legacyIPv4(host)
+		}
+		_, legacyOK := legacyIPv4(host)
+		if gotOK != (wantOK == nil || legacyOK) || (gotOK && got != want) {
+			t.Fatalf("literalAddr(%q) = %v %v, want %v", host, got, gotOK, want)
+		}
+	})
+}

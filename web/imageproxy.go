@@ -202,10 +202,7 @@ func (ip *imageProxy) fetch(raw string) (string, []byte, error) {
 	// address; only what an image fetch needs. The fetcher bounds the
 	// time (the network keeps real time, whatever clock the server was
 	// given).
-	resp, err := ip.fetcher.Get(context.Background(), u.String(), http.Header{
-		"Accept":          {"image/avif,image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8"},
-		"Accept-Encoding": {"identity"},
-	})
+	resp, err := ip.fetcher.Get(context.Background(), u.String(), imageHeader)
 	switch {
 	case errors.Is(err, egress.ErrTooManyRedirects):
 		return "", nil, fmt.Errorf("%w: %w", errImageRedirect, err)
@@ -231,6 +228,13 @@ func (ip *imageProxy) fetch(raw string) (string, []byte, error) {
 		return "", nil, err
 	}
 	return mt, body, nil
+}
+
+// imageHeader is what an image fetch sends besides the User-Agent; it is
+// only read.
+var imageHeader = http.Header{
+	"Accept":          {"image/avif,image/webp,image/png,image/jpeg,image/gif,image/*;q=0.8"},
+	"Accept-Encoding": {"identity"},
 }
 
 // imageProxyHandler serves /image_proxy?url=...&h=...: the image at url,

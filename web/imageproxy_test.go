@@ -40,7 +40,7 @@ type seenRequest struct {
 
 const publicIP = "93.184.216.34" // public, and only ever "dialled" in memory
 
-func startImageHosts(t *testing.T) *imageHosts {
+func startImageHosts(t testing.TB) *imageHosts {
 	t.Helper()
 	h := &imageHosts{
 		ln: fasthttputil.NewInmemoryListener(),
@@ -426,6 +426,20 @@ func TestImageProxyManyFromOneHost(t *testing.T) {
 	for st := range statuses {
 		if st != 200 {
 			t.Errorf("a thumbnail: %d", st)
+		}
+	}
+}
+
+// BenchmarkImageProxy: one thumbnail through /image_proxy, in memory end
+// to end: the handler, the guarded fetcher, the image host.
+func BenchmarkImageProxy(b *testing.B) {
+	hosts := startImageHosts(b)
+	s, c := serve(b, Config{Search: &fakeSearch{}, Images: hosts.config()})
+	link := s.images.link("http://img.example/ok.png")
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := c.get(link); r.status != 200 {
+			b.Fatalf("status %d", r.status)
 		}
 	}
 }
