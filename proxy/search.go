@@ -298,14 +298,24 @@ func (s *search) countAlike(r attemptResult) {
 // reports whether one started. A first attempt and a retry wait for a
 // slot within the deadline; a hedge and a confirmation take only a slot
 // free now.
-func (s *search) launch(kind launchKind) bool {
+func (s *search) launch(kind launchKind) (started bool) {
 	p := s.p
 	now := p.now()
-	if s.started > 0 && kind != launchFan && !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
-		if kind == launchRetry {
-			s.why = StopBudget
+	if s.started > 0 && kind != launchFan {
+		if !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
+			if kind == launchRetry {
+				s.why = StopBudget
+			}
+			return false
 		}
-		return false
+		// An extra counts when it is sent: one that no instance takes in
+		// time, or that the client's limit refuses, is given back.
+		takenAt := now
+		defer func() {
+			if !started {
+				p.extra.GiveBack(s.req.Client, takenAt)
+			}
+		}()
 	}
 	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, false)
 	if !ok && (kind == launchFirst || kind == launchRetry) {

@@ -675,6 +675,25 @@ func (b *ExtraBudget) TakeExtra(client string, now time.Time, hedge bool) bool {
 	return true
 }
 
+// GiveBack returns an extra that client took at takenAt (TakeExtra) and
+// that was never sent: no instance could take it in time, or its client's
+// own limit refused it. An extra whose bucket the window has since dropped
+// is gone already.
+func (b *ExtraBudget) GiveBack(client string, takenAt time.Time) {
+	t := b.nanos(takenAt)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	unTake := func(buckets *[10]budgetBucket) {
+		if bk := b.bucket(buckets, t); bk.extra > 0 {
+			bk.extra--
+		}
+	}
+	unTake(&b.buckets)
+	if u := b.clients[client]; client != "" && u != nil {
+		unTake(&u.buckets)
+	}
+}
+
 // Counts returns the first attempts and extras within the window.
 func (b *ExtraBudget) Counts(now time.Time) (firsts, extra int) {
 	b.mu.Lock()

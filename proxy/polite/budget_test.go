@@ -55,6 +55,28 @@ func TestPolitenessUnlimited(t *testing.T) {
 	}
 }
 
+// TestExtraGiveBack: an extra taken and never sent is given back, to the
+// gateway and to its client.
+func TestExtraGiveBack(t *testing.T) {
+	b := NewExtraBudget(0.2, 2, time.Minute)
+	t0 := time.Unix(1_700_000_000, 0)
+	b.WithBase(t0)
+	b.First("a", t0)
+	if first, second := b.TakeExtra("a", t0, false), b.TakeExtra("a", t0, false); !first || !second {
+		t.Fatal("floor extras refused")
+	}
+	if b.TakeExtra("a", t0, false) {
+		t.Fatal("a 3rd extra beyond the floor was allowed: the test proves nothing")
+	}
+	b.GiveBack("a", t0)
+	if _, e := b.Counts(t0); e != 1 {
+		t.Fatalf("%d extras counted after one was given back, want 1", e)
+	}
+	if !b.TakeExtra("a", t0.Add(time.Second), false) {
+		t.Fatal("the extra given back is not there to take again")
+	}
+}
+
 func TestExtraBudget(t *testing.T) {
 	b := NewExtraBudget(0.2, 2, time.Minute)
 	t0 := time.Unix(1_700_000_000, 0)
