@@ -342,7 +342,7 @@ func TestExtraBudgetPerClient(t *testing.T) {
 	// Hedges: half of a part.
 	b2 := NewExtraBudget(0.2, 4, time.Minute)
 	b2.First("a", t0)
-	if !b2.TakeExtra("a", t0, true) || !b2.TakeExtra("a", t0, true) || b2.TakeExtra("a", t0, true) {
+	if h1, h2, h3 := b2.TakeExtra("a", t0, true), b2.TakeExtra("a", t0, true), b2.TakeExtra("a", t0, true); !h1 || !h2 || h3 {
 		t.Fatal("a client alone: want two hedges of its part of 4, not three")
 	}
 }
