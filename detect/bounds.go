@@ -107,6 +107,9 @@ var escapeCost = func() (t [256]uint8) {
 	return t
 }()
 
+// worstSize is the most s can take as written: every byte escaped.
+func worstSize(s string) int { return 6 * len(s) }
+
 // size is s's length as written, escapes counted.
 func size(s string) int {
 	n := len(s)
@@ -116,7 +119,7 @@ func size(s string) int {
 	return n
 }
 
-func strsSize(v []string) int {
+func strsSize(v []string, size func(string) int) int {
 	n := 0
 	for _, s := range v {
 		n += size(s) + 3
@@ -145,9 +148,10 @@ func clipResult(x *Result) bool {
 	return true
 }
 
-// resultSize is about what x takes written as JSON, escapes aside.
-func resultSize(x *Result) int {
-	return 64 + 2*size(x.URL) + size(x.Title) + size(x.Content) + size(x.Engine) + strsSize(x.Engines) +
+// resultSize is about what x takes written as JSON, its texts measured
+// by size (escapes counted, or worstSize).
+func resultSize(x *Result, size func(string) int) int {
+	return 64 + 2*size(x.URL) + size(x.Title) + size(x.Content) + size(x.Engine) + strsSize(x.Engines, size) +
 		4*len(x.Positions) + size(x.Category) + size(x.Template) + size(x.PublishedDate) +
 		size(x.Thumbnail) + size(x.ImgSrc) + size(x.IframeSrc) + extraSize(x.Extra)
 }
@@ -179,9 +183,9 @@ func clipInfobox(b *Infobox) {
 	}
 }
 
-func infoboxSize(b *Infobox) int {
+func infoboxSize(b *Infobox, size func(string) int) int {
 	n := 96 + size(b.Infobox) + size(b.ID) + size(b.Content) + size(b.ImgSrc) + size(b.Engine) +
-		strsSize(b.Engines) + extraSize(b.Extra)
+		strsSize(b.Engines, size) + extraSize(b.Extra)
 	for _, u := range b.URLs {
 		n += 32 + size(u.Title) + size(u.URL) + extraSize(u.Extra)
 	}
@@ -206,23 +210,28 @@ func keepStrings(v []string, budget *int) []string {
 // MaxAnswerBytes dropped. Results dropped are added to r.Dropped.
 func (r *Results) bound() {
 	r.Query = clip(r.Query, maxQueryBytes)
+	// An answer that could not pass MaxAnswerBytes even with every byte
+	// escaped (every real one) is not measured byte by byte.
+	exact := r.answerSize(worstSize) > MaxAnswerBytes
 	budget := MaxAnswerBytes
 	kept := r.Results[:0]
 	for i := range r.Results {
-		x := r.Results[i]
+		x := &r.Results[i]
 		if len(kept) == MaxResults {
 			r.Dropped += len(r.Results) - i
 			break
 		}
-		if !clipResult(&x) {
+		if !clipResult(x) {
 			r.Dropped++
 			continue
 		}
-		if budget -= resultSize(&x); budget < 0 {
-			r.Dropped += len(r.Results) - i
-			break
+		if exact {
+			if budget -= resultSize(x, size); budget < 0 {
+				r.Dropped += len(r.Results) - i
+				break
+			}
 		}
-		kept = append(kept, x)
+		kept = append(kept, *x)
 	}
 	clear(r.Results[len(kept):])
 	r.Results = kept
@@ -230,12 +239,14 @@ func (r *Results) bound() {
 	for _, list := range []*[]string{&r.Answers, &r.Corrections, &r.Suggestions} {
 		*list = firstN(*list, MaxListItems)
 		clipAll(*list, MaxFieldBytes)
-		*list = keepStrings(*list, &budget)
+		if exact {
+			*list = keepStrings(*list, &budget)
+		}
 	}
 	r.Infoboxes = firstN(r.Infoboxes, MaxInfoboxes)
 	for i := range r.Infoboxes {
 		clipInfobox(&r.Infoboxes[i])
-		if budget -= infoboxSize(&r.Infoboxes[i]); budget < 0 {
+		if budget -= infoboxSize(&r.Infoboxes[i], size); exact && budget < 0 {
 			r.Infoboxes = firstN(r.Infoboxes, i)
 			break
 		}
@@ -244,9 +255,25 @@ func (r *Results) bound() {
 	for i := range r.UnresponsiveEngines {
 		e := &r.UnresponsiveEngines[i]
 		e[0], e[1] = clip(e[0], MaxFieldBytes), clip(e[1], MaxFieldBytes)
-		if budget -= 8 + size(e[0]) + size(e[1]); budget < 0 {
+		if budget -= 8 + size(e[0]) + size(e[1]); exact && budget < 0 {
 			r.UnresponsiveEngines = firstN(r.UnresponsiveEngines, i)
 			break
 		}
 	}
+}
+
+// answerSize is what r takes as written, its texts measured by size.
+func (r *Results) answerSize(size func(string) int) int {
+	n := 0
+	for i := range r.Results {
+		n += resultSize(&r.Results[i], size)
+	}
+	n += strsSize(r.Answers, size) + strsSize(r.Corrections, size) + strsSize(r.Suggestions, size)
+	for i := range r.Infoboxes {
+		n += infoboxSize(&r.Infoboxes[i], size)
+	}
+	for _, e := range r.UnresponsiveEngines {
+		n += 8 + size(e[0]) + size(e[1])
+	}
+	return n
 }

@@ -137,14 +137,25 @@ func echoes(asked []string, words [][]byte, results []Result) bool {
 
 // echoOnly reports whether x's title and snippet, case and accents folded,
 // hold a word worth looking for (matchWords) and otherwise nothing but
-// the query's words, stop words and numbers. buf is scratch space, given
-// back for the next result.
+// the query's words, stop words and numbers. The title is read first: an
+// honest result's title nearly always has a word of its own, and its
+// snippet is then never folded. buf is scratch space, given back for the
+// next result.
 func echoOnly(buf []byte, asked []string, words [][]byte, x *Result) (bool, []byte) {
-	buf = appendFold(buf[:0], x.Title)
-	buf = append(buf, ' ')
-	buf = appendFold(buf, x.Content)
-	b := buf
 	found := false
+	for _, text := range [2]string{x.Title, x.Content} {
+		buf = appendFold(buf[:0], text)
+		if !onlyQueryWords(buf, asked, words, &found) {
+			return false, buf
+		}
+	}
+	return found, buf
+}
+
+// onlyQueryWords reports whether the folded text b holds nothing but the
+// query's words, stop words and numbers; found is set once it holds a
+// word worth looking for.
+func onlyQueryWords(b []byte, asked []string, words [][]byte, found *bool) bool {
 	for len(b) > 0 {
 		// The next word: the run of letters and digits at the start of
 		// rest, once what is neither is skipped.
@@ -169,19 +180,19 @@ func echoOnly(buf []byte, asked []string, words [][]byte, x *Result) (bool, []by
 		if len(w) == 0 {
 			break
 		}
-		if !found {
+		if !*found {
 			for _, m := range words {
 				if bytes.Equal(w, m) {
-					found = true
+					*found = true
 					break
 				}
 			}
 		}
 		if !stopWords[string(w)] && !allDigits(w) && !inWords(asked, w) {
-			return false, buf
+			return false
 		}
 	}
-	return found, buf
+	return true
 }
 
 // inWords reports whether w is one of words (without allocating).
