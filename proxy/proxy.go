@@ -86,6 +86,9 @@ func (w Stop) Retryable() bool { return w != StopQuery && w != StopQueryTimeout 
 // shareRefused reports whether err is a search refused for its client's
 // share.
 func shareRefused(err error) bool {
+	if err == nil {
+		return false // every answered search asks: nothing to allocate
+	}
 	var na *NoAnswerError
 	return errors.As(err, &na) && na.Why == StopShare
 }
