@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"html/template"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -497,7 +498,7 @@ func resultOf(x *detect.Result, image func(string) string) resultView {
 		v.Source = clean(extraString(x, "source"), maxTitle)
 	}
 	v.Video = x.Template == "videos.html" || x.Category == "videos"
-	if v.URL != "" && v.Image == "" {
+	if v.URL != "" && v.Image == "" && archivable(v.URL) {
 		v.Cached = "https://web.archive.org/web/" + v.URL
 	}
 	if t, ok := parseDate(x.PublishedDate); ok {
@@ -578,4 +579,23 @@ func formatMS(ms float64) string {
 		return strconv.FormatFloat(ms/1000, 'f', 1, 64) + " s"
 	}
 	return strconv.FormatFloat(ms/60_000, 'f', 1, 64) + " min"
+}
+
+// archivable reports whether the Wayback Machine can hold a copy of u:
+// not of a page on loopback, a private address or localhost, which it
+// cannot reach (the demo's pages among them).
+func archivable(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	h := strings.TrimSuffix(strings.ToLower(pu.Hostname()), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return false
+	}
+	if ip, err := netip.ParseAddr(h); err == nil {
+		ip = ip.Unmap()
+		return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified())
+	}
+	return true
 }

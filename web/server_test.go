@@ -584,3 +584,25 @@ func TestBangRedirects(t *testing.T) {
 		t.Errorf("feeling lucky, JSON: %d, want the results", r.status)
 	}
 }
+
+// TestArchivable: a result gets a Wayback Machine link only where the
+// Wayback Machine could have a copy: not for loopback, private or
+// localhost pages.
+func TestArchivable(t *testing.T) {
+	for u, want := range map[string]bool{
+		"https://example.org/a":          true,
+		"http://93.184.215.14/x":         true,
+		"http://127.0.0.1:19004/sim/a":   false,
+		"http://[::1]/":                  false,
+		"http://10.1.2.3/":               false,
+		"http://192.168.1.5:8080/":       false,
+		"http://localhost:8888/":         false,
+		"http://app.localhost/":          false,
+		"http://[::ffff:127.0.0.1]/page": false,
+		"http://%zz":                     false,
+	} {
+		if got := archivable(u); got != want {
+			t.Errorf("archivable(%q) = %v, want %v", u, got, want)
+		}
+	}
+}

@@ -144,8 +144,8 @@ var anyURL = regexp.MustCompile(`(?i)(xmlns(?::[a-z]+)?=["'])?((?:https?:)?//[^\
 
 // fixedLinks are the links searxgate's own pages carry in every
 // deployment, written by web/, never fetched: SearXNG's documentation and
-// source in /config's brand and on /about, and the Wayback Machine's copy
-// of a result (allowed only for a result on loopback).
+// source in /config's brand and on /about. (No result on loopback gets a
+// Wayback Machine link: it cannot hold a copy of one.)
 var fixedLinks = []string{"https://docs.searxng.org/", "https://github.com/searxng/searxng"}
 
 // offLoopback returns the URLs in body whose host is not on loopback.
@@ -153,9 +153,6 @@ func offLoopback(body string) []string {
 	var bad []string
 	for _, m := range anyURL.FindAllStringSubmatch(html.UnescapeString(body), -1) {
 		if m[1] != "" || slices.Contains(fixedLinks, m[2]) {
-			continue
-		}
-		if archived, ok := strings.CutPrefix(m[2], "https://web.archive.org/web/"); ok && len(offLoopback(archived)) == 0 {
 			continue
 		}
 		raw := m[2]
