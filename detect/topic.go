@@ -118,12 +118,13 @@ func echoes(asked []string, words [][]byte, results []Result) bool {
 		return false
 	}
 	need := max((n*EchoPercent+99)/100, 1)
+	in := newWordSet(asked)
 	var scratch [512]byte // most results' title and snippet fit
 	buf := scratch[:0]
 	echoed := 0
 	for i := range results {
 		var echo bool
-		if echo, buf = echoOnly(buf, asked, words, &results[i]); echo {
+		if echo, buf = echoOnly(buf, in, words, &results[i]); echo {
 			echoed++
 			if echoed >= need {
 				return true
@@ -141,7 +142,7 @@ func echoes(asked []string, words [][]byte, results []Result) bool {
 // honest result's title nearly always has a word of its own, and its
 // snippet is then never folded. buf is scratch space, given back for the
 // next result.
-func echoOnly(buf []byte, asked []string, words [][]byte, x *Result) (bool, []byte) {
+func echoOnly(buf []byte, asked wordSet, words [][]byte, x *Result) (bool, []byte) {
 	found := false
 	for _, text := range [2]string{x.Title, x.Content} {
 		buf = appendFold(buf[:0], text)
@@ -155,7 +156,7 @@ func echoOnly(buf []byte, asked []string, words [][]byte, x *Result) (bool, []by
 // onlyQueryWords reports whether the folded text b holds nothing but the
 // query's words, stop words and numbers; found is set once it holds a
 // word worth looking for.
-func onlyQueryWords(b []byte, asked []string, words [][]byte, found *bool) bool {
+func onlyQueryWords(b []byte, asked wordSet, words [][]byte, found *bool) bool {
 	for len(b) > 0 {
 		// The next word: the run of letters and digits at the start of
 		// rest, once what is neither is skipped.
@@ -188,16 +189,38 @@ func onlyQueryWords(b []byte, asked []string, words [][]byte, found *bool) bool 
 				}
 			}
 		}
-		if !stopWords[string(w)] && !allDigits(w) && !inWords(asked, w) {
+		if !stopWords[string(w)] && !allDigits(w) && !asked.has(w) {
 			return false
 		}
 	}
 	return true
 }
 
-// inWords reports whether w is one of words (without allocating).
-func inWords(words []string, w []byte) bool {
-	for _, a := range words {
+// wordSet is a query's words as a set: a list to walk for a query of a few,
+// a map for a long one (a 9,000-byte query has hundreds, and each word
+// of each result is looked up).
+type wordSet struct {
+	few  []string
+	many map[string]bool
+}
+
+func newWordSet(asked []string) wordSet {
+	if len(asked) <= 16 {
+		return wordSet{few: asked}
+	}
+	m := make(map[string]bool, len(asked))
+	for _, a := range asked {
+		m[a] = true
+	}
+	return wordSet{many: m}
+}
+
+// has reports whether w is one of the words (without allocating).
+func (ws wordSet) has(w []byte) bool {
+	if ws.many != nil {
+		return ws.many[string(w)]
+	}
+	for _, a := range ws.few {
 		if a == string(w) {
 			return true
 		}

@@ -254,7 +254,16 @@ func esc(s string) string { return html.EscapeString(s) }
 // highlight_content does. Matches are found on the raw text, so markup
 // characters in the query cannot break the page.
 func highlight(text, query string) string {
-	words := strings.Fields(query)
+	// Each word once: a long query repeats its words (a 9,000-byte one,
+	// 1,800 times), and each is tried at every position of the text.
+	var words []string
+	seen := map[string]bool{}
+	for _, w := range strings.Fields(query) {
+		if k := strings.ToLower(w); !seen[k] {
+			seen[k] = true
+			words = append(words, w)
+		}
+	}
 	var sb strings.Builder
 	last := 0
 	for i := 0; i < len(text); {
