@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -86,7 +87,7 @@ func meta(doc *html.Node) (author, site, published string) {
 		if key == "" {
 			key = strings.ToLower(attr(n, "name"))
 		}
-		v := oneLine(attr(n, "content"))
+		v := mdtext.OneLine(attr(n, "content"))
 		if v == "" || len(v) > 300 {
 			return true
 		}
@@ -164,11 +165,11 @@ func topHeading(doc *html.Node, title string) (string, int) {
 		}
 		switch n.DataAtom {
 		case atom.H1:
-			h1 = oneLine(textOf(n))
+			h1 = mdtext.OneLine(textOf(n))
 			return false
 		case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 			if sub == "" {
-				if t := oneLine(textOf(n)); namedBy(t, title) {
+				if t := mdtext.OneLine(textOf(n)); namedBy(t, title) {
 					sub, level = t, int(n.Data[1]-'0')
 				}
 			}
@@ -205,8 +206,6 @@ func namedBy(heading, title string) bool {
 	}
 	return words > 0
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // codeLang finds a code block's language in the class names highlighters
 // use: language-x and lang-x (Prism, highlight.js, Hugo's Chroma),
@@ -401,7 +400,7 @@ func leadText(n *html.Node, limit int) (string, bool) {
 // byline is readability's byline (the text of the page's author element)
 // without its "By".
 func byline(s string) string {
-	s = oneLine(s)
+	s = mdtext.OneLine(s)
 	if len(s) > 3 && strings.EqualFold(s[:3], "by ") {
 		s = s[3:]
 	}

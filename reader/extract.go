@@ -15,6 +15,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -129,7 +130,7 @@ func trimQuoteLines(md string) string {
 	for line := range strings.Lines(md) {
 		t := strings.TrimRight(line, "\n")
 		inner := strings.TrimLeft(t, "> ")
-		if f := fenceOf(inner); f != "" {
+		if f := mdtext.FenceOf(inner); f != "" {
 			switch {
 			case fence == "":
 				fence = f
@@ -279,7 +280,7 @@ func tagStart(c byte) bool {
 // hasHeading reports whether md has a heading that reads text.
 func hasHeading(md, text string) bool {
 	for _, h := range Headings(md) {
-		if plainHeading.Replace(oneLine(h.Text)) == plainHeading.Replace(text) {
+		if plainHeading.Replace(mdtext.OneLine(h.Text)) == plainHeading.Replace(text) {
 			return true
 		}
 	}
@@ -585,7 +586,7 @@ func admonitionParts(n *html.Node) (string, []*html.Node) {
 		if last != nil {
 			label := ""
 			if th != nil {
-				label = oneLine(textOf(th))
+				label = mdtext.OneLine(textOf(th))
 			}
 			return label, children(unwrapDivs(last))
 		}
@@ -595,7 +596,7 @@ func admonitionParts(n *html.Node) (string, []*html.Node) {
 	var body []*html.Node
 	for c := box.FirstChild; c != nil; c = c.NextSibling {
 		if label == "" && body == nil && c.Type == html.ElementNode && isAdmonitionTitle(c) {
-			label = strings.TrimSuffix(oneLine(textOf(c)), ":")
+			label = strings.TrimSuffix(mdtext.OneLine(textOf(c)), ":")
 			continue
 		}
 		if label == "" && body == nil && c.Type == html.TextNode && strings.TrimSpace(c.Data) == "" {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 )
 
 // long pads a page so that readability takes it as an article.
@@ -80,7 +82,7 @@ func TestKinds(t *testing.T) {
 			t.Errorf("%s: %q %q, want %q %q", tc.mt, k, l, tc.kind, tc.lang)
 		}
 	}
-	if got := fenced("json", "{\"a\": \"```\"}"); got != "````json\n{\"a\": \"```\"}\n````" {
+	if got := mdtext.Fenced("json", "{\"a\": \"```\"}"); got != "````json\n{\"a\": \"```\"}\n````" {
 		t.Errorf("fence %q", got)
 	}
 	if got := prettyJSON([]byte("not json {")); got != "not json {" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 	"github.com/searxgate/searxgate/reader/pdf"
 )
 
@@ -466,10 +467,10 @@ func (r *Reader) convert(ctx context.Context, d *downloaded) (*Page, error) {
 		a := extractArticle(d.body, d.url)
 		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
 	case kindJSON:
-		p.Markdown = fenced("json", prettyJSON(d.body))
+		p.Markdown = mdtext.Fenced("json", prettyJSON(d.body))
 	default:
 		if d.lang != "" {
-			p.Markdown = fenced(d.lang, string(d.body))
+			p.Markdown = mdtext.Fenced(d.lang, string(d.body))
 		} else {
 			p.Markdown = strings.TrimSpace(string(d.body))
 		}
@@ -545,17 +546,6 @@ func prettyJSON(body []byte) string {
 		return string(body)
 	}
 	return b.String()
-}
-
-// fenced writes text as a fenced code block of lang, with a fence longer
-// than any run of backticks in it.
-func fenced(lang, text string) string {
-	text = strings.Trim(text, "\n")
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
-	}
-	return fence + lang + "\n" + text + "\n" + fence
 }
 
 // The kinds of page the reader reads.

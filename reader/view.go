@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 )
 
 // ErrNoSection: no heading of the page contains the section asked for.
@@ -38,7 +40,7 @@ func Headings(md string) []Heading {
 		if len(t)-len(trimmed) > 3 {
 			continue
 		}
-		if f := fenceOf(trimmed); f != "" {
+		if f := mdtext.FenceOf(trimmed); f != "" {
 			switch {
 			case fence == "":
 				fence = f
@@ -64,21 +66,6 @@ func Headings(md string) []Heading {
 		out = append(out, Heading{Level: level, Text: text, At: start})
 	}
 	return out
-}
-
-// fenceOf returns the fence (``` or ~~~, at least three) a line opens or
-// closes, "" when it is not one.
-func fenceOf(line string) string {
-	for _, c := range []byte{'`', '~'} {
-		n := 0
-		for n < len(line) && line[n] == c {
-			n++
-		}
-		if n >= 3 {
-			return line[:n]
-		}
-	}
-	return ""
 }
 
 // View cuts from p what req asks: its headings, one section, a window of
@@ -125,27 +112,16 @@ func View(p *Page, req Request) (*Result, error) {
 	if req.StartChar > 0 && req.StartChar >= total {
 		return nil, fmt.Errorf("%w: startChar %d, but the content has %d characters", ErrPastEnd, req.StartChar, total)
 	}
-	from := runeOffset(text, req.StartChar)
+	from := mdtext.RuneOffset(text, req.StartChar)
 	to := len(text)
 	if req.MaxLength > 0 {
-		to = from + runeOffset(text[from:], req.MaxLength)
+		to = from + mdtext.RuneOffset(text[from:], req.MaxLength)
 	}
 	res.Content = text[from:to]
 	if to < len(text) {
 		res.NextChar = req.StartChar + utf8.RuneCountInString(res.Content)
 	}
 	return res, nil
-}
-
-// runeOffset is the byte offset of the n-th rune of s (len(s) past its end).
-func runeOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }
 
 // section is the part of md from the first heading that contains name
@@ -198,7 +174,7 @@ func Paragraphs(md string) []string {
 	}
 	for line := range strings.Lines(md) {
 		t := strings.TrimSpace(line)
-		if f := fenceOf(t); f != "" {
+		if f := mdtext.FenceOf(t); f != "" {
 			switch {
 			case fence == "":
 				fence = f

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 )
 
 // pdfLine is one line of a page's text: where it starts (x, its baseline
@@ -55,7 +57,7 @@ func linesOf(runs []textRun) []pdfLine {
 		text, most, lastX = append(text, b), n, r.x
 	}
 	for i := range out {
-		out[i].text = oneLine(text[i].String())
+		out[i].text = mdtext.OneLine(text[i].String())
 	}
 	return slices.DeleteFunc(out, func(l pdfLine) bool { return l.text == "" })
 }
@@ -267,7 +269,7 @@ func codeBlock(blocks []pdfBlock, st pdfStats) string {
 			above = l
 		}
 	}
-	return fenced("", strings.Join(lines, "\n"))
+	return mdtext.Fenced("", strings.Join(lines, "\n"))
 }
 
 // headingLevels ranks the sizes of the document's headings: the largest is
@@ -432,49 +434,10 @@ func paragraph(lines []pdfLine) string {
 		switch {
 		case m != "":
 			t = "- " + t[len(m):]
-		case strings.HasPrefix(t, "#") || fenceOf(t) != "":
+		case strings.HasPrefix(t, "#") || mdtext.FenceOf(t) != "":
 			b.WriteByte('\\')
 		}
 		b.WriteString(t)
 	}
 	return b.String()
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// runeOffset is the byte offset of the n-th rune of s (len(s) past its end).
-func runeOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
-}
-
-// fenced writes text as a Markdown code block in lang, with a fence longer
-// than any run of backquotes in it.
-func fenced(lang, text string) string {
-	text = strings.Trim(text, "\n")
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
-	}
-	return fence + lang + "\n" + text + "\n" + fence
-}
-
-// fenceOf returns the fence (``` or ~~~, at least three) a line opens or
-// closes, or "".
-func fenceOf(line string) string {
-	for _, c := range []byte{'`', '~'} {
-		n := 0
-		for n < len(line) && line[n] == c {
-			n++
-		}
-		if n >= 3 {
-			return line[:n]
-		}
-	}
-	return ""
 }

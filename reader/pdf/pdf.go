@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ledongthuc/pdf"
+	"github.com/searxgate/searxgate/reader/internal/mdtext"
 )
 
 // Limits bound what one PDF may cost beyond its bytes (Config.MaxBytes
@@ -163,7 +164,7 @@ func (s pdfStop) Error() string {
 
 // short keeps an error's text to a line an agent can read.
 func short(s string) string {
-	s = oneLine(s)
+	s = mdtext.OneLine(s)
 	if len(s) > 160 {
 		s = strings.ToValidUTF8(s[:160], "") + "…"
 	}
@@ -269,7 +270,7 @@ func pdfInfo(rd *pdf.Reader, doc *Doc) {
 }
 
 func infoText(v pdf.Value) string {
-	s := oneLine(cleanText(v.Text()))
+	s := mdtext.OneLine(cleanText(v.Text()))
 	if len(s) > 300 {
 		return ""
 	}
@@ -342,7 +343,7 @@ func pdfPages(rd *pdf.Reader, limit int) ([]pdf.Page, int) {
 // cutChars keeps the first n characters of s, ending between words when
 // a space is near.
 func cutChars(s string, n int) string {
-	at := runeOffset(s, n)
+	at := mdtext.RuneOffset(s, n)
 	if at >= len(s) {
 		return s
 	}
