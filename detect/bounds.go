@@ -246,7 +246,10 @@ func (r *Results) bound() {
 	r.Infoboxes = firstN(r.Infoboxes, MaxInfoboxes)
 	for i := range r.Infoboxes {
 		clipInfobox(&r.Infoboxes[i])
-		if budget -= infoboxSize(&r.Infoboxes[i], size); exact && budget < 0 {
+		if !exact {
+			continue
+		}
+		if budget -= infoboxSize(&r.Infoboxes[i], size); budget < 0 {
 			r.Infoboxes = firstN(r.Infoboxes, i)
 			break
 		}
@@ -255,7 +258,10 @@ func (r *Results) bound() {
 	for i := range r.UnresponsiveEngines {
 		e := &r.UnresponsiveEngines[i]
 		e[0], e[1] = clip(e[0], MaxFieldBytes), clip(e[1], MaxFieldBytes)
-		if budget -= 8 + size(e[0]) + size(e[1]); exact && budget < 0 {
+		if !exact {
+			continue
+		}
+		if budget -= 8 + size(e[0]) + size(e[1]); budget < 0 {
 			r.UnresponsiveEngines = firstN(r.UnresponsiveEngines, i)
 			break
 		}

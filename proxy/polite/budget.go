@@ -606,22 +606,9 @@ func (b *ExtraBudget) First(client string, now time.Time) {
 
 // evictLocked drops the clients idle for the window, and when none is,
 // the idlest one.
-func (b *ExtraBudget) evictLocked(t int64) {
-	var idlest string
-	idle := int64(-1)
-	for c, u := range b.clients {
-		if t-u.last >= int64(b.window) {
-			delete(b.clients, c)
-			continue
-		}
-		if t-u.last > idle {
-			idlest, idle = c, t-u.last
-		}
-	}
-	if len(b.clients) >= maxFairClients {
-		delete(b.clients, idlest)
-	}
-}
+func (b *ExtraBudget) evictLocked(t int64) { evictIdle(b.clients, t, int64(b.window)) }
+
+func (u *extraUse) lastAt() int64 { return u.last }
 
 // activeLocked counts the clients with a first attempt within the window,
 // at most once a second.
@@ -629,12 +616,7 @@ func (b *ExtraBudget) activeLocked(t int64) int {
 	if b.activeAt != 0 && t-b.activeAt < int64(time.Second) && t >= b.activeAt {
 		return b.active
 	}
-	n := 0
-	for _, u := range b.clients {
-		if t-u.last < int64(b.window) {
-			n++
-		}
-	}
+	n := countActive(b.clients, t, int64(b.window))
 	b.active, b.activeAt = n, t
 	return n
 }

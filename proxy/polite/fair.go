@@ -118,13 +118,7 @@ func (f *Fair) activeLocked(t int64) int {
 	if f.activeAt != 0 && t-f.activeAt < int64(time.Second) && t >= f.activeAt {
 		return f.active
 	}
-	span := int64(f.shortest)
-	n := 0
-	for _, u := range f.clients {
-		if t-u.last < span {
-			n++
-		}
-	}
+	n := countActive(f.clients, t, int64(f.shortest))
 	f.active, f.activeAt = n, t
 	return n
 }
@@ -231,20 +225,40 @@ func (f *Fair) count(u *clientUse, t int64) {
 
 // evictLocked drops every client idle for the longest window, and when
 // none is, the idlest one.
-func (f *Fair) evictLocked(t int64) {
-	longest := int64(f.longest)
+func (f *Fair) evictLocked(t int64) { evictIdle(f.clients, t, int64(f.longest)) }
+
+// lastSearcher is a client's usage, which knows when it last searched.
+type lastSearcher interface{ lastAt() int64 }
+
+func (u *clientUse) lastAt() int64 { return u.last }
+
+// evictIdle drops from clients every one idle for idleFor at t, and when
+// that leaves maxFairClients or more, the idlest one: what Fair and
+// ExtraBudget keep per client stays bounded.
+func evictIdle[T lastSearcher](clients map[string]T, t, idleFor int64) {
 	var idlest string
 	idle := int64(-1)
-	for c, u := range f.clients {
-		if t-u.last >= longest {
-			delete(f.clients, c)
+	for c, u := range clients {
+		if t-u.lastAt() >= idleFor {
+			delete(clients, c)
 			continue
 		}
-		if t-u.last > idle {
-			idlest, idle = c, t-u.last
+		if t-u.lastAt() > idle {
+			idlest, idle = c, t-u.lastAt()
 		}
 	}
-	if len(f.clients) >= maxFairClients {
-		delete(f.clients, idlest)
+	if len(clients) >= maxFairClients {
+		delete(clients, idlest)
 	}
+}
+
+// countActive counts the clients that searched within span before t.
+func countActive[T lastSearcher](clients map[string]T, t, span int64) int {
+	n := 0
+	for _, u := range clients {
+		if t-u.lastAt() < span {
+			n++
+		}
+	}
+	return n
 }
