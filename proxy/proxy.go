@@ -257,16 +257,42 @@ type Config struct {
 	AllowLinkToken bool
 }
 
+// The defaults of Config, named once: cmd's flags and the redis package
+// start from these, so a default is written in one place.
+const (
+	DefaultDeadline    = 4 * time.Second
+	DefaultMaxAttempts = 4
+	DefaultCacheTTL    = time.Hour
+	DefaultMaxFanout   = 3
+	DefaultFanoutGrace = 300 * time.Millisecond
+	DefaultMaxQueue    = 256
+	// DefaultBudget20s and DefaultBudget10m are a public instance's
+	// budget: below SearXNG's limiter (15 in 20 s, 150 in 10 min).
+	DefaultBudget20s = 10
+	DefaultBudget10m = 100
+)
+
+// DefaultBudget is Config.Budget's default: DefaultBudget20s searches in
+// 20 s and DefaultBudget10m in 10 min, for each public instance.
+func DefaultBudget() []Window {
+	return []Window{{Max: DefaultBudget20s, Per: 20 * time.Second}, {Max: DefaultBudget10m, Per: 10 * time.Minute}}
+}
+
+// DefaultAutocompleteBudget is Config.AutocompleteBudget's default.
+func DefaultAutocompleteBudget() []Window {
+	return []Window{{Max: 2, Per: 20 * time.Second}, {Max: 20, Per: 10 * time.Minute}}
+}
+
 func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Deadline <= 0 {
-		c.Deadline = 4 * time.Second
+		c.Deadline = DefaultDeadline
 	}
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 4
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.HedgeFactor <= 0 {
 		c.HedgeFactor = 2
@@ -284,26 +310,26 @@ func (c *Config) defaults() {
 		c.ExtraWindow = time.Minute
 	}
 	if c.AutocompleteBudget == nil {
-		c.AutocompleteBudget = []Window{{Max: 2, Per: 20 * time.Second}, {Max: 20, Per: 10 * time.Minute}}
+		c.AutocompleteBudget = DefaultAutocompleteBudget()
 	}
 	if c.Budget == nil {
-		c.Budget = []Window{{Max: 10, Per: 20 * time.Second}, {Max: 100, Per: 10 * time.Minute}}
+		c.Budget = DefaultBudget()
 	}
 	if c.CacheTTL <= 0 {
-		c.CacheTTL = time.Hour
+		c.CacheTTL = DefaultCacheTTL
 	}
 	if c.EmptyTTL <= 0 {
 		c.EmptyTTL = 10 * time.Minute
 	}
 	if c.MaxFanout <= 0 {
-		c.MaxFanout = 3
+		c.MaxFanout = DefaultMaxFanout
 	}
 	if c.FanoutGrace <= 0 {
-		c.FanoutGrace = 300 * time.Millisecond
+		c.FanoutGrace = DefaultFanoutGrace
 	}
 	c.Fanout = min(max(c.Fanout, 1), c.MaxFanout)
 	if c.MaxQueue <= 0 {
-		c.MaxQueue = 256
+		c.MaxQueue = DefaultMaxQueue
 	}
 	if c.StaleFor <= 0 {
 		c.StaleFor = 24 * time.Hour

@@ -121,6 +121,9 @@ var ErrNoSecret = errors.New("redis: a secret shared by the replicas is required
 // minSecret is the shortest secret New takes.
 const minSecret = 16
 
+// DefaultOpTimeout is Options.OpTimeout's default (cmd's --redis-timeout).
+const DefaultOpTimeout = 50 * time.Millisecond
+
 func (o *Options) defaults() {
 	if o.Group == "" {
 		o.Group = "default"
@@ -132,7 +135,7 @@ func (o *Options) defaults() {
 		o.Replica = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 	}
 	if o.Budget == nil {
-		o.Budget = []proxy.Window{{Max: 10, Per: 20 * time.Second}, {Max: 100, Per: 10 * time.Minute}}
+		o.Budget = proxy.DefaultBudget()
 	}
 	var ws []proxy.Window
 	for _, w := range o.Budget {
@@ -142,7 +145,7 @@ func (o *Options) defaults() {
 	}
 	o.Budget = ws
 	if o.OpTimeout <= 0 {
-		o.OpTimeout = 50 * time.Millisecond
+		o.OpTimeout = DefaultOpTimeout
 	}
 	if o.Failures <= 0 {
 		o.Failures = 3

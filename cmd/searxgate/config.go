@@ -22,7 +22,9 @@ import (
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/redis"
 	"github.com/searxgate/searxgate/web"
 )
 
@@ -144,19 +146,19 @@ func defaultConfig() Config {
 		Listen:         "127.0.0.1:8888",
 		Data:           defaultDataDir(),
 		Directory:      DefaultDirectory,
-		Deadline:       4 * time.Second,
-		CacheTTL:       time.Hour,
-		Budget20s:      10,
-		Budget10m:      100,
-		MaxInFlight:    2,
-		OwnMaxInFlight: 8,
-		Queue:          256,
+		Deadline:       proxy.DefaultDeadline,
+		CacheTTL:       proxy.DefaultCacheTTL,
+		Budget20s:      proxy.DefaultBudget20s,
+		Budget10m:      proxy.DefaultBudget10m,
+		MaxInFlight:    pool.DefaultMaxInFlight,
+		OwnMaxInFlight: pool.DefaultOwnMaxInFlight,
+		Queue:          proxy.DefaultMaxQueue,
 		Fanout:         1,
-		MaxFanout:      3,
-		FanoutGrace:    300 * time.Millisecond,
-		MaxAttempts:    4,
+		MaxFanout:      proxy.DefaultMaxFanout,
+		FanoutGrace:    proxy.DefaultFanoutGrace,
+		MaxAttempts:    proxy.DefaultMaxAttempts,
 		Strategy:       "auto",
-		Refresh:        6 * time.Hour,
+		Refresh:        directory.DefaultRefresh,
 		LogFormat:      "text",
 		LogLevel:       "info",
 		Shutdown:       10 * time.Second,
@@ -171,7 +173,7 @@ func defaultConfig() Config {
 		MaxOwnInstances: 100,
 
 		Egress:       "default",
-		RedisTimeout: 50 * time.Millisecond,
+		RedisTimeout: redis.DefaultOpTimeout,
 	}
 }
 
