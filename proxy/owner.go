@@ -33,7 +33,8 @@ import (
 //	5xx (but 503), 4xx the instance would not    held: the second opinion
 //	  take
 //	timeout, dns                                 held: the second opinion
-//	autocompletion                               its own budget; never the pool
+//	autocompletion: a refusal                    instance (cools it as a search's would)
+//	autocompletion: anything else                nobody: recorded as cancelled
 //
 // A held outcome cannot tell by itself whose it is: engines that fail on
 // one query fail on every instance, a query can crash SearXNG or be
