@@ -387,6 +387,7 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.up = upstream.New(up, registryHosts{p.recs})
+	recs.pool, recs.polite, recs.acPolite, recs.allowLinkToken = cfg.Pool, p.polite, p.acPolite, cfg.AllowLinkToken
 	// A lease the pool takes back by itself frees a slot nobody else
 	// announces: the waiters hear of it at once instead of polling.
 	cfg.Pool.SetOnFree(p.dispatch)
@@ -690,11 +691,6 @@ func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
 	release()
 }
 
-// barred reports whether terms c keep searxgate from searching an
-// instance: its link-token check would take searxgate for a bot (unless
-// the operator allows it).
-func (p *Proxy) barred(c Caps) bool { return c.LinkToken && !p.cfg.AllowLinkToken }
-
 // hedgeTimer returns when the next instance should start early: when the
 // current one has run HedgeFactor times its latency EWMA, at least
 // HedgeFloor, but never later than a third of the time left, so that a
@@ -724,7 +720,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	lease, inst, rec := l.lease, l.inst, l.rec
 	now := p.now()
 	caps := p.terms(rec, now, deadline)
-	if p.barred(caps) {
+	if rec.barredBy(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
 		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
