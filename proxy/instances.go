@@ -49,6 +49,7 @@ type registry struct {
 	pool             *pool.Pool
 	polite, acPolite *polite.Politeness // the budgets of searches and of autocompletions
 	allowLinkToken   bool               // Config.AllowLinkToken
+	ownPassIP        bool               // Config.OwnPassIP
 }
 
 func newRegistry() *registry {

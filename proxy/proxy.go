@@ -387,7 +387,8 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.up = upstream.New(up, registryHosts{p.recs})
-	recs.pool, recs.polite, recs.acPolite, recs.allowLinkToken = cfg.Pool, p.polite, p.acPolite, cfg.AllowLinkToken
+	recs.pool, recs.polite, recs.acPolite = cfg.Pool, p.polite, p.acPolite
+	recs.allowLinkToken, recs.ownPassIP = cfg.AllowLinkToken, cfg.OwnPassIP
 	// A lease the pool takes back by itself frees a slot nobody else
 	// announces: the waiters hear of it at once instead of polling.
 	cfg.Pool.SetOnFree(p.dispatch)
@@ -728,7 +729,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
-	format := p.formatFor(rec, caps, lease.Own())
+	format := rec.format(caps, lease.Own())
 	// The budget counts the search when it is sent, not when it was
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read

@@ -64,7 +64,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	r := p.recs.get(st.URL)
 	if r != nil {
 		c, m = p.recs.capsOf(r), r.metrics.view()
-		format = p.formatFor(r, c, st.Tier == pool.Own)
+		format = r.format(c, st.Tier == pool.Own)
 	} else {
 		format = c.format()
 	}
@@ -76,7 +76,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	switch {
 	case st.Tier == pool.Own && r != nil && r.passAdvice.Load() != nil:
 		v.Advice = *r.passAdvice.Load()
-	case st.Tier == pool.Own && p.limited(st.URL):
+	case st.Tier == pool.Own && r.limited():
 		v.Advice = LimiterAdvice
 	}
 	return v
