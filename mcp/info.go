@@ -92,7 +92,7 @@ func instanceInfo(insts []proxy.Instance, in InfoArgs) InfoOutput {
 			continue
 		}
 		out.Pool.WithConfig++
-		if x.Disabled {
+		if x.WhyNot == proxy.WhyDisabled {
 			continue // searxgate sends it nothing: what it offers is not on offer
 		}
 		c, e := map[string]bool{}, map[string]bool{}
