@@ -13,9 +13,9 @@ import (
 // record is everything the search path keeps about one instance, in one
 // place: its terms, its budget windows (searches and autocompletions), its
 // upstream client and its recent outcomes. It is the instance's handle:
-// whether a search may go there now is its to say (Available, avail.go). Records are made for instances
-// the pool holds (checkout, the terms read at start, the store's terms),
-// and Forget drops a record in one step. An attempt still running when its
+// whether a search may go there now is its to say (Available, avail.go).
+// Records are made for instances the pool holds (checkout, the terms read
+// at start, the store's terms), and Forget drops a record in one step. An attempt still running when its
 // instance is forgotten holds the record it started with: what it learns
 // late lands there and never brings the instance back.
 type record struct {
