@@ -76,7 +76,7 @@ func instanceInfo(insts []proxy.Instance, in InfoArgs) InfoOutput {
 	var cats, engines []map[string]bool
 	for _, x := range insts {
 		out.Pool.Instances++
-		if x.UsableNow {
+		if x.UsableNow() {
 			out.Pool.UsableNow++
 		}
 		if x.Own() {
@@ -92,7 +92,7 @@ func instanceInfo(insts []proxy.Instance, in InfoArgs) InfoOutput {
 			continue
 		}
 		out.Pool.WithConfig++
-		if x.Disabled {
+		if x.WhyNot == proxy.WhyDisabled {
 			continue // searxgate sends it nothing: what it offers is not on offer
 		}
 		c, e := map[string]bool{}, map[string]bool{}
@@ -184,12 +184,12 @@ type StatusBrief struct {
 
 // InstanceBrief is one instance of the status resource.
 type InstanceBrief struct {
-	URL       string  `json:"url"`
-	Own       bool    `json:"own,omitempty"`
-	UsableNow bool    `json:"usable_now"`
-	WhyNot    string  `json:"why_not,omitempty"`
-	Health    int     `json:"health"`
-	LatencyMS float64 `json:"latency_ms"`
+	URL       string    `json:"url"`
+	Own       bool      `json:"own,omitempty"`
+	UsableNow bool      `json:"usable_now"`
+	WhyNot    proxy.Why `json:"why_not,omitempty"` // its label (proxy.Why's String)
+	Health    int       `json:"health"`
+	LatencyMS float64   `json:"latency_ms"`
 }
 
 var statusResource = sdk.Resource{
@@ -214,7 +214,7 @@ func statusBrief(insts []proxy.Instance) StatusBrief {
 			b.More = len(insts) - i
 			break
 		}
-		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Own(), UsableNow: x.UsableNow,
+		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Own(), UsableNow: x.UsableNow(),
 			WhyNot: x.WhyNot, Health: x.Health, LatencyMS: math.Round(x.LatencyMS)})
 	}
 	return b

@@ -201,8 +201,8 @@ type fakePool []proxy.Instance
 
 func (f fakePool) Instances(time.Time) []proxy.Instance { return f }
 
-func inst(url string, tier pool.Tier, usable bool, whyNot string, ac string, engines ...proxy.Engine) proxy.Instance {
-	x := proxy.Instance{UsableNow: usable, WhyNot: whyNot}
+func inst(url string, tier pool.Tier, whyNot proxy.Why, ac string, engines ...proxy.Engine) proxy.Instance {
+	x := proxy.Instance{WhyNot: whyNot}
 	x.URL, x.Tier = url, tier
 	x.Caps.ConfigOK = len(engines) > 0
 	x.Caps.Engines = engines
@@ -216,10 +216,10 @@ func TestInstanceInfoTool(t *testing.T) {
 	gh := proxy.Engine{Name: "github", Categories: []string{"it", "repos"}}
 	arxiv := proxy.Engine{Name: "arxiv", Categories: []string{"science"}}
 	pl := fakePool{
-		inst("https://own.example/", pool.Own, true, "", "duckduckgo", ddg, wiki, gh),
-		inst("https://a.example/", pool.Public, true, "", "", ddg, wiki, arxiv),
-		inst("https://b.example/", pool.Public, false, "circuit_open", "google", ddg, gh),
-		inst("https://new.example/", pool.Public, true, "", ""), // /config not read yet
+		inst("https://own.example/", pool.Own, proxy.Ready, "duckduckgo", ddg, wiki, gh),
+		inst("https://a.example/", pool.Public, proxy.Ready, "", ddg, wiki, arxiv),
+		inst("https://b.example/", pool.Public, proxy.WhyCircuitOpen, "google", ddg, gh),
+		inst("https://new.example/", pool.Public, proxy.Ready, ""), // /config not read yet
 	}
 	_, hs := serve(t, Config{Search: &fakeSearch{}, Pool: pl})
 	s := connect(t, hs, nil)
@@ -297,9 +297,9 @@ func TestToolList(t *testing.T) {
 // first and at most maxStatusInstances of them.
 func TestStatusResource(t *testing.T) {
 	var pl fakePool
-	pl = append(pl, inst("https://own.example/", pool.Own, true, "", ""))
+	pl = append(pl, inst("https://own.example/", pool.Own, proxy.Ready, ""))
 	for i := range 30 {
-		x := inst("https://p"+strings.Repeat("x", i)+".example/", pool.Public, i%2 == 0, map[bool]string{true: "", false: "budget"}[i%2 == 0], "")
+		x := inst("https://p"+strings.Repeat("x", i)+".example/", pool.Public, map[bool]proxy.Why{true: proxy.Ready, false: proxy.WhyBudget}[i%2 == 0], "")
 		x.Health, x.LatencyMS = 90-i, 120.4+float64(i)
 		pl = append(pl, x)
 	}
@@ -318,7 +318,8 @@ func TestStatusResource(t *testing.T) {
 		t.Fatal(err)
 	}
 	if b.Pool.Instances != 31 || b.Pool.Own != 1 || b.Pool.UsableNow != 16 || len(b.Instances) != maxStatusInstances || b.More != 6 ||
-		!b.Instances[0].Own || b.Instances[1].LatencyMS != 120 || b.Instances[2].WhyNot != "budget" || !strings.Contains(b.Note, "stateless") {
+		!b.Instances[0].Own || b.Instances[1].LatencyMS != 120 || b.Instances[2].WhyNot != proxy.WhyBudget || !strings.Contains(b.Note, "stateless") ||
+		!strings.Contains(res.Contents[0].Text, `"why_not": "budget"`) {
 		t.Errorf("%+v", b)
 	}
 	// Without a pool there is nothing to show.

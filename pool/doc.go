@@ -1,7 +1,8 @@
 // Package pool is searxgate's learned state about the SearXNG instances:
 // which are fast, which fail or refuse, which may be used now. The proxy
 // checks instances out of it, best first, and records what each search came
-// to. web reads it; store keeps its Export for Import.
+// to. web reads it; store keeps its Export for Import. Whether an instance
+// may be handed out now is one rule, and Stats.PoolWhy says its answer.
 //
 // # Ranking
 //

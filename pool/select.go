@@ -47,20 +47,45 @@ const (
 // sorted buffer; larger ones collect every candidate and sort.
 const insertionLimit = 32
 
-// available reports whether s may be handed out at nowM.
-func (p *Pool) available(s *slot, nowM int64) bool {
+// Why says why the pool would not hand an instance out now: its own part
+// of whether a search may go there. The proxy adds its terms and budget.
+type Why uint8
+
+// The pool's reasons, the lasting one first.
+const (
+	WhyNone        Why = iota // it may be handed out
+	WhyDisabled               // the operator disabled it
+	WhyCircuitOpen            // its circuit is open and cooling down
+	WhyTrialOut               // half open, its one trial lease out
+	WhyInFlight               // closed, as many leases out as it may have
+)
+
+// why is the pool's one rule for handing s out at nowM: Checkout, Rank,
+// FreeAt, Snapshot and Stats all ask it. An open circuit whose cooldown
+// ended has its trial free.
+func (s *slot) why(nowM int64) Why {
 	if s.disabled {
-		return false
+		return WhyDisabled
 	}
 	switch s.circuit {
 	case Closed:
-		return s.inFlight < s.maxIF
+		if s.inFlight >= s.maxIF {
+			return WhyInFlight
+		}
 	case Open:
-		return nowM >= s.until // the cooldown ended: a trial is free
+		if nowM < s.until {
+			return WhyCircuitOpen
+		}
 	default: // HalfOpen
-		return !s.trialOut
+		if s.trialOut {
+			return WhyTrialOut
+		}
 	}
+	return WhyNone
 }
+
+// available reports whether s may be handed out at nowM.
+func (p *Pool) available(s *slot, nowM int64) bool { return s.why(nowM) == WhyNone }
 
 // baseKey is s's ranking key without jitter.
 func (p *Pool) baseKey(s *slot, nowM int64, i int) cand {
@@ -143,11 +168,7 @@ func (p *Pool) pick(nowM int64, count int, skip func(string) bool, buf []cand) [
 // jitter drawn, and is not skipped; randMu must be held when jitter is on.
 func (p *Pool) consider(buf []cand, count int, all bool, i int, major uint8, minor float64, nowM int64, skip func(string) bool) []cand {
 	s := &p.slots[i]
-	if s.disabled || s.circuit != Closed {
-		if !p.available(s, nowM) {
-			return buf
-		}
-	} else if s.inFlight >= s.maxIF {
+	if s.why(nowM) != WhyNone {
 		return buf
 	}
 	if j := p.cfg.Jitter; j > 0 && major == majorRested {
@@ -194,11 +215,7 @@ func (p *Pool) pickByScore(nowM int64, count int, skip func(string) bool, buf []
 		if s.score > cutScore || (s.score == cutScore && s.seq > cutSeq) {
 			continue
 		}
-		if s.disabled || s.circuit != Closed {
-			if !p.available(s, nowM) {
-				continue
-			}
-		} else if s.inFlight >= s.maxIF {
+		if s.why(nowM) != WhyNone {
 			continue
 		}
 		if skip != nil && skip(p.list[i].url) {
@@ -282,14 +299,11 @@ func (p *Pool) FreeAt(skip func(url string) bool) []Free {
 		if in := p.list[i]; in.measured {
 			f.Latency = time.Duration(in.latencyMS * float64(time.Millisecond))
 		}
-		switch {
-		case s.circuit == Open && nowM < s.until:
+		switch s.why(nowM) {
+		case WhyCircuitOpen:
 			f.At = p.epoch.Add(time.Duration(s.until)) // keeps the monotonic reading, unlike wall
-		case s.circuit == Open: // cooldown over: the trial is free
-		case s.circuit == HalfOpen:
-			f.Busy = s.trialOut
-		default:
-			f.Busy = s.inFlight >= s.maxIF
+		case WhyTrialOut, WhyInFlight:
+			f.Busy = true
 		}
 		out = append(out, f)
 	}

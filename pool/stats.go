@@ -80,6 +80,7 @@ func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
 		PriorMS:             in.priorMS,
 		SeededAt:            p.wall(in.seededAt),
 		Measured:            in.measured,
+		PoolWhy:             s.why(nowM),
 	}
 	if in.hasOutcome {
 		st.LastOutcome = in.lastOutcome.String()
@@ -106,7 +107,7 @@ func (p *Pool) Stats(url string) Stats {
 	}
 	p.mu.RUnlock()
 	in := instance{url: url, priorMS: durMS(p.cfg.Prior), seededAt: never}
-	s := slot{used: never}
+	s := slot{used: never, maxIF: math.MaxInt32}
 	return p.statsOf(&in, &s, nowM)
 }
 

@@ -273,6 +273,9 @@ type Stats struct {
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
 	// Measured is false while only the prior is known.
 	Measured bool `json:"measured"`
+	// PoolWhy is why the pool would not hand it out now (WhyNone: it
+	// would). It is only the pool's part: proxy.Usable says the whole.
+	PoolWhy Why `json:"-"`
 }
 
 // InstanceState is everything the pool learned about one instance, with

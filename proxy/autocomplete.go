@@ -73,8 +73,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	skip := func(inst string) bool {
 		// The terms a search keeps to (a link-token bot check bars an
 		// instance) bind its suggestions too; their budget is their own.
-		c := p.recs.caps(inst)
-		return asked[inst] || c.Autocomplete == "" || p.barred(c) || !p.acPolite.Allowed(inst, now)
+		return asked[inst] || !p.recs.get(inst).suggests(now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {

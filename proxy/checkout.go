@@ -59,8 +59,8 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 	if ok, _ := p.fair.Allowed(client, now); ownOnly || !ok {
 		checkoutFn = p.pool.CheckoutOwn
 	}
-	skip := func(inst string) bool {
-		return tried[inst] || !p.polite.Allowed(inst, now) || lost.has(inst) || p.barred(p.recs.caps(inst))
+	skip := func(inst string) bool { // the pool asked its part: the record says the rest
+		return tried[inst] || lost.has(inst) || !p.recs.get(inst).takes(now)
 	}
 	// A lease whose instance lost its budget to a concurrent search between
 	// Checkout and Take is given back and the next one taken; bounded.

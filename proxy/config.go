@@ -172,7 +172,7 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 // adviseLimiter logs, once per instance, that an own instance's limiter
 // counts searxgate and how to lift it.
 func (p *Proxy) adviseLimiter(r *record) {
-	if !r.passDenied.Load() && p.limited(r.url) && p.pool.Stats(r.url).Tier == pool.Own && r.limiterSaid.CompareAndSwap(false, true) {
+	if !r.passDenied.Load() && r.limited() && p.pool.Stats(r.url).Tier == pool.Own && r.limiterSaid.CompareAndSwap(false, true) {
 		p.log.Warn("your own instance: "+LimiterAdvice, "instance", r.url)
 	}
 }

@@ -3,7 +3,10 @@
 //
 // It owns a search as a value (search.go): its attempts, hedges, fan-out
 // and deadline. It also owns the instance records, the slot queue, the
-// cache and the metrics. Two packages of its own do the rest, and import
+// cache and the metrics. An instance's record holds its terms, budget
+// rings and host client. It alone says whether a search may go there now,
+// and if not, why (avail.go): the pool's part, then its terms and budget.
+// Every face asks it. Two packages of its own do the rest, and import
 // neither proxy nor each other. proxy/upstream talks to the instances;
 // proxy/polite keeps the budgets, fair shares and queue as arithmetic.
 //

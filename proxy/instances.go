@@ -5,19 +5,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // record is everything the search path keeps about one instance, in one
 // place: its terms, its budget windows (searches and autocompletions), its
-// upstream client and its recent outcomes. Records are made for instances
-// the pool holds (checkout, the terms read at start, the store's terms),
-// and Forget drops a record in one step. An attempt still running when its
+// upstream client and its recent outcomes. It is the instance's handle:
+// whether a search may go there now is its to say (Available, avail.go).
+// Records are made for instances the pool holds (checkout, the terms read
+// at start, the store's terms), and Forget drops a record in one step. An attempt still running when its
 // instance is forgotten holds the record it started with: what it learns
 // late lands there and never brings the instance back.
 type record struct {
 	url string
+	g   *registry // the registry that made it: its lock, the pool and the budgets
 
 	// Guarded by registry.mu.
 	caps     Caps
@@ -36,11 +39,17 @@ type record struct {
 	passAdvice atomic.Pointer[string] // what the log said of it then, for the status page
 }
 
-// registry holds the records.
+// registry holds the records, and what their rule reads besides them.
 type registry struct {
 	mu    sync.RWMutex // guards m, dirty and the records' fields said above
 	m     map[string]*record
 	dirty map[string]bool // terms changed since the last takeDirty (a forgotten record's too)
+
+	// Set by New, then only read.
+	pool             *pool.Pool
+	polite, acPolite *polite.Politeness // the budgets of searches and of autocompletions
+	allowLinkToken   bool               // Config.AllowLinkToken
+	ownPassIP        bool               // Config.OwnPassIP
 }
 
 func newRegistry() *registry {
@@ -64,7 +73,7 @@ func (g *registry) ensure(inst string) *record {
 	defer g.mu.Unlock()
 	r := g.m[inst]
 	if r == nil {
-		r = &record{url: inst, metrics: newInstanceMetrics()}
+		r = &record{url: inst, g: g, metrics: newInstanceMetrics()}
 		g.m[inst] = r
 	}
 	return r

@@ -31,19 +31,30 @@ func PassIPAdvice(at, addr string) string {
 // passes reports whether searxgate takes the own instance r as passing its
 // address: the operator said so (Config.OwnPassIP) and its limiter has not
 // refused searxgate since.
-func (p *Proxy) passes(r *record) bool {
-	return p.cfg.OwnPassIP && !r.passDenied.Load()
+func (r *record) passes() bool {
+	return r.g.ownPassIP && !r.passDenied.Load()
 }
 
-// formatFor is the upstream format for the instance r with terms c: an own
+// format is the upstream format for the instance r with terms c: an own
 // instance that passes searxgate is asked for JSON whenever it offers it,
 // its limiter on or not (it does not count searxgate); any other, as
 // Caps.format says.
-func (p *Proxy) formatFor(r *record, c Caps, own bool) string {
-	if own && p.passes(r) && c.ConfigOK && c.JSON == Yes {
+func (r *record) format(c Caps, own bool) string {
+	if own && r.passes() && c.ConfigOK && c.JSON == Yes {
 		return FormatJSON
 	}
 	return c.format()
+}
+
+// limited reports whether searxgate paces the own instance r below
+// SearXNG's limiter: its /config says the limiter is on, and the operator
+// did not say searxgate passes it (Config.OwnPassIP); or its limiter
+// refused searxgate although the operator said so. A nil record is not.
+func (r *record) limited() bool {
+	if r == nil {
+		return false
+	}
+	return r.passDenied.Load() || (!r.g.ownPassIP && r.terms().Limiter)
 }
 
 // passIPDenied takes a refusal v of the own instance r: when searxgate was

@@ -413,6 +413,8 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.up = upstream.New(up, registryHosts{p.recs})
+	recs.pool, recs.polite, recs.acPolite = cfg.Pool, p.polite, p.acPolite
+	recs.allowLinkToken, recs.ownPassIP = cfg.AllowLinkToken, cfg.OwnPassIP
 	// A lease the pool takes back by itself frees a slot nobody else
 	// announces: the waiters hear of it at once instead of polling.
 	cfg.Pool.SetOnFree(p.dispatch)
@@ -716,11 +718,6 @@ func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
 	release()
 }
 
-// barred reports whether terms c keep searxgate from searching an
-// instance: its link-token check would take searxgate for a bot (unless
-// the operator allows it).
-func (p *Proxy) barred(c Caps) bool { return c.LinkToken && !p.cfg.AllowLinkToken }
-
 // hedgeTimer returns when the next instance should start early: when the
 // current one has run HedgeFactor times its latency EWMA, at least
 // HedgeFloor, but never later than a third of the time left, so that a
@@ -750,7 +747,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	lease, inst, rec := l.lease, l.inst, l.rec
 	now := p.now()
 	caps := p.terms(rec, now, deadline)
-	if p.barred(caps) {
+	if rec.barredBy(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
 		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
@@ -758,7 +755,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
-	format := p.formatFor(rec, caps, lease.Own())
+	format := rec.format(caps, lease.Own())
 	// The budget counts the search when it is sent, not when it was
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read

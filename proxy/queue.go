@@ -100,7 +100,7 @@ func byShare(sl, bare polite.Slot, deadline time.Time) bool {
 // candidates lists when each instance searxgate may search at all (its
 // terms allow it) frees.
 func (p *Proxy) candidates() []pool.Free {
-	return p.pool.FreeAt(func(inst string) bool { return p.barred(p.recs.caps(inst)) })
+	return p.pool.FreeAt(func(inst string) bool { return p.recs.get(inst).barred() })
 }
 
 // waitSlot waits for a slot for s, within s's deadline. It returns false

@@ -149,18 +149,7 @@ func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.
 // localTake takes one search of inst from the local budget, under the
 // class of its instance (own, and own behind its limiter: limited).
 func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
-	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.limited(inst)), now)
-}
-
-// limited reports whether searxgate paces the own instance inst below
-// SearXNG's limiter: its /config says the limiter is on, and the operator
-// did not say searxgate passes it (Config.OwnPassIP); or its limiter
-// refused searxgate although the operator said so (passip.go).
-func (p *Proxy) limited(inst string) bool {
-	if r := p.recs.get(inst); r != nil && r.passDenied.Load() {
-		return true
-	}
-	return !p.cfg.OwnPassIP && p.recs.caps(inst).Limiter
+	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.recs.get(inst).limited()), now)
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of

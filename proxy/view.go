@@ -18,16 +18,17 @@ type Instance struct {
 	// Budget is its politeness windows as used now (none for an own
 	// instance without a budget).
 	Budget []WindowUse
-	// UsableNow reports whether a search could be sent to it now; WhyNot
-	// says why not (Usable: disabled, link_token, circuit_open, trial_out,
-	// in_flight, budget).
-	UsableNow bool
-	WhyNot    string
-	Metrics   InstanceView // its upstream counters
+	// WhyNot says why a search could not be sent to it now (Ready: it
+	// could), as its record's Available says.
+	WhyNot  Why
+	Metrics InstanceView // its upstream counters
 	// Advice is what the operator could do for it, for the status page
 	// ("" when nothing).
 	Advice string
 }
+
+// UsableNow reports whether a search could be sent to it now.
+func (i Instance) UsableNow() bool { return i.WhyNot == Ready }
 
 // Own reports whether the instance is the operator's own.
 func (i Instance) Own() bool { return i.Tier == pool.Own }
@@ -63,7 +64,7 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	r := p.recs.get(st.URL)
 	if r != nil {
 		c, m = p.recs.capsOf(r), r.metrics.view()
-		format = p.formatFor(r, c, st.Tier == pool.Own)
+		format = r.format(c, st.Tier == pool.Own)
 	} else {
 		format = c.format()
 	}
@@ -71,54 +72,12 @@ func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
 	for _, w := range p.polite.WindowsOf(st.URL) {
 		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
 	}
-	v.WhyNot = p.whyNot(st, c, now)
-	v.UsableNow = v.WhyNot == ""
+	v.WhyNot = r.why(st, now)
 	switch {
 	case st.Tier == pool.Own && r != nil && r.passAdvice.Load() != nil:
 		v.Advice = *r.passAdvice.Load()
-	case st.Tier == pool.Own && p.limited(st.URL):
+	case st.Tier == pool.Own && r.limited():
 		v.Advice = LimiterAdvice
 	}
 	return v
-}
-
-// Why an instance cannot be searched now, as Usable says it; the lasting
-// reasons (the operator's, its terms') come first.
-const (
-	WhyDisabled    = "disabled"     // the operator disabled it
-	WhyLinkToken   = "link_token"   // its link-token bot check would take searxgate for a bot (Config.AllowLinkToken)
-	WhyCircuitOpen = "circuit_open" // it refused or failed: cooling down
-	WhyTrialOut    = "trial_out"    // half open, its one trial search out
-	WhyInFlight    = "in_flight"    // as many searches in flight as it may have
-	WhyBudget      = "budget"       // its politeness budget is spent for now
-)
-
-// Usable reports whether a search could be sent now to the instance st
-// describes (stats from the pool's Snapshot or Stats), and if not, why:
-// the first of the Why reasons that holds. It is the search path's own
-// rule (what the pool hands out, and what checkout skips: terms and
-// budget), the one /status, /metrics, the MCP face and the start-up check
-// all use, so none of them disagrees with where searches go.
-func (p *Proxy) Usable(st pool.Stats, now time.Time) (ok bool, why string) {
-	why = p.whyNot(st, p.recs.caps(st.URL), now)
-	return why == "", why
-}
-
-// whyNot is Usable's reason, with the instance's terms c at hand.
-func (p *Proxy) whyNot(st pool.Stats, c Caps, now time.Time) string {
-	switch {
-	case st.Disabled:
-		return WhyDisabled
-	case p.barred(c):
-		return WhyLinkToken
-	case st.Circuit == pool.Open:
-		return WhyCircuitOpen
-	case st.TrialOut:
-		return WhyTrialOut
-	case st.MaxInFlight > 0 && st.InFlight >= st.MaxInFlight:
-		return WhyInFlight
-	case !p.polite.Allowed(st.URL, now):
-		return WhyBudget
-	}
-	return ""
 }

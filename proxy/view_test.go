@@ -9,13 +9,36 @@ import (
 	"github.com/searxgate/searxgate/sim"
 )
 
-// TestInstancesSaysWhyNot: the view the status page renders agrees with
-// the search path's own rules, link-token instances included, and with
-// Usable, which the other faces ask.
+// TestInstancesSaysWhyNot: for every kind of instance, its record's
+// Available, the view the status page renders, Usable (which the other
+// faces ask) and checkout agree: a search goes exactly where they say it
+// may.
 func TestInstancesSaysWhyNot(t *testing.T) {
 	fast := sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true}
-	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 1, Per: 20 * time.Second}}},
-		fast, fast, fast, fast, fast, fast, fast)
+	fleet := make([]sim.InstanceConfig, 10)
+	for i := range fleet {
+		fleet[i] = fast
+	}
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Budget: []Window{{Max: 1, Per: 20 * time.Second}}}, fleet...)
+	ctx := context.Background()
+	only := func(u string) func(string) bool { return func(x string) bool { return x != u } }
+	var held []*pool.Lease
+	hold := func(u string) {
+		ls, err := e.pool.Checkout(ctx, 1, only(u))
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%s: no lease: %v", u, err)
+		}
+		held = append(held, ls...)
+	}
+	// Half open with its trial out; full, then opened and cooled (its
+	// trial is free: the pool hands it out while its searches run).
+	e.pool.OpenUntil(e.urls[7], e.clock.Now().Add(time.Second), "test")
+	for range pool.DefaultMaxInFlight {
+		hold(e.urls[9])
+	}
+	e.pool.OpenUntil(e.urls[9], e.clock.Now().Add(time.Second), "test")
+	e.clock.Advance(2 * time.Second)
+	hold(e.urls[7])
 	now := e.clock.Now()
 	e.proxy.setCaps(e.urls[1], func(c *Caps) { c.LinkToken = true })
 	e.pool.Disable(e.urls[2])
@@ -25,20 +48,49 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	// Barred by its terms and cooling down: the lasting reason is told.
 	e.proxy.setCaps(e.urls[6], func(c *Caps) { c.LinkToken = true })
 	e.pool.OpenUntil(e.urls[6], now.Add(time.Hour), "test")
+	for range pool.DefaultMaxInFlight {
+		hold(e.urls[8])
+	}
 	got := map[string]Instance{}
 	for _, in := range e.proxy.Instances(now) {
 		got[in.URL] = in
 	}
-	want := map[string]string{e.urls[0]: "", e.urls[1]: WhyLinkToken, e.urls[2]: WhyDisabled, e.urls[3]: WhyBudget, e.urls[4]: "",
-		e.urls[5]: WhyCircuitOpen, e.urls[6]: WhyLinkToken}
+	want := map[string]Why{e.urls[0]: Ready, e.urls[1]: WhyLinkToken, e.urls[2]: WhyDisabled, e.urls[3]: WhyBudget, e.urls[4]: Ready,
+		e.urls[5]: WhyCircuitOpen, e.urls[6]: WhyLinkToken, e.urls[7]: WhyTrialOut, e.urls[8]: WhyInFlight, e.urls[9]: Ready}
+	kinds := map[Why]bool{}
 	for u, why := range want {
+		kinds[why] = true
 		in := got[u]
-		if in.WhyNot != why || in.UsableNow != (why == "") {
-			t.Errorf("%s: usable %v why %q, want why %q", u, in.UsableNow, in.WhyNot, why)
+		if in.WhyNot != why || in.UsableNow() != (why == Ready) {
+			t.Errorf("%s: usable %v why %q, want why %q", u, in.UsableNow(), in.WhyNot, why)
 		}
-		if ok, w := e.proxy.Usable(e.pool.Stats(u), now); ok != in.UsableNow || w != in.WhyNot {
-			t.Errorf("%s: Usable says %v %q, the view %v %q", u, ok, w, in.UsableNow, in.WhyNot)
+		if ok, w := e.proxy.Usable(e.pool.Stats(u), now); ok != in.UsableNow() || w != in.WhyNot {
+			t.Errorf("%s: Usable says %v %q, the view %v %q", u, ok, w, in.UsableNow(), in.WhyNot)
 		}
+		if ok, w := e.proxy.recs.ensure(u).Available(now); ok != in.UsableNow() || w != in.WhyNot {
+			t.Errorf("%s: its record says %v %q, the view %v %q", u, ok, w, in.UsableNow(), in.WhyNot)
+		}
+	}
+	if len(kinds) != len(Whys)+1 {
+		t.Errorf("the instances show %d kinds, want every Why and Ready", len(kinds))
+	}
+	// Checkout, offered each instance alone, takes exactly the usable ones.
+	for u, why := range want {
+		tried := map[string]bool{}
+		for _, x := range e.urls {
+			tried[x] = x != u
+		}
+		l, ok := e.proxy.checkout(ctx, "client "+u, tried, now, false)
+		if ok != (why == Ready) {
+			t.Errorf("%s: checkout took it %v, its record says %q", u, ok, why)
+		}
+		if ok {
+			e.proxy.polite.Untake(u, l.takenAt)
+			e.proxy.giveBack(l.lease, l.release)
+		}
+	}
+	for _, l := range held {
+		e.pool.Record(l, pool.Outcome{Kind: pool.Cancelled}, 0)
 	}
 	if b := got[e.urls[3]].Budget; len(b) != 1 || b[0].Used != 1 || b[0].Max != 1 || b[0].Per != 20*time.Second {
 		t.Errorf("budget of the instance that used it: %+v", b)
@@ -50,6 +102,19 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	later := now.Add(21 * time.Second)
 	if ok, why := e.proxy.Usable(e.pool.Stats(e.urls[3]), later); !ok {
 		t.Errorf("the budget's window passed, still not usable: %s", why)
+	}
+}
+
+// TestWhyLabels: every Why has its own label, and reads back from it.
+func TestWhyLabels(t *testing.T) {
+	seen := map[string]bool{}
+	for _, w := range append([]Why{Ready}, Whys...) {
+		b, _ := w.MarshalText()
+		var back Why
+		if err := back.UnmarshalText(b); err != nil || back != w || seen[string(b)] || (w != Ready && len(b) == 0) {
+			t.Errorf("%d: label %q reads back as %d (%v)", w, b, back, err)
+		}
+		seen[string(b)] = true
 	}
 }
 

@@ -19,8 +19,10 @@
 // come back. A header name that is not an HTTP token is answered 400,
 // before any route.
 //
-// /status and /metrics render proxy.Instances: whether an instance is
-// usable now is the search path's judgement, not computed here.
+// /status, /metrics and /about ask the search path whether an instance is
+// usable now (proxy.Instances, proxy.Usable); nothing here computes it.
+// /status words each proxy.Why in one table. /config offers the
+// suggestions of instances the pool does not hold back (pool.Stats.PoolWhy).
 // ClientLimiter is the per-client limit; cmd wires it as proxy.Config.Admit
 // and around /autocompleter (Wrap). /about says what is kept and for how
 // long, from Config.CacheTTL and CacheKeep.

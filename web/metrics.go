@@ -435,7 +435,7 @@ func writeInstances(pg *page, ins []proxy.Instance, l *instanceLabels) {
 		if ins[i].Disabled {
 			disabled++
 		}
-		if ins[i].UsableNow {
+		if ins[i].UsableNow() {
 			usable++
 		}
 	}

@@ -117,7 +117,9 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 				}
 				ce.add(&e)
 			}
-			if c.Autocomplete != "" && st.Circuit != pool.Open && !st.Disabled {
+			// Offered unless the pool holds it back for a while (its own
+			// rule, Stats.PoolWhy): disabled, or cooling down.
+			if w := st.PoolWhy; c.Autocomplete != "" && w != pool.WhyDisabled && w != pool.WhyCircuitOpen {
 				counts[c.Autocomplete]++
 			}
 			if c.Version != "" {

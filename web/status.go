@@ -46,7 +46,7 @@ type InstanceStatus struct {
 	Limiter        bool              `json:"limiter"`
 	LinkToken      bool              `json:"link_token"`
 	Usable         bool              `json:"usable_now"`
-	WhyNot         string            `json:"why_not,omitempty"` // proxy.Usable's: disabled, link_token, circuit_open, trial_out, in_flight, budget
+	WhyNot         proxy.Why         `json:"why_not,omitempty"` // its label: disabled, link_token, circuit_open, trial_out, in_flight, budget
 	Advice         string            `json:"advice,omitempty"`  // what the operator could do for it
 	BudgetUsed20s  int               `json:"budget_used_20s"`
 	BudgetUsed10m  int               `json:"budget_used_10m"`
@@ -80,7 +80,7 @@ func (s *Server) instances(now time.Time) []InstanceStatus {
 	if p := s.cfg.Proxy; p != nil {
 		for _, in := range p.Instances(now) {
 			is := InstanceStatus{Stats: in.Stats, Format: in.Format, Version: in.Caps.Version, Limiter: in.Caps.Limiter,
-				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow, WhyNot: in.WhyNot, Advice: in.Advice,
+				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow(), WhyNot: in.WhyNot, Advice: in.Advice,
 				OutcomesByKind: orEmpty(in.Metrics.ByKind), ByReason: orEmpty(in.Metrics.ByReason),
 				RecentMS: []float32{}, RecentKinds: []string{}}
 			for _, w := range in.Budget {
@@ -190,6 +190,7 @@ type statusRow struct {
 	Tier           string
 	Disabled       bool
 	Usable         bool
+	WhyNot         string // in words: why no search goes to it now
 	Last, LastWhen string
 	Budget20s      string
 	Budget10m      string
@@ -198,6 +199,17 @@ type statusRow struct {
 	Spark          sparkline
 	Bar            []barSegment
 	BarTitle       string
+}
+
+// whyWords say each proxy.Why to a person: the one table web words them
+// in (a test holds it to proxy.Whys).
+var whyWords = map[proxy.Why]string{
+	proxy.WhyDisabled:    "not searched: disabled by the operator",
+	proxy.WhyLinkToken:   "not searched: its link-token bot check would take searxgate for a bot",
+	proxy.WhyCircuitOpen: "not searched now: cooling down after a refusal or failure",
+	proxy.WhyTrialOut:    "not searched now: its one trial search is out",
+	proxy.WhyInFlight:    "not searched now: as many searches in flight as it may have",
+	proxy.WhyBudget:      "not searched now: its politeness budget is spent for now",
 }
 
 type sparkline struct {
@@ -236,7 +248,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	r := statusRow{URL: safeURL(st.URL), Host: clean(hostOf(st.URL), maxURLText), Circuit: st.Circuit.String(), Health: st.Health,
 		Latency: formatMS(st.LatencyMS), Measured: st.Measured, FailureRate: strconv.FormatFloat(100*st.FailureRate, 'f', 0, 64) + "%",
 		Searches: st.Successes + st.Failures + st.Refusals + st.Softs, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
-		Disabled: st.Disabled, Usable: is.Usable, Version: clean(is.Version, 40), Advice: is.Advice,
+		Disabled: st.Disabled, Usable: is.Usable, WhyNot: whyWords[is.WhyNot], Version: clean(is.Version, 40), Advice: is.Advice,
 		Budget20s: strconv.Itoa(is.BudgetUsed20s) + " / 20 s", Budget10m: strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
 	switch {
 	case st.Health >= 70:

@@ -362,28 +362,49 @@ func TestStatusProblemAndQueue(t *testing.T) {
 	}
 }
 
-// TestUsableAgreesEverywhere: /status, /status.json, /metrics and /about
-// count as usable exactly what proxy.Usable says, for an instance out of
-// budget within its circuit, a disabled one, an open circuit, one barred
-// by its link-token check and a good one.
+// TestUsableAgreesEverywhere: /status (in words too), /status.json,
+// /metrics and /about count as usable exactly what proxy.Usable says, for
+// every kind of instance: usable, own, out of budget within its circuit,
+// disabled, an open circuit, half open with its trial out, as many
+// searches in flight as it may have, and barred by its link-token check.
 func TestUsableAgreesEverywhere(t *testing.T) {
 	clk := clock.NewFake(fixedNow)
-	p := pool.New(pool.Config{Clock: clk})
-	const good, spent, off, open, barred = "https://good.example/", "https://spent.example/", "https://off.example/",
-		"https://open.example/", "https://barred.example/"
-	for _, u := range []string{good, spent, off, open, barred} {
+	p := pool.New(pool.Config{Clock: clk, MaxInFlight: 1})
+	const good, own, spent, off, open, trial, full, barred = "https://good.example/", "https://own.example/", "https://spent.example/",
+		"https://off.example/", "https://open.example/", "https://trial.example/", "https://full.example/", "https://barred.example/"
+	want := map[string]proxy.Why{good: proxy.Ready, own: proxy.Ready, spent: proxy.WhyBudget, off: proxy.WhyDisabled,
+		open: proxy.WhyCircuitOpen, trial: proxy.WhyTrialOut, full: proxy.WhyInFlight, barred: proxy.WhyLinkToken}
+	for u := range want {
 		p.Add(u, pool.Public)
 	}
+	p.Add(own, pool.Own)
 	px, err := proxy.New(proxy.Config{Pool: p, Clock: clk, Budget: []proxy.Window{{Max: 1, Per: 20 * time.Second}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(px.Close)
+	lease := func(u string) {
+		ls, err := p.Checkout(t.Context(), 1, func(x string) bool { return x != u })
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%s: no lease: %v", u, err)
+		}
+		t.Cleanup(func() { p.Record(ls[0], pool.Outcome{Kind: pool.Cancelled}, 0) })
+	}
+	p.OpenUntil(trial, clk.Now().Add(time.Second), "test")
+	clk.Advance(2 * time.Second)
+	lease(trial)
+	lease(full)
 	now := clk.Now()
 	read := proxy.Caps{ConfigAt: now, ConfigOK: true}
 	barredTerms := read
 	barredTerms.LinkToken = true
-	px.ImportCaps(map[string]proxy.Caps{good: read, spent: read, off: read, open: read, barred: barredTerms})
+	terms := map[string]proxy.Caps{barred: barredTerms}
+	for u := range want {
+		if u != barred {
+			terms[u] = read
+		}
+	}
+	px.ImportCaps(terms)
 	if !px.Politeness().TakeAs(spent, false, now) {
 		t.Fatal("the one search of the budget was refused")
 	}
@@ -391,39 +412,67 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 	p.OpenUntil(open, now.Add(time.Hour), "test")
 	_, c := serve(t, Config{Proxy: px, Pool: p, Clock: clk})
 
-	want := map[string]string{good: "", spent: proxy.WhyBudget, off: proxy.WhyDisabled, open: proxy.WhyCircuitOpen, barred: proxy.WhyLinkToken}
+	usable := 0
 	for u, why := range want {
-		if ok, w := px.Usable(p.Stats(u), now); w != why || ok != (why == "") {
+		if ok, w := px.Usable(p.Stats(u), now); w != why || ok != (why == proxy.Ready) {
 			t.Fatalf("%s: Usable %v %q, want %q", u, ok, w, why)
+		}
+		if why == proxy.Ready {
+			usable++
 		}
 	}
 	var report StatusReport
-	if err := json.Unmarshal([]byte(c.get("/status.json").body), &report); err != nil {
+	body := c.get("/status.json").body
+	if err := json.Unmarshal([]byte(body), &report); err != nil {
 		t.Fatal(err)
 	}
 	for _, is := range report.Instances {
-		if why := want[is.URL]; is.Usable != (why == "") || is.WhyNot != why {
+		if why := want[is.URL]; is.Usable != (why == proxy.Ready) || is.WhyNot != why {
 			t.Errorf("/status.json: %s usable %v why %q, want why %q", is.URL, is.Usable, is.WhyNot, why)
 		}
+		if why := want[is.URL]; !strings.Contains(body, `"url":"`+is.URL+`"`) || (why != proxy.Ready && !strings.Contains(body, `"why_not":"`+why.String()+`"`)) {
+			t.Errorf("/status.json does not label %s %q", is.URL, why)
+		}
 	}
-	if report.Totals.Usable != 1 || len(report.Instances) != len(want) {
-		t.Errorf("/status.json: %d usable of %d, want 1 of %d", report.Totals.Usable, len(report.Instances), len(want))
+	if report.Totals.Usable != usable || len(report.Instances) != len(want) {
+		t.Errorf("/status.json: %d usable of %d, want %d of %d", report.Totals.Usable, len(report.Instances), usable, len(want))
 	}
 	fams := parseProm(t, c.get("/metrics").body)
-	if v, _ := value(fams["searxgate_instances_usable"]); v != 1 {
-		t.Errorf("/metrics: %v usable, want 1", v)
+	if v, _ := value(fams["searxgate_instances_usable"]); v != float64(usable) {
+		t.Errorf("/metrics: %v usable, want %d", v, usable)
 	}
-	if body := c.get("/about").body; !strings.Contains(body, "The pool has 5 instances; 1 can be searched now.") {
-		t.Errorf("/about does not count 1 usable of 5")
+	if body := c.get("/about").body; !strings.Contains(body, fmt.Sprintf("The pool has %d instances; %d can be searched now.", len(want), usable)) {
+		t.Errorf("/about does not count %d usable of %d", usable, len(want))
 	}
 	doc, err := goquery.NewDocumentFromReader(strings.NewReader(c.get("/status").body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := doc.Find("tbody tr.unusable").Length(); n != 4 {
-		t.Errorf("/status marks %d rows unusable, want 4", n)
+	if n := doc.Find("tbody tr.unusable").Length(); n != len(want)-usable {
+		t.Errorf("/status marks %d rows unusable, want %d", n, len(want)-usable)
 	}
-	if got := doc.Find("dt:contains('Usable now') + dd").Text(); !strings.HasPrefix(got, "1 of 5") {
-		t.Errorf("/status: usable now %q, want 1 of 5", got)
+	doc.Find("tbody tr").Each(func(_ int, row *goquery.Selection) {
+		u, _ := row.Find("th a").Attr("href")
+		why, ok := want[u]
+		if words := row.Find("small.why").Text(); !ok || words != whyWords[why] {
+			t.Errorf("/status says of %s %q, want %q", u, words, whyWords[why])
+		}
+	})
+	if got := doc.Find("dt:contains('Usable now') + dd").Text(); !strings.HasPrefix(got, fmt.Sprintf("%d of %d", usable, len(want))) {
+		t.Errorf("/status: usable now %q, want %d of %d", got, usable, len(want))
+	}
+}
+
+// TestWhyWords: every reason the proxy gives for an instance not taking a
+// search now (proxy.Whys) has its words in web's one table, and reads as
+// a sentence, never as the proxy's label; the table words nothing else.
+func TestWhyWords(t *testing.T) {
+	for _, why := range proxy.Whys {
+		if got, ok := whyWords[why]; !ok || got == why.String() || !strings.Contains(got, " ") {
+			t.Errorf("%s reads %q", why, got)
+		}
+	}
+	if len(whyWords) != len(proxy.Whys) {
+		t.Errorf("web words %d reasons, the proxy has %d", len(whyWords), len(proxy.Whys))
 	}
 }

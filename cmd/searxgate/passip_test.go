@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 	"github.com/searxgate/searxgate/web"
 )
@@ -88,7 +89,7 @@ func TestOwnPassIPNotTrue(t *testing.T) {
 	if !strings.HasPrefix(in.Advice, advice) {
 		t.Errorf("/status.json's advice: %q, want it to start %q", in.Advice, advice)
 	}
-	if in.Format != "html" || in.Circuit.String() != "closed" || in.WhyNot != "budget" {
+	if in.Format != "html" || in.Circuit.String() != "closed" || in.WhyNot != proxy.WhyBudget {
 		t.Errorf("/status.json: format %q, circuit %v, why not %q; want html, closed, budget (held one limiter window)", in.Format, in.Circuit, in.WhyNot)
 	}
 	if page := string(g.get(t, "/status", nil).body); !strings.Contains(page, "does not pass searxgate&#39;s address 127.0.0.1") &&

@@ -154,11 +154,8 @@ const (
 // notes name what a bare transport error hides). What passes (a circuit
 // cooling down, a budget spent, searches in flight) is no cause.
 func (a *App) causeOf(st pool.Stats, now time.Time) string {
-	switch _, why := a.proxy.Usable(st, now); why {
-	case proxy.WhyDisabled:
-		return causeDisabled
-	case proxy.WhyLinkToken:
-		return causeLinkToken
+	if _, why := a.proxy.Usable(st, now); whyCause[why] != causeNone {
+		return whyCause[why]
 	}
 	c := a.proxy.Caps(st.URL)
 	if st.Tier == pool.Own || c.ConfigOK {
@@ -183,6 +180,17 @@ func (a *App) causeOf(st pool.Stats, now time.Time) string {
 	default:
 		return causeTransport
 	}
+}
+
+// whyCause is the cause each proxy.Why is to the start-up check: the
+// lasting ones are, what passes is none. A test holds it to proxy.Whys.
+var whyCause = map[proxy.Why]string{
+	proxy.WhyDisabled:    causeDisabled,
+	proxy.WhyLinkToken:   causeLinkToken,
+	proxy.WhyCircuitOpen: causeNone,
+	proxy.WhyTrialOut:    causeNone,
+	proxy.WhyInFlight:    causeNone,
+	proxy.WhyBudget:      causeNone,
 }
 
 // causeText says each cause to the operator, in the order they are listed.

@@ -19,8 +19,12 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/mcp"
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/sim"
 	"github.com/searxgate/searxgate/web"
@@ -336,14 +340,21 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 
 // TestUsableAgreesWithStatusAndMetrics: the start-up check's "can this
 // instance be searched now" is the search path's (proxy.Usable), as
-// /status.json and /metrics show it: an instance out of budget within its
-// circuit, a disabled one, an open circuit and a link-token one are not;
-// a good one is, until it is disabled too, and then the banner's question
-// (App.usable) says no instance is. The clock is the test's.
+// /status.json, /metrics and the MCP status resource show it, for every
+// kind of instance: out of budget within its circuit, disabled, an open
+// circuit, half open with its trial out, as many searches in flight as it
+// may have, and link-token ones are not; a good one and an own one are,
+// until they are disabled too, and then the banner's question (App.usable)
+// says no instance is. The clock is the test's.
 func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 	fast := sim.InstanceConfig{Behaviour: sim.Fast, JSON: true, Latency: -1}
-	cfgs := []sim.InstanceConfig{fast, fast, fast, fast, {Behaviour: sim.LinkToken, Latency: -1}}
-	for i, id := range []string{"good", "spent", "off", "open", "barred"} {
+	ids := []string{"good", "own", "spent", "off", "open", "trial", "full", "barred"}
+	cfgs := make([]sim.InstanceConfig, len(ids))
+	for i, id := range ids {
+		cfgs[i] = fast
+		if id == "barred" {
+			cfgs[i] = sim.InstanceConfig{Behaviour: sim.LinkToken, Latency: -1}
+		}
 		cfgs[i].ID = id
 	}
 	fleet, dir := startFleet(t, 26, cfgs)
@@ -361,8 +372,23 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-g.app.checked // the list's terms are read: the link-token one is known
-	a, now := g.app, clk.Now()
+	a := g.app
 	url := func(id string) string { return fleet.Instance(id).URL() }
+	lease := func(id string) {
+		ls, err := a.pool.Checkout(t.Context(), 1, func(u string) bool { return u != url(id) })
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("%s: no lease: %v", id, err)
+		}
+		t.Cleanup(func() { a.pool.Record(ls[0], pool.Outcome{Kind: pool.Cancelled}, 0) })
+	}
+	a.pool.OpenUntil(url("trial"), clk.Now().Add(time.Second), "test")
+	clk.Advance(2 * time.Second)
+	lease("trial")
+	for range a.pool.Stats(url("full")).MaxInFlight {
+		lease("full")
+	}
+	now := clk.Now()
+	a.pool.Add(url("own"), pool.Own)
 	for n := 0; a.proxy.Politeness().TakeAs(url("spent"), false, now); n++ {
 		if n > 1000 {
 			t.Fatal("the budget never ran out")
@@ -370,8 +396,9 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 	}
 	a.pool.Disable(url("off"))
 	a.pool.OpenUntil(url("open"), now.Add(time.Hour), "test")
+	agent := connectMCP(t, g, nil)
 
-	check := func(step string, want map[string]string) {
+	check := func(step string, want map[string]proxy.Why) {
 		t.Helper()
 		var report web.StatusReport
 		if err := json.Unmarshal([]byte(g.get(t, "/status.json", nil).body), &report); err != nil {
@@ -383,10 +410,13 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: an instance not in the fleet: %s", step, is.URL)
 			}
-			if is.Usable != (why == "") || is.WhyNot != why {
+			if ok, w := a.proxy.Usable(a.pool.Stats(is.URL), now); ok != (why == proxy.Ready) || w != why {
+				t.Errorf("%s: the search path says %s usable %v why %q, want why %q", step, is.URL, ok, w, why)
+			}
+			if is.Usable != (why == proxy.Ready) || is.WhyNot != why {
 				t.Errorf("%s: /status.json says %s usable %v why %q, want why %q", step, is.URL, is.Usable, is.WhyNot, why)
 			}
-			if got := a.searchable(is.Stats, now); got != is.Usable {
+			if got := a.searchable(a.pool.Stats(is.URL), now); got != is.Usable { // the pool's own: JSON drops its part (PoolWhy)
 				t.Errorf("%s: the start-up check says %s searchable %v, /status.json %v", step, is.URL, got, is.Usable)
 			}
 			if is.Usable {
@@ -403,11 +433,45 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 		if got := a.usable(now); got != (usable > 0) {
 			t.Errorf("%s: App.usable %v with %d usable", step, got, usable)
 		}
+		res, err := agent.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: mcp.StatusURI})
+		var brief mcp.StatusBrief
+		if err != nil || len(res.Contents) != 1 || json.Unmarshal([]byte(res.Contents[0].Text), &brief) != nil {
+			t.Fatalf("%s: the MCP status resource: %v", step, err)
+		}
+		if brief.Pool.UsableNow != usable || len(brief.Instances) != len(want) {
+			t.Errorf("%s: MCP says %d usable of %d, /status.json %d of %d", step, brief.Pool.UsableNow, len(brief.Instances), usable, len(want))
+		}
+		for _, x := range brief.Instances {
+			if why := want[x.URL]; x.UsableNow != (why == proxy.Ready) || x.WhyNot != why {
+				t.Errorf("%s: MCP says %s usable %v why %q, want why %q", step, x.URL, x.UsableNow, x.WhyNot, why)
+			}
+		}
 	}
-	want := map[string]string{url("good"): "", url("spent"): proxy.WhyBudget, url("off"): proxy.WhyDisabled,
-		url("open"): proxy.WhyCircuitOpen, url("barred"): proxy.WhyLinkToken}
-	check("one good", want)
+	want := map[string]proxy.Why{url("good"): proxy.Ready, url("own"): proxy.Ready, url("spent"): proxy.WhyBudget,
+		url("off"): proxy.WhyDisabled, url("open"): proxy.WhyCircuitOpen, url("trial"): proxy.WhyTrialOut,
+		url("full"): proxy.WhyInFlight, url("barred"): proxy.WhyLinkToken}
+	check("two good", want)
 	a.pool.Disable(url("good"))
-	want[url("good")] = proxy.WhyDisabled
+	a.pool.Disable(url("own"))
+	want[url("good")], want[url("own")] = proxy.WhyDisabled, proxy.WhyDisabled
 	check("none good", want)
+}
+
+// TestWhyCauses: every reason the proxy gives for an instance not taking
+// a search now (proxy.Whys) is a cause to the start-up check or none, and
+// every cause it is has its words.
+func TestWhyCauses(t *testing.T) {
+	worded := map[string]bool{}
+	for _, ct := range causeText {
+		worded[ct.cause] = strings.Contains(ct.text, " ")
+	}
+	for _, why := range proxy.Whys {
+		c, ok := whyCause[why]
+		if !ok || (c != causeNone && !worded[c]) {
+			t.Errorf("%s: cause %q (in the table: %v), without words", why, c, ok)
+		}
+	}
+	if len(whyCause) != len(proxy.Whys) {
+		t.Errorf("the start-up check has %d reasons, the proxy %d", len(whyCause), len(proxy.Whys))
+	}
 }
