@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/sim"
@@ -16,7 +17,9 @@ const hostileResults = 4_000
 // rest counted; the cached answer stays small.
 func TestHostileAnswerIsBounded(t *testing.T) {
 	for _, json := range []bool{true, false} {
-		e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: json, Results: hostileResults})
+		// Reading a 4 MB page under the race detector on a loaded machine
+		// takes seconds: the deadline is not what this test is about.
+		e := newEnv(t, Config{Deadline: time.Minute}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: json, Results: hostileResults})
 		for _, want := range []bool{false, true} { // a miss, then a cache hit
 			res, err := e.search(t, "hello world")
 			if err != nil {
