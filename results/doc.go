@@ -16,8 +16,8 @@
 // results dropped are counted in Page.Dropped.
 //
 // Caveats:
-//   - Answers are kept as strings (the classic shape): a link goes into the
-//     text as "text (url)".
+//   - Answers are strings, as in the classic shape; a linked answer keeps
+//     its link in the text (Page.Answers).
 //   - A Page does not judge its links: detect keeps only http(s) links
 //     before Bound is applied.
 //   - AppendJSON writes the optional keys (publishedDate, thumbnail,
