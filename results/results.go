@@ -42,9 +42,9 @@ type Result struct {
 	PublishedDate                string // as upstream gave it ("" = null)
 	Thumbnail, ImgSrc, IframeSrc string
 	// Extra holds the other fields of an upstream JSON result, cleaned
-	// as they were read (see detect.ParseJSON: depth, size and count capped,
-	// no bidirectional controls, URL-named fields http(s) only) and
-	// written back as they are. A key here overrides the field of the
+	// as they were read (see detect.ParseJSON: depth, size and count
+	// capped, no bidirectional controls, URL-named fields http(s) only)
+	// and written back as they are. A key here overrides the field of the
 	// same JSON name (that is how a known field of an unexpected type
 	// survives; parsed_url never comes from upstream). Values must be
 	// valid JSON.
@@ -59,6 +59,7 @@ type Result struct {
 // Optional is a set of Result's optional keys.
 type Optional uint8
 
+// The optional keys, one bit each.
 const (
 	HasPublishedDate Optional = 1 << iota
 	HasThumbnail
@@ -97,7 +98,7 @@ type InfoboxAttribute struct {
 // NothingFound reports whether r holds nothing to show: no result, no
 // answer, no infobox. With no unresponsive engine that is SearXNG's honest
 // "no results" (an OK verdict); with engines down it is a poor page
-// (Soft, EnginesDown).
+// (detect's Soft, EnginesDown).
 func (r *Page) NothingFound() bool {
 	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
 }
