@@ -33,21 +33,6 @@ func BenchmarkClassifyHTML(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendJSON: write a 10-result answer as SearXNG JSON into a
-// reused buffer.
-func BenchmarkAppendJSON(b *testing.B) {
-	r, err := ParseJSON(tenResultsJSON())
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := r.AppendJSON(nil)
-	b.SetBytes(int64(len(buf)))
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = r.AppendJSON(buf[:0])
-	}
-}
-
 // BenchmarkOnTopic: the off-topic rule on 10 results.
 func BenchmarkOnTopic(b *testing.B) {
 	r, err := ParseJSON(tenResultsJSON())

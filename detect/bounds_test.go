@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // floodJSON is an answer no SearXNG sends: n results, each with a
@@ -64,17 +66,17 @@ func TestBoundsHostileAnswer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(r.Results) > MaxResults || len(r.Results) == 0 || (len(r.Results) < MaxResults) != c.budget {
-			t.Fatalf("%d results kept, want 1..%d (cut by the byte budget: %v)", len(r.Results), MaxResults, c.budget)
+		if len(r.Results) > results.MaxResults || len(r.Results) == 0 || (len(r.Results) < results.MaxResults) != c.budget {
+			t.Fatalf("%d results kept, want 1..%d (cut by the byte budget: %v)", len(r.Results), results.MaxResults, c.budget)
 		}
 		if got := len(r.Results) + r.Dropped; got != c.n {
 			t.Fatalf("kept %d + dropped %d = %d, want %d", len(r.Results), r.Dropped, got, c.n)
 		}
-		if len(r.Suggestions) > MaxListItems || len(r.Answers) > MaxListItems || len(r.Infoboxes) > MaxInfoboxes {
+		if len(r.Suggestions) > results.MaxListItems || len(r.Answers) > results.MaxListItems || len(r.Infoboxes) > results.MaxInfoboxes {
 			t.Fatalf("lists kept: %d suggestions, %d answers, %d infoboxes", len(r.Suggestions), len(r.Answers), len(r.Infoboxes))
 		}
 		js := r.AppendJSON(nil)
-		if limit := MaxAnswerBytes + MaxResults*512; len(js) > limit {
+		if limit := results.MaxAnswerBytes + results.MaxResults*512; len(js) > limit {
 			t.Fatalf("written JSON is %d bytes, want ≤ %d", len(js), limit)
 		}
 		// What is cached reads back the same: a cache hit renders no more.
@@ -89,13 +91,13 @@ func TestBoundsHostileAnswer(t *testing.T) {
 // drops its result or is blanked, unknown fields stay within
 // MaxExtraTotal, and a result's lists within MaxListItems.
 func TestBoundsFields(t *testing.T) {
-	long := strings.Repeat("é", MaxFieldBytes) // 2 bytes a rune: a cut in the middle is possible
-	longURL := "https://example.org/" + strings.Repeat("a", MaxURLBytes)
+	long := strings.Repeat("é", results.MaxFieldBytes) // 2 bytes a rune: a cut in the middle is possible
+	longURL := "https://example.org/" + strings.Repeat("a", results.MaxURLBytes)
 	var extras, engines strings.Builder
 	for i := range MaxExtraKeys {
 		fmt.Fprintf(&extras, `, "k%02d": "%s"`, i, strings.Repeat("x", MaxExtraBytes-16))
 	}
-	for i := range 3 * MaxListItems {
+	for i := range 3 * results.MaxListItems {
 		if i > 0 {
 			engines.WriteByte(',')
 		}
@@ -114,17 +116,17 @@ func TestBoundsFields(t *testing.T) {
 	}
 	x := r.Results[0]
 	for name, s := range map[string]string{"title": x.Title, "content": x.Content, "suggestion": r.Suggestions[0]} {
-		if len(s) > MaxFieldBytes || len(s) < MaxFieldBytes-4 || !utf8.ValidString(s) {
-			t.Errorf("%s: %d bytes, valid UTF-8 %v; want about %d, cut on a rune", name, len(s), utf8.ValidString(s), MaxFieldBytes)
+		if len(s) > results.MaxFieldBytes || len(s) < results.MaxFieldBytes-4 || !utf8.ValidString(s) {
+			t.Errorf("%s: %d bytes, valid UTF-8 %v; want about %d, cut on a rune", name, len(s), utf8.ValidString(s), results.MaxFieldBytes)
 		}
 	}
 	if x.Thumbnail != "" {
 		t.Errorf("a thumbnail of %d bytes kept", len(x.Thumbnail))
 	}
-	if len(x.Engines) != MaxListItems {
-		t.Errorf("%d engines kept, want %d", len(x.Engines), MaxListItems)
+	if len(x.Engines) != results.MaxListItems {
+		t.Errorf("%d engines kept, want %d", len(x.Engines), results.MaxListItems)
 	}
-	if n := extraSize(x.Extra); n > MaxExtraTotal || len(x.Extra) == 0 {
+	if n := results.ExtraSize(x.Extra); n > MaxExtraTotal || len(x.Extra) == 0 {
 		t.Errorf("extra fields: %d of them, %d bytes; want some, ≤ %d", len(x.Extra), n, MaxExtraTotal)
 	}
 }
@@ -136,41 +138,10 @@ func TestBoundsHTML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Results) != MaxResults || r.Dropped != 2000-MaxResults {
+	if len(r.Results) != results.MaxResults || r.Dropped != 2000-results.MaxResults {
 		t.Fatalf("%d results kept, %d dropped", len(r.Results), r.Dropped)
 	}
-	if p := r.Results[MaxResults-1].Positions; len(p) != 1 || p[0] != MaxResults {
-		t.Fatalf("last rank %v, want [%d]", p, MaxResults)
-	}
-}
-
-// TestBoundsMerge: answers merged keep MaxResults between them.
-func TestBoundsMerge(t *testing.T) {
-	var answers []*Results
-	for a := range 3 {
-		r := &Results{Query: "q"}
-		for i := range MaxResults {
-			u := fmt.Sprintf("https://example.org/%d/%d", a, i)
-			r.Results = append(r.Results, Result{URL: u, Title: "t", Positions: []int{i + 1}})
-		}
-		answers = append(answers, r)
-	}
-	m := Merge(answers...)
-	if len(m.Results) != MaxResults || m.Dropped != 2*MaxResults {
-		t.Fatalf("merged: %d results, %d dropped", len(m.Results), m.Dropped)
-	}
-}
-
-func TestClip(t *testing.T) {
-	for _, c := range []struct {
-		s    string
-		n    int
-		want string
-	}{
-		{"abc", 3, "abc"}, {"abc", 2, "ab"}, {"aé", 2, "a"}, {"aé", 3, "aé"}, {"€", 2, ""}, {"", 0, ""},
-	} {
-		if got := clip(c.s, c.n); got != c.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
-		}
+	if p := r.Results[results.MaxResults-1].Positions; len(p) != 1 || p[0] != results.MaxResults {
+		t.Fatalf("last rank %v, want [%d]", p, results.MaxResults)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // classifyCases are the verdicts a person reading each fixture would give,
@@ -274,7 +276,7 @@ func TestClassifyHugePages(t *testing.T) {
 	body := []byte(b.String())
 
 	v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != n-MaxResults {
+	if v.Kind != OK || len(v.Results.Results) != results.MaxResults || v.Results.Dropped != n-results.MaxResults {
 		t.Fatalf("huge JSON: %s/%s with %v", v.Kind, v.Reason, v.Results != nil)
 	}
 	v = Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world", MaxBody: 1 << 20})
@@ -284,7 +286,7 @@ func TestClassifyHugePages(t *testing.T) {
 
 	page := grownHTML(t, 1000)
 	v = Classify(Answer{Status: 200, Body: page, Format: "html", Query: "hello world"})
-	if v.Kind != OK || len(v.Results.Results) != MaxResults || v.Results.Dropped != 1000-MaxResults {
+	if v.Kind != OK || len(v.Results.Results) != results.MaxResults || v.Results.Dropped != 1000-results.MaxResults {
 		t.Fatalf("huge HTML: %s/%s", v.Kind, v.Reason)
 	}
 }

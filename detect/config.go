@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unique"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/tidwall/gjson"
 )
 
@@ -128,7 +129,7 @@ func ParseConfig(body []byte) (Terms, error) {
 func readConfigEngine(e gjson.Result, codes *int) ConfigEngine {
 	ce := ConfigEngine{
 		Name:             configName(e.Get("name").Str),
-		Categories:       configNames(e.Get("categories"), MaxListItems, maxConfigName),
+		Categories:       configNames(e.Get("categories"), results.MaxListItems, maxConfigName),
 		Enabled:          e.Get("enabled").Type == gjson.True,
 		Shortcut:         configName(e.Get("shortcut").Str),
 		Paging:           e.Get("paging").Type == gjson.True,

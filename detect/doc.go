@@ -1,6 +1,6 @@
 // Package detect judges one upstream SearXNG answer, and reads its results
-// into one shape whether the instance sent JSON or its HTML page. It also
-// holds that shape, Results, which the proxy caches and web renders.
+// into a results.Page, whether the instance sent JSON or its HTML page. The
+// model itself (Page, AppendJSON, Merge, the bounds) is package results.
 //
 // Classify takes what came back (an Answer: status, headers, decoded body,
 // format, query) and returns a Verdict of one Kind:
@@ -16,19 +16,18 @@
 //
 // ParseJSON reads SearXNG's JSON, old and new shapes, in one pass.
 // ParseHTML (goquery) reads the simple theme's results page, 2024 and
-// current markup. Results.AppendJSON writes SearXNG's classic JSON. Merge
-// unites several answers. ParseConfig reads an instance's /config,
+// current markup. ParseConfig reads an instance's /config,
 // ParseFormats the formats its page offers, ParseRetryAfter the wait a
 // refusal asks for. BangOf and TimeoutLimit read the query syntax that
 // changes an answer. Neither Classify nor the parsers keep the body: its
 // buffer may be reused once the verdict is made.
 //
 // Every answer is sanitised and bounded where it is read, so every format
-// written from Results gets the same. A result whose URL is not an absolute
+// written from its Page gets the same. A result whose URL is not an absolute
 // http(s) link is dropped; other bad links are blanked. Bidirectional
 // controls are stripped from every text. Unknown fields are written afresh
-// within limits (sanitize.go). Counts and sizes are capped (bounds.go),
-// with the results dropped counted in Results.Dropped. So an answer stays
+// within limits (sanitize.go). Counts and sizes are capped (Page.Bound),
+// with the results dropped counted in Page.Dropped. So an answer stays
 // small in any format, fresh or from the cache.
 //
 // Caveats:

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // seedBodies adds the body of every fixture, and a few edge cases, to f.
@@ -72,7 +74,7 @@ func FuzzParseHTML(f *testing.F) {
 // checkResults asserts what every parser promises of what it read from
 // inLen bytes: only http(s) links, no bidi controls, bounded depth and
 // size (checkBounded), and a faithful round trip.
-func checkResults(t *testing.T, r *Results, inLen int) {
+func checkResults(t *testing.T, r *results.Page, inLen int) {
 	t.Helper()
 	for _, x := range r.Results {
 		if !httpURL(x.URL) {
@@ -110,7 +112,7 @@ func checkResults(t *testing.T, r *Results, inLen int) {
 
 // allValidUTF8 reports whether every string of r is valid UTF-8 without
 // U+FFFD (encoding/json writes both as \ufffd).
-func allValidUTF8(r *Results) bool {
+func allValidUTF8(r *results.Page) bool {
 	b, err := json.Marshal(r)
 	return err == nil && utf8.Valid(b) && !strings.Contains(string(b), `\ufffd`) && !strings.Contains(string(b), "\uFFFD")
 }
@@ -178,19 +180,6 @@ func FuzzClassify(f *testing.F) {
 		}
 		if v.Results != nil {
 			checkBounded(t, v.Results.AppendJSON(nil), len(body))
-		}
-	})
-}
-
-// FuzzAppendString: appendString writes what encoding/json writes.
-func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "a\"b\\c", "<&>", "\u2028\u2029", "\xff\xfe", "🦀", "\x00\x1f"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
 		}
 	})
 }

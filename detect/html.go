@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/searxgate/searxgate/results"
 )
 
 // noDescription is what the current simple theme shows in place of an
@@ -42,9 +43,9 @@ var (
 
 // htmlPage is what one HTML answer says.
 type htmlPage struct {
-	results   *Results // nil unless it is a results page
-	formats   []string // non-HTML formats offered (div#apis)
-	frontPage bool     // the instance's front page
+	results   *results.Page // nil unless it is a results page
+	formats   []string      // non-HTML formats offered (div#apis)
+	frontPage bool          // the instance's front page
 }
 
 // ParseHTML reads a results page of SearXNG's simple theme, in the 2024
@@ -56,7 +57,7 @@ type htmlPage struct {
 // and the score SearXNG gives one engine's result at that rank (1/rank).
 // Ranks restart at 1 on every page: the page does not say how many
 // results page 1 had, and SearXNG's own JSON positions restart too.
-func ParseHTML(body []byte) (*Results, error) {
+func ParseHTML(body []byte) (*results.Page, error) {
 	p, err := parseHTML(body)
 	if err != nil {
 		return nil, err
@@ -178,13 +179,13 @@ func withoutSVG(b []byte) []byte {
 // readPage reads a results page from its elements by id; q is the query
 // its box echoes.
 func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
-	r := &Results{Query: searchTerms(q)}
+	r := &results.Page{Query: searchTerms(q)}
 	p := &htmlPage{results: r}
 	if s := ids["result_count"]; s != nil {
 		r.NumberOfResults = readCount(s.Text())
 	}
 	items := ids["urls"].Find(".result")
-	r.Results = make([]Result, 0, min(items.Length(), maxReadResults))
+	r.Results = make([]results.Result, 0, min(items.Length(), maxReadResults))
 	items.EachWithBreak(func(i int, s *goquery.Selection) bool {
 		if len(r.Results) == maxReadResults {
 			r.Dropped += items.Length() - i
@@ -240,7 +241,7 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	}
 	// Links are judged by sanitize (one parse each); the results kept are
 	// ranked as the page shows them.
-	r.sanitize()
+	sanitize(r)
 	ranks := make([]int, len(r.Results)) // one backing array for every result's positions
 	for i := range r.Results {
 		ranks[i] = i + 1
@@ -260,7 +261,7 @@ func rankScore(rank int) float64 {
 
 // readHTMLResult reads one article.result; ok is false when it has no link
 // (a link that is not http(s) is dropped by sanitize).
-func readHTMLResult(s *goquery.Selection) (x Result, ok bool) {
+func readHTMLResult(s *goquery.Selection) (x results.Result, ok bool) {
 	images := false
 	for _, c := range strings.Fields(s.AttrOr("class", "")) {
 		switch {
@@ -374,8 +375,8 @@ func readHTMLAnswer(s *goquery.Selection) string {
 }
 
 // readHTMLInfobox reads one aside.infobox.
-func readHTMLInfobox(s *goquery.Selection) Infobox {
-	b := Infobox{
+func readHTMLInfobox(s *goquery.Selection) results.Infobox {
+	b := results.Infobox{
 		Infobox: collapse(s.Find("h2").First().Text()),
 		ImgSrc:  s.ChildrenFiltered("img").AttrOr("src", ""),
 		Content: collapse(s.ChildrenFiltered("p").First().Text()),
@@ -384,12 +385,12 @@ func readHTMLInfobox(s *goquery.Selection) Infobox {
 		label := strings.TrimSpace(strings.TrimSuffix(collapse(dl.Find("dt").Text()), ":"))
 		value := collapse(dl.Find("dd").Text())
 		if label != "" || value != "" {
-			b.Attributes = append(b.Attributes, InfoboxAttribute{Label: label, Value: value})
+			b.Attributes = append(b.Attributes, results.InfoboxAttribute{Label: label, Value: value})
 		}
 	})
 	s.Find(".urls a[href]").Each(func(_ int, a *goquery.Selection) {
 		if u := a.AttrOr("href", ""); httpURL(u) {
-			b.URLs = append(b.URLs, InfoboxURL{Title: collapse(a.Text()), URL: u})
+			b.URLs = append(b.URLs, results.InfoboxURL{Title: collapse(a.Text()), URL: u})
 		}
 	})
 	return b

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/tidwall/gjson"
 )
 
@@ -29,8 +30,8 @@ var (
 // parsed_url is rebuilt from url, bidirectional controls are stripped
 // from every text, and unknown fields are kept only within MaxExtraDepth,
 // MaxExtraBytes and MaxExtraKeys. An answer nested deeper than 64 levels
-// is not read. The Results share no memory with body.
-func ParseJSON(body []byte) (*Results, error) {
+// is not read. The Page shares no memory with body.
+func ParseJSON(body []byte) (*results.Page, error) {
 	if tooDeep(body, maxJSONDepth) {
 		return nil, fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, maxJSONDepth)
 	}
@@ -45,7 +46,7 @@ func ParseJSON(body []byte) (*Results, error) {
 		}
 		return nil, fmt.Errorf("%w: not an object", ErrNotJSON)
 	}
-	var r Results
+	var r results.Page
 	seen := false
 	var err error
 	sc.object(func(key string) {
@@ -80,7 +81,7 @@ func ParseJSON(body []byte) (*Results, error) {
 	if !seen {
 		return nil, fmt.Errorf("%w: neither query nor results", ErrNotJSON)
 	}
-	r.sanitize()
+	sanitize(&r)
 	return &r, nil
 }
 
@@ -91,14 +92,14 @@ func ParseJSON(body []byte) (*Results, error) {
 // with pointers (15 or so: SearXNG sends 10 to 30 a page), one of the
 // allocator's size classes, so that a field added to Result does not move
 // the allocation up a class (16 of 256 bytes took 4,864).
-const firstResults = (4096 - 8) / int(unsafe.Sizeof(Result{}))
+const firstResults = (4096 - 8) / int(unsafe.Sizeof(results.Result{}))
 
-func readResults(sc *jsonScan, r *Results) error {
+func readResults(sc *jsonScan, r *results.Page) error {
 	if sc.peek() != '[' {
 		sc.skip()
 		return fmt.Errorf("%w: results is not a list", ErrNotJSON)
 	}
-	r.Results = make([]Result, 0, firstResults)
+	r.Results = make([]results.Result, 0, firstResults)
 	// The results' engine lists share one backing array (each capped at
 	// its own length, so that an append to one copies it): two engines a
 	// result made two allocations each.
@@ -113,7 +114,7 @@ func readResults(sc *jsonScan, r *Results) error {
 			r.Dropped++
 			return
 		}
-		var x Result
+		var x results.Result
 		sc.object(func(key string) { resultField(&x, key, sc.value(), &strs) })
 		// Its URL is judged by sanitize, with parsed_url made in one parse.
 		r.Results = append(r.Results, x)
@@ -123,7 +124,7 @@ func readResults(sc *jsonScan, r *Results) error {
 
 // readTopLevel reads the top-level member key other than query,
 // number_of_results and results.
-func readTopLevel(r *Results, key string, v gjson.Result) {
+func readTopLevel(r *results.Page, key string, v gjson.Result) {
 	switch key {
 	case "answers":
 		r.Answers = readAnswers(v)
@@ -182,7 +183,7 @@ func text(v gjson.Result) string {
 // resultField reads the member key of a result object into x: a known
 // field of the wrong type, and any unknown field, is kept cleaned in
 // x.Extra (putExtra). Lists of strings are appended to *strs.
-func resultField(x *Result, key string, f gjson.Result, strs *[]string) {
+func resultField(x *results.Result, key string, f gjson.Result, strs *[]string) {
 	typed := true
 	switch key {
 	case "url":
@@ -207,19 +208,19 @@ func resultField(x *Result, key string, f gjson.Result, strs *[]string) {
 		typed = isStringOrNull(f)
 		x.PublishedDate = f.Str
 		if f.Str == "" {
-			x.present |= hasPublishedDate // written back empty, as it came
+			x.MarkEmpty(results.HasPublishedDate) // written back empty, as it came
 		}
 	case "thumbnail":
 		typed = isStringOrNull(f)
 		x.Thumbnail = f.Str
 		if f.Str == "" {
-			x.present |= hasThumbnail // written back empty, as it came
+			x.MarkEmpty(results.HasThumbnail) // written back empty, as it came
 		}
 	case "img_src":
 		typed = isStringOrNull(f)
 		x.ImgSrc = f.Str
 		if f.Str == "" {
-			x.present |= hasImgSrc // written back empty, as it came
+			x.MarkEmpty(results.HasImgSrc) // written back empty, as it came
 		}
 	case "iframe_src":
 		typed = isStringOrNull(f)
@@ -361,8 +362,8 @@ func answerText(answer, link string) string {
 }
 
 // readInfobox reads one infobox object.
-func readInfobox(v gjson.Result) Infobox {
-	var b Infobox
+func readInfobox(v gjson.Result) results.Infobox {
+	var b results.Infobox
 	v.ForEach(func(k, f gjson.Result) bool {
 		key := k.Str
 		typed := true
@@ -401,14 +402,14 @@ func readInfobox(v gjson.Result) Infobox {
 	return b
 }
 
-func readInfoboxURLs(v gjson.Result) ([]InfoboxURL, bool) {
-	return readPairs(v, "title", "url", func(u *InfoboxURL) (*string, *string, *map[string]json.RawMessage) {
+func readInfoboxURLs(v gjson.Result) ([]results.InfoboxURL, bool) {
+	return readPairs(v, "title", "url", func(u *results.InfoboxURL) (*string, *string, *map[string]json.RawMessage) {
 		return &u.Title, &u.URL, &u.Extra
-	}, func(u *InfoboxURL) bool { return httpURL(u.URL) })
+	}, func(u *results.InfoboxURL) bool { return httpURL(u.URL) })
 }
 
-func readInfoboxAttributes(v gjson.Result) ([]InfoboxAttribute, bool) {
-	return readPairs(v, "label", "value", func(a *InfoboxAttribute) (*string, *string, *map[string]json.RawMessage) {
+func readInfoboxAttributes(v gjson.Result) ([]results.InfoboxAttribute, bool) {
+	return readPairs(v, "label", "value", func(a *results.InfoboxAttribute) (*string, *string, *map[string]json.RawMessage) {
 		return &a.Label, &a.Value, &a.Extra
 	}, nil)
 }

@@ -5,23 +5,25 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // linkByURLParse is parseLink without its plain-link shortcut: every link
 // through url.Parse.
-func linkByURLParse(u string) (linkParts, bool) {
+func linkByURLParse(u string) (results.URLParts, bool) {
 	if !strings.HasPrefix(strings.ToLower(u), "http://") && !strings.HasPrefix(strings.ToLower(u), "https://") {
-		return linkParts{}, false
+		return results.URLParts{}, false
 	}
 	rest := u[strings.Index(u, "//")+2:]
 	if rest == "" || strings.ContainsAny(rest[:1], "/?#") || strings.ContainsFunc(u, func(r rune) bool { return r <= ' ' || r == 0x7f }) || hasBidi(u) {
-		return linkParts{}, false
+		return results.URLParts{}, false
 	}
 	p, err := url.Parse(u)
 	if err != nil || p.Host == "" {
-		return linkParts{}, false
+		return results.URLParts{}, false
 	}
-	return partsOf(p), true
+	return results.PartsOf(p), true
 }
 
 var linkSeeds = []string{

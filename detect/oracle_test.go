@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/tidwall/gjson"
 )
 
@@ -15,7 +16,7 @@ import (
 // gjson's ForEach over the top level, the results and their fields, each
 // read by the same field readers. It is the oracle the single-pass walk
 // is held to.
-func parseJSONgjson(body []byte) (*Results, error) {
+func parseJSONgjson(body []byte) (*results.Page, error) {
 	if tooDeep(body, maxJSONDepth) {
 		return nil, fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, maxJSONDepth)
 	}
@@ -30,7 +31,7 @@ func parseJSONgjson(body []byte) (*Results, error) {
 	}
 	// gjson.GetMany would scan once per key as well; one pass over the
 	// top level is cheaper.
-	var r Results
+	var r results.Page
 	seen := false
 	var err error
 	doc.ForEach(func(k, v gjson.Result) bool {
@@ -48,7 +49,7 @@ func parseJSONgjson(body []byte) (*Results, error) {
 				err = fmt.Errorf("%w: results is not a list", ErrNotJSON)
 				return false
 			}
-			r.Results = make([]Result, 0, 16)
+			r.Results = make([]results.Result, 0, 16)
 			v.ForEach(func(_, item gjson.Result) bool {
 				if x, ok := readResultGjson(item); ok {
 					r.Results = append(r.Results, x)
@@ -66,14 +67,14 @@ func parseJSONgjson(body []byte) (*Results, error) {
 	if !seen {
 		return nil, fmt.Errorf("%w: neither query nor results", ErrNotJSON)
 	}
-	r.sanitize()
+	sanitize(&r)
 	return &r, nil
 }
 
 // readResultGjson reads one result object with gjson's ForEach, each
 // field by the reader ParseJSON uses. ok is false when it is not an
 // object.
-func readResultGjson(v gjson.Result) (x Result, ok bool) {
+func readResultGjson(v gjson.Result) (x results.Result, ok bool) {
 	if !v.IsObject() {
 		return x, false
 	}
@@ -94,7 +95,7 @@ func TestParseJSONMatchesGjson(t *testing.T) {
 }
 
 // FuzzParseJSONMatchesGjson: the single-pass reader agrees with the gjson
-// walk on any body: the same error text, or the same Results.
+// walk on any body: the same error text, or the same Page.
 func FuzzParseJSONMatchesGjson(f *testing.F) {
 	for _, body := range oracleSeeds(f) {
 		f.Add(body)

@@ -3,10 +3,11 @@ package detect
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 func TestParseJSONClassic(t *testing.T) {
@@ -14,7 +15,7 @@ func TestParseJSONClassic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want0 := Result{
+	want0 := results.Result{
 		URL:       "http://127.0.0.1/fake/0/hello-world",
 		Title:     "Result 1 for hello world",
 		Content:   "Fake backend snippet 1: the words were hello, world",
@@ -161,10 +162,10 @@ func TestParseHTMLCurrentMarkup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Results{
+	want := &results.Page{
 		Query:           "Ada Lovelace",
 		NumberOfResults: 1234000,
-		Results: []Result{
+		Results: []results.Result{
 			{
 				URL:           "https://en.wikipedia.example/wiki/Ada_Lovelace",
 				Title:         "Ada Lovelace - Wikipedia",
@@ -222,12 +223,12 @@ func TestParseHTMLCurrentMarkup(t *testing.T) {
 		},
 		Answers:     []string{"Ada Lovelace was born on 10 December 1815 (https://www.wikidata.example/wiki/Q7259)", "1815 + 36 = 1851"},
 		Corrections: []string{"Ada Lovelace biography"},
-		Infoboxes: []Infobox{{
+		Infoboxes: []results.Infobox{{
 			Infobox: "Ada Lovelace",
 			Content: "English mathematician and writer, chiefly known for her work on Charles Babbage's Analytical Engine.",
 			ImgSrc:  "https://upload.wikimedia.example/ada.jpg",
-			URLs:    []InfoboxURL{{Title: "Wikipedia", URL: "https://en.wikipedia.example/wiki/Ada_Lovelace"}},
-			Attributes: []InfoboxAttribute{
+			URLs:    []results.InfoboxURL{{Title: "Wikipedia", URL: "https://en.wikipedia.example/wiki/Ada_Lovelace"}},
+			Attributes: []results.InfoboxAttribute{
 				{Label: "Born", Value: "10 December 1815"},
 				{Label: "Died", Value: "27 November 1852"},
 			},
@@ -392,7 +393,7 @@ func TestRoundTrip(t *testing.T) {
 	n := 0
 	for _, name := range fixtureNames(t) {
 		c := loadCapture(t, name)
-		for _, parse := range []func([]byte) (*Results, error){ParseJSON, ParseHTML} {
+		for _, parse := range []func([]byte) (*results.Page, error){ParseJSON, ParseHTML} {
 			r, err := parse(c.body)
 			if err != nil {
 				continue
@@ -418,7 +419,7 @@ func TestRoundTrip(t *testing.T) {
 
 // normalize maps what the classic shape cannot tell apart (an empty list
 // and no list) to one value.
-func normalize(r *Results) *Results {
+func normalize(r *results.Page) *results.Page {
 	c := *r
 	c.Results = nil
 	for _, x := range r.Results {
@@ -428,69 +429,6 @@ func normalize(r *Results) *Results {
 		c.Results = append(c.Results, x)
 	}
 	return &c
-}
-
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", `quote " backslash \ slash /`, "tab\tnl\ncr\r bs\b ff\f", "\x00\x01\x1f\x7f",
-		"<script>&amp;</script>", "line\u2028sep\u2029", "bad \xff utf8 \xc3", "emoji 🦀 and ü",
-	} {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	}
-}
-
-func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
-	for _, f := range []float64{0, 1, -1, 0.5, 0.3333333333333333, 1e-7, 1.5e-9, 123456789, 1e20, 1e21, 2.5e300, -3e-10, math.SmallestNonzeroFloat64} {
-		want, _ := json.Marshal(f)
-		if got := appendFloat(nil, f); string(got) != string(want) {
-			t.Errorf("appendFloat(%v) = %s, want %s", f, got, want)
-		}
-	}
-	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		if got := string(appendFloat(nil, f)); got != "0" {
-			t.Errorf("appendFloat(%v) = %s, want 0", f, got)
-		}
-	}
-}
-
-// TestAppendJSONExtraOverrides: a field in Extra replaces the typed one;
-// no key is written twice.
-func TestAppendJSONExtraOverrides(t *testing.T) {
-	r := &Results{Results: []Result{{
-		URL:   "https://a.example/",
-		Score: 2,
-		Extra: map[string]json.RawMessage{"score": json.RawMessage(`"high"`), "zeta": nil, "alpha": json.RawMessage(`[1]`)},
-	}}}
-	out := string(r.AppendJSON(nil))
-	if strings.Count(out, `"score"`) != 1 || !strings.Contains(out, `"score":"high"`) {
-		t.Errorf("score written as %s", out)
-	}
-	if !strings.Contains(out, `"alpha":[1],"score":"high","zeta":null}`) {
-		t.Errorf("extra not in key order, or empty value not null: %s", out)
-	}
-	if !strings.Contains(out, `"parsed_url":["https","a.example","/","","",""]`) {
-		t.Errorf("parsed_url not derived from the URL: %s", out)
-	}
-	if !json.Valid([]byte(out)) {
-		t.Errorf("invalid JSON: %s", out)
-	}
-}
-
-func TestParsedURL(t *testing.T) {
-	tests := map[string][]string{
-		"https://example.org/a/b;p=1?q=2#f": {"https", "example.org", "/a/b", "p=1", "q=2", "f"},
-		"http://user@host:8080/":            {"http", "user@host:8080", "/", "", "", ""},
-		"https://example.org":               {"https", "example.org", "", "", "", ""},
-		"::bad":                             {"", "", "", "", "", ""},
-	}
-	for in, want := range tests {
-		if got := parsedURL(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("parsedURL(%q) = %q, want %q", in, got, want)
-		}
-	}
 }
 
 func TestHTTPURL(t *testing.T) {
@@ -528,21 +466,5 @@ func TestParseHTMLLocalizedPlaceholder(t *testing.T) {
 	}
 	if r.Results[1].Content != "" {
 		t.Errorf("localized placeholder read as content %q", r.Results[1].Content)
-	}
-}
-
-// AppendJSON sizes its buffer once for an ordinary answer: the size hint
-// covers what it writes.
-func TestAppendJSONGrowsOnce(t *testing.T) {
-	r, err := ParseJSON(tenResultsJSON())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := r.AppendJSON(nil)
-	if hint := r.jsonSizeHint(); hint < len(out) || hint > 2*len(out) {
-		t.Fatalf("size hint %d for %d bytes written", hint, len(out))
-	}
-	if c := cap(r.AppendJSON(nil)); c < len(out) || c > 2*len(out) {
-		t.Fatalf("AppendJSON(nil) made a buffer of %d bytes for %d", c, len(out))
 	}
 }

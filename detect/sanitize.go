@@ -6,12 +6,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/tidwall/gjson"
 )
 
 // Limits on what an upstream answer may carry through searxgate. They are
-// applied where answers are read, so every format written from Results
-// (JSON, HTML, CSV, RSS) gets them.
+// applied where answers are read, so every format written from a
+// results.Page (JSON, HTML, CSV, RSS) gets them.
 const (
 	// MaxExtraDepth is the deepest nesting an unknown field's value may
 	// have (a scalar is 0, [1] is 1, [[1]] is 2). A deeper value is
@@ -23,12 +24,19 @@ const (
 	// MaxExtraKeys caps the unknown fields kept per result, infobox,
 	// infobox link or attribute; the first ones in the answer are kept.
 	MaxExtraKeys = 32
+	// MaxExtraTotal caps the unknown fields of one result, infobox,
+	// infobox link or attribute in all, as written; a field that would
+	// pass it is dropped.
+	MaxExtraTotal = 8 << 10
 	// maxExtraKey caps the length of an unknown field's name.
 	maxExtraKey = 64
 	// maxJSONDepth is the deepest nesting of a JSON answer read at all:
 	// SearXNG's answers nest about six levels; a hostile one nested a
 	// million deep would cost a deep recursion just to validate.
 	maxJSONDepth = 64
+	// maxReadResults caps the results read from an answer at all, before
+	// links are judged; the others are skipped as they are read.
+	maxReadResults = 4 * results.MaxResults
 )
 
 // IsBidiControl reports the Unicode bidirectional controls (embeddings,
@@ -86,8 +94,8 @@ func link(u string) string {
 // bidirectional controls in any text, only http(s) URLs in URL fields,
 // parsed_url rebuilt from url. Results whose URL fails are dropped.
 // Unknown fields were cleaned as they were read (cleanExtra). Then the
-// bounds are applied (bound).
-func (r *Results) sanitize() {
+// bounds are applied (results.Page.Bound).
+func sanitize(r *results.Page) {
 	r.Query = StripBidi(r.Query)
 	kept := r.Results[:0]
 	// The parsed_url tuples are pieces of one array, each capped at its
@@ -99,7 +107,7 @@ func (r *Results) sanitize() {
 		if !ok {
 			continue
 		}
-		tuples = appendTuple(tuples, p)
+		tuples = p.AppendParsedURL(tuples)
 		x.ParsedURL = tuples[len(tuples)-6 : len(tuples) : len(tuples)]
 		x.Title = StripBidi(x.Title)
 		x.Content = StripBidi(x.Content)
@@ -147,7 +155,7 @@ func (r *Results) sanitize() {
 		e := &r.UnresponsiveEngines[i]
 		e[0], e[1] = StripBidi(e[0]), StripBidi(e[1])
 	}
-	r.bound()
+	r.Bound()
 }
 
 func stripAll(v []string) {
@@ -185,7 +193,7 @@ func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
 		return
 	}
 	v, ok := cleanExtra(key, f)
-	if !ok || extraSize(*m)+len(key)+len(v)+4 > MaxExtraTotal {
+	if !ok || results.ExtraSize(*m)+len(key)+len(v)+4 > MaxExtraTotal {
 		return
 	}
 	if *m == nil {
@@ -208,7 +216,7 @@ func cleanExtra(k string, f gjson.Result) (json.RawMessage, bool) {
 		if u == "" || len(u) > MaxExtraBytes {
 			return nil, false
 		}
-		if v := appendString(nil, u); len(v) <= MaxExtraBytes {
+		if v := results.AppendString(nil, u); len(v) <= MaxExtraBytes {
 			return v, true
 		}
 		return nil, false
@@ -236,7 +244,7 @@ func (w *extraWriter) value(k string, v gjson.Result, depth int) bool {
 		if urlKey(k) {
 			s = linkValue(k, s)
 		}
-		w.dst = appendString(w.dst, s)
+		w.dst = results.AppendString(w.dst, s)
 	case gjson.Number:
 		w.dst = append(w.dst, v.Raw...)
 	case gjson.True:
@@ -271,7 +279,7 @@ func (w *extraWriter) value(k string, v gjson.Result, depth int) bool {
 			}
 			n++
 			if obj {
-				w.dst = appendString(w.dst, name)
+				w.dst = results.AppendString(w.dst, name)
 				w.dst = append(w.dst, ':')
 			}
 			ok = w.value(name, e, depth+1)

@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // TestNewCaptures reads the captures of query and format edge cases.
 func TestNewCaptures(t *testing.T) {
 	tests := []struct {
 		file    string
-		parse   func([]byte) (*Results, error)
+		parse   func([]byte) (*results.Page, error)
 		query   string // the echoed query
 		results int
 		suggest string
@@ -38,7 +40,7 @@ func TestNewCaptures(t *testing.T) {
 				if want := []int{i + 1}; !reflect.DeepEqual(x.Positions, want) || x.Score != 1/float64(i+1) {
 					t.Errorf("result %d: positions %v score %v, want %v %v", i, x.Positions, x.Score, want, 1/float64(i+1))
 				}
-				if !reflect.DeepEqual(x.ParsedURL, parsedURL(x.URL)) || !strings.Contains(x.URL, "/fake/") {
+				if !reflect.DeepEqual(x.ParsedURL, results.ParsedURL(x.URL)) || !strings.Contains(x.URL, "/fake/") {
 					t.Errorf("result %d: url %q parsed_url %q", i, x.URL, x.ParsedURL)
 				}
 			}
@@ -56,7 +58,7 @@ func TestNewCaptures(t *testing.T) {
 func TestNoResults(t *testing.T) {
 	for _, tc := range []struct {
 		file, format string
-		parse        func([]byte) (*Results, error)
+		parse        func([]byte) (*results.Page, error)
 	}{
 		{"searxng/a-search-json-noresults.txt", "json", ParseJSON},
 		{"searxng/a-search-html-noresults.txt", "html", ParseHTML},
@@ -67,10 +69,10 @@ func TestNoResults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &Results{Query: "noresults", Results: []Result{}}
+			want := &results.Page{Query: "noresults", Results: []results.Result{}}
 			got := *r
 			if got.Results == nil {
-				got.Results = []Result{}
+				got.Results = []results.Result{}
 			}
 			if !reflect.DeepEqual(&got, want) {
 				t.Errorf("read %#v, want %#v", r, want)
@@ -199,7 +201,7 @@ func TestSanitizeJSON(t *testing.T) {
 		t.Fatalf("query %q, %d results", r.Query, len(r.Results))
 	}
 	x := r.Results[0]
-	want := Result{
+	want := results.Result{
 		URL: "https://ok.example/a", Title: "Hello dlrow", Content: "world isolated", Engine: "e",
 		Engines: []string{"e1", "e2"}, Category: "general", Template: "default.html",
 		ParsedURL:     []string{"https", "ok.example", "/a", "", "", ""},
@@ -517,7 +519,7 @@ func checkObject(t *testing.T, m map[string]json.RawMessage, result bool) {
 		if json.Unmarshal(m["url"], &u) != nil || !httpURL(u) {
 			t.Fatalf("result url %s", m["url"])
 		}
-		if json.Unmarshal(m["parsed_url"], &p) != nil || !reflect.DeepEqual(p, parsedURL(u)) {
+		if json.Unmarshal(m["parsed_url"], &p) != nil || !reflect.DeepEqual(p, results.ParsedURL(u)) {
 			t.Fatalf("parsed_url %s of %q", m["parsed_url"], u)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // OnTopicPercent is the share of results, in percent, that must mention a
@@ -21,7 +23,7 @@ const OnTopicPercent = 30
 // URL, after case and accent folding. SearXNG syntax in the query (!bang,
 // !!bang, :lang, <timeout) is ignored. A query with no words, or an
 // answer without results, is on topic: there is nothing to judge.
-func OnTopic(query string, r *Results) bool {
+func OnTopic(query string, r *results.Page) bool {
 	if r == nil {
 		return true
 	}
@@ -34,13 +36,13 @@ func OnTopic(query string, r *Results) bool {
 
 // enoughMention is OnTopic's rule on results, for the query's folded
 // words.
-func enoughMention(asked []string, results []Result) bool {
-	return mentioned(matchWords(asked), results)
+func enoughMention(asked []string, rs []results.Result) bool {
+	return mentioned(matchWords(asked), rs)
 }
 
 // mentioned is enoughMention for the words worth looking for (matchWords).
-func mentioned(words [][]byte, results []Result) bool {
-	n := len(results)
+func mentioned(words [][]byte, rs []results.Result) bool {
+	n := len(rs)
 	if len(words) == 0 || n == 0 {
 		return true
 	}
@@ -50,8 +52,8 @@ func mentioned(words [][]byte, results []Result) bool {
 	}
 	buf := make([]byte, 0, 512) // most results' title, snippet and URL fit
 	hits := 0
-	for i := range results {
-		x := &results[i]
+	for i := range rs {
+		x := &rs[i]
 		buf = appendFold(buf[:0], x.Title)
 		buf = append(buf, ' ')
 		buf = appendFold(buf, x.Content)
@@ -84,13 +86,13 @@ const TemplateMin = 4
 // caught: templates with a counter or a varying word in them, pages that
 // mix canned and real results, and real results that do not repeat the
 // query (those are for the off-topic rule). It allocates nothing.
-func templated(results []Result) bool {
-	if len(results) < TemplateMin {
+func templated(rs []results.Result) bool {
+	if len(rs) < TemplateMin {
 		return false
 	}
-	t0, c0 := strings.TrimSpace(results[0].Title), strings.TrimSpace(results[0].Content)
-	for i := range results[1:] {
-		x := &results[i+1]
+	t0, c0 := strings.TrimSpace(rs[0].Title), strings.TrimSpace(rs[0].Content)
+	for i := range rs[1:] {
+		x := &rs[i+1]
 		if !strings.EqualFold(strings.TrimSpace(x.Title), t0) || !strings.EqualFold(strings.TrimSpace(x.Content), c0) {
 			return false
 		}
@@ -112,8 +114,8 @@ const EchoPercent = 50
 // result that merely contains the query's words has words of its own
 // around them, in its title or its snippet, and is not an echo.
 // words are asked's worth looking for (matchWords).
-func echoes(asked []string, words [][]byte, results []Result) bool {
-	n := len(results)
+func echoes(asked []string, words [][]byte, rs []results.Result) bool {
+	n := len(rs)
 	if n < TemplateMin || len(asked) == 0 {
 		return false
 	}
@@ -122,9 +124,9 @@ func echoes(asked []string, words [][]byte, results []Result) bool {
 	var scratch [512]byte // most results' title and snippet fit
 	buf := scratch[:0]
 	echoed := 0
-	for i := range results {
+	for i := range rs {
 		var echo bool
-		if echo, buf = echoOnly(buf, in, words, &results[i]); echo {
+		if echo, buf = echoOnly(buf, in, words, &rs[i]); echo {
 			echoed++
 			if echoed >= need {
 				return true
@@ -142,7 +144,7 @@ func echoes(asked []string, words [][]byte, results []Result) bool {
 // honest result's title nearly always has a word of its own, and its
 // snippet is then never folded. buf is scratch space, given back for the
 // next result.
-func echoOnly(buf []byte, asked wordSet, words [][]byte, x *Result) (bool, []byte) {
+func echoOnly(buf []byte, asked wordSet, words [][]byte, x *results.Result) (bool, []byte) {
 	found := false
 	for _, text := range [2]string{x.Title, x.Content} {
 		buf = appendFold(buf[:0], text)

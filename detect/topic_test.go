@@ -3,13 +3,15 @@ package detect
 import (
 	"fmt"
 	"testing"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // resultsMentioning returns n results of which the first k mention word.
-func resultsMentioning(query, word string, n, k int) *Results {
-	r := &Results{Query: query}
+func resultsMentioning(query, word string, n, k int) *results.Page {
+	r := &results.Page{Query: query}
 	for i := 0; i < n; i++ {
-		x := Result{URL: fmt.Sprintf("https://other.example/page/%d", i), Title: "Unrelated page", Content: "nothing to see"}
+		x := results.Result{URL: fmt.Sprintf("https://other.example/page/%d", i), Title: "Unrelated page", Content: "nothing to see"}
 		if i < k {
 			x.Content = "a page about " + word
 		}
@@ -71,15 +73,15 @@ func TestOnTopic(t *testing.T) {
 		{"example.org", "", "see https://example.org/x", true},
 	}
 	for _, tc := range tests {
-		r := &Results{Query: tc.echoed}
+		r := &results.Page{Query: tc.echoed}
 		for i := 0; i < 4; i++ {
-			r.Results = append(r.Results, Result{URL: fmt.Sprintf("https://x.test/%d", i), Title: "Title", Content: tc.text})
+			r.Results = append(r.Results, results.Result{URL: fmt.Sprintf("https://x.test/%d", i), Title: "Title", Content: tc.text})
 		}
 		if got := OnTopic(tc.query, r); got != tc.want {
 			t.Errorf("OnTopic(%q, echoed %q, %q) = %v, want %v", tc.query, tc.echoed, tc.text, got, tc.want)
 		}
 	}
-	if !OnTopic("anything", nil) || !OnTopic("anything", &Results{}) {
+	if !OnTopic("anything", nil) || !OnTopic("anything", &results.Page{}) {
 		t.Errorf("no results must be on topic")
 	}
 }
@@ -135,17 +137,17 @@ func TestFold(t *testing.T) {
 // TestTemplatedResults: results that only wrap the query in one text are
 // off topic; real results, or too few to tell, are not.
 func TestTemplatedResults(t *testing.T) {
-	mk := func(n int, title, content func(i int) string) []Result {
-		var rs []Result
+	mk := func(n int, title, content func(i int) string) []results.Result {
+		var rs []results.Result
 		for i := range n {
-			rs = append(rs, Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
+			rs = append(rs, results.Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
 		}
 		return rs
 	}
 	same := func(s string) func(int) string { return func(int) string { return s } }
 	cases := []struct {
 		name string
-		rs   []Result
+		rs   []results.Result
 		want bool
 	}{
 		{"buy q cheap", mk(10, same("Buy rust borrow checker cheap"), same("Best rust borrow checker deals")), true},
@@ -164,7 +166,7 @@ func TestTemplatedResults(t *testing.T) {
 		}
 	}
 	// Through Classify: such an answer is off topic.
-	r := &Results{Query: "rust borrow checker", Results: mk(10, same("Buy rust borrow checker cheap"), same("rust borrow checker on sale"))}
+	r := &results.Page{Query: "rust borrow checker", Results: mk(10, same("Buy rust borrow checker cheap"), same("rust borrow checker on sale"))}
 	if v := judge("rust borrow checker", r, nil); v.Kind != Soft || v.Reason != OffTopic {
 		t.Errorf("a templated answer judged %s/%s, want soft/off_topic", v.Kind, v.Reason)
 	}
@@ -177,10 +179,10 @@ func TestTemplatedResults(t *testing.T) {
 // are not echoes.
 func TestEchoResults(t *testing.T) {
 	const q = "rust borrow checker"
-	mk := func(n int, title, content func(i int) string) []Result {
-		var rs []Result
+	mk := func(n int, title, content func(i int) string) []results.Result {
+		var rs []results.Result
 		for i := range n {
-			rs = append(rs, Result{URL: fmt.Sprintf("https://spam%d.example/rust-borrow-checker", i), Title: title(i), Content: content(i)})
+			rs = append(rs, results.Result{URL: fmt.Sprintf("https://spam%d.example/rust-borrow-checker", i), Title: title(i), Content: content(i)})
 		}
 		return rs
 	}
@@ -190,7 +192,7 @@ func TestEchoResults(t *testing.T) {
 	honestTitles := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
 		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them")
 	honestContents := cycle("The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker.")
-	mixed := func(echoed int) []Result {
+	mixed := func(echoed int) []results.Result {
 		rs := mk(10, honestTitles, honestContents)
 		for i := range echoed {
 			rs[i].Title, rs[i].Content = echoTitles(i), echoContents(i)
@@ -200,7 +202,7 @@ func TestEchoResults(t *testing.T) {
 	cases := []struct {
 		name  string
 		query string
-		rs    []Result
+		rs    []results.Result
 		want  bool
 	}{
 		{"partial echo", q, mk(10, echoTitles, echoContents), true},
@@ -217,7 +219,7 @@ func TestEchoResults(t *testing.T) {
 		if got := echoes(queryWords(tc.query), matchWords(queryWords(tc.query)), tc.rs); got != tc.want {
 			t.Errorf("%s: echoes %v, want %v", tc.name, got, tc.want)
 		}
-		v := judge(tc.query, &Results{Query: tc.query, Results: tc.rs}, nil)
+		v := judge(tc.query, &results.Page{Query: tc.query, Results: tc.rs}, nil)
 		if off := v.Kind == Soft && v.Reason == OffTopic; off != tc.want {
 			t.Errorf("%s: judged %s/%s, want off topic %v", tc.name, v.Kind, v.Reason, tc.want)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"time"
+
+	"github.com/searxgate/searxgate/results"
 )
 
 // Kind is the class of a verdict: what the pool learns from one answer.
@@ -158,7 +160,7 @@ type Verdict struct {
 	Kind       Kind
 	Reason     Reason        // "" for OK
 	RetryAfter time.Duration // 0 = the server gave none
-	Results    *Results      // set for OK, and for Soft when anything was read
+	Results    *results.Page // set for OK, and for Soft when anything was read
 	// Location is where a Redirect verdict sends the client: an absolute
 	// http or https URL off the instance.
 	Location string
@@ -258,7 +260,7 @@ func notResults(a Answer, p *htmlPage) Verdict {
 }
 
 // judge gives the verdict on results read from a good answer.
-func judge(query string, r *Results, formats []string) Verdict {
+func judge(query string, r *results.Page, formats []string) Verdict {
 	v := Verdict{Kind: OK, Results: r, Formats: formats}
 	asked := queryWords(query)
 	switch {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/results"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -13,7 +13,7 @@ import (
 const hostileResults = 4_000
 
 // TestHostileAnswerIsBounded: an instance answering thousands of results
-// (its HTML page about 4 MB) is served and cached with detect.MaxResults of them, the
+// (its HTML page about 4 MB) is served and cached with results.MaxResults of them, the
 // rest counted; the cached answer stays small.
 func TestHostileAnswerIsBounded(t *testing.T) {
 	for _, json := range []bool{true, false} {
@@ -32,15 +32,15 @@ func TestHostileAnswerIsBounded(t *testing.T) {
 				t.Fatalf("json %v: cached %v, want %v", json, res.Cached, want)
 			}
 			r, err := res.Results()
-			if err != nil || len(r.Results) == 0 || len(r.Results) > detect.MaxResults {
-				t.Fatalf("json %v: %d results kept (%v), want 1..%d", json, len(r.Results), err, detect.MaxResults)
+			if err != nil || len(r.Results) == 0 || len(r.Results) > results.MaxResults {
+				t.Fatalf("json %v: %d results kept (%v), want 1..%d", json, len(r.Results), err, results.MaxResults)
 			}
-			if limit := detect.MaxAnswerBytes + detect.MaxResults*512; len(res.JSON) > limit {
+			if limit := results.MaxAnswerBytes + results.MaxResults*512; len(res.JSON) > limit {
 				t.Fatalf("json %v: the answer's JSON is %d bytes, want ≤ %d", json, len(res.JSON), limit)
 			}
 		}
-		if got := e.proxy.Metrics().ResultsDropped(); got != hostileResults-detect.MaxResults {
-			t.Fatalf("json %v: %d results counted dropped, want %d", json, got, hostileResults-detect.MaxResults)
+		if got := e.proxy.Metrics().ResultsDropped(); got != hostileResults-results.MaxResults {
+			t.Fatalf("json %v: %d results counted dropped, want %d", json, got, hostileResults-results.MaxResults)
 		}
 	}
 }

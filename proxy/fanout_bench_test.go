@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/results"
 	"github.com/searxgate/searxgate/sim"
 )
 
 // BenchmarkFanout measures what fan-out buys and costs on a healthy sim
 // fleet of 12 instances: distinct results per client search (by
-// detect.SameURLKey) and upstream searches per client search, for fanout
+// results.SameURLKey) and upstream searches per client search, for fanout
 // 1, 2 and 3. Run with -benchtime Nx: N distinct searches per fanout.
 func BenchmarkFanout(b *testing.B) {
 	for _, n := range []int{1, 2, 3} {
@@ -60,7 +60,7 @@ func runFanout(b *testing.B, fanout int) {
 		}
 		keys := map[string]bool{}
 		for _, x := range r.Results {
-			keys[detect.SameURLKey(x.URL)] = true
+			keys[results.SameURLKey(x.URL)] = true
 		}
 		distinct += len(keys)
 		answered++

@@ -3,7 +3,7 @@ package proxy
 import (
 	"sync"
 
-	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/results"
 )
 
 // flights coalesces identical searches in flight at the same time: the
@@ -20,7 +20,7 @@ type flight struct {
 	// results is res's decoded results as finish found them, for the
 	// followers to share (read only); res's own field may still be set
 	// later by its leader's Results, so followers never read it.
-	results *detect.Results
+	results *results.Page
 	dups    int // callers that joined, guarded by flights.mu
 }
 

@@ -184,7 +184,7 @@ func (m *Metrics) WritePrometheus(w io.Writer, shared bool) {
 func (m *Metrics) FanoutSearches() uint64 { return m.fanout.Get() }
 
 // ResultsDropped counts the results of upstream answers dropped by the
-// bounds on one answer (detect.MaxResults, detect.MaxAnswerBytes, ...).
+// bounds on one answer (results.MaxResults, results.MaxAnswerBytes, ...).
 func (m *Metrics) ResultsDropped() uint64 { return m.dropped.Get() }
 
 // SharedRefused counts leases given back because the budget shared with

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
@@ -131,13 +132,13 @@ type Response struct {
 
 	once    sync.Once
 	expires time.Time // an answer another replica found: when it expires
-	results *detect.Results
+	results *results.Page
 	err     error
 }
 
 // Results returns the answer's results, decoding the JSON once when the
 // answer came from the cache, for the formats rendered from it.
-func (r *Response) Results() (*detect.Results, error) {
+func (r *Response) Results() (*results.Page, error) {
 	r.once.Do(func() {
 		if r.results == nil {
 			r.results, r.err = detect.ParseJSON(r.JSON)

@@ -9,6 +9,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy/polite"
+	"github.com/searxgate/searxgate/results"
 )
 
 // search is one client search on its way upstream: its attempts, hedges,
@@ -356,8 +357,8 @@ func (s *search) launch(kind launchKind) (started bool) {
 	s.op.sent()
 	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
 	s.starts = append(s.starts, now)
-	req, deadline, results, op := s.req, s.deadline, s.results, s.op
-	if !p.spawn(func() { p.attempt(l, req, deadline, results, op) }) {
+	req, deadline, out, op := s.req, s.deadline, s.results, s.op
+	if !p.spawn(func() { p.attempt(l, req, deadline, out, op) }) {
 		// Shutting down: the attempt is never sent.
 		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
 		l.release()
@@ -524,7 +525,7 @@ func (s *search) redirect(r attemptResult) *Response {
 	if r.verdict.Reason == detect.FeelingLucky {
 		what = "SearXNG sends this search to its first result"
 	}
-	res := &detect.Results{Query: s.req.Query, Results: []detect.Result{{
+	res := &results.Page{Query: s.req.Query, Results: []results.Result{{
 		URL: r.verdict.Location, Title: r.verdict.Location, Content: what,
 		Positions: []int{1}, Score: 1, Category: "general",
 	}}}
@@ -617,12 +618,12 @@ func (s *search) drainAnswers() {
 // merged answers a fan-out search with the merge of the good answers that
 // came in time.
 func (s *search) merged() (*Response, error) {
-	results := make([]*detect.Results, len(s.answers))
+	pages := make([]*results.Page, len(s.answers))
 	insts := make([]string, len(s.answers))
 	for i, a := range s.answers {
-		results[i], insts[i] = a.verdict.Results, a.instance
+		pages[i], insts[i] = a.verdict.Results, a.instance
 	}
-	m := detect.Merge(results...)
+	m := results.Merge(pages...)
 	s.p.metrics.fanout.Add(1)
 	merged := attemptResult{instance: strings.Join(insts, ", "), verdict: detect.Verdict{Kind: detect.OK, Results: m}}
 	res, err := s.p.answer(s.req, s.key, merged, s.started, "", 0)

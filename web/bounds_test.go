@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/results"
 )
 
 // TestOversizedAnswerRendersBounded: an answer kept unbounded (by an
 // older searxgate, in its store or a shared cache) of 20,000 results,
-// about 4 MB, is served in every format with at most detect.MaxResults
+// about 4 MB, is served in every format with at most results.MaxResults
 // results, in bounded bytes.
 func TestOversizedAnswerRendersBounded(t *testing.T) {
 	var b strings.Builder
@@ -34,11 +34,11 @@ func TestOversizedAnswerRendersBounded(t *testing.T) {
 			t.Fatalf("%s: status %d", format, r.status)
 		}
 		// A result's markup in the HTML page is about 1.5 KB.
-		if limit := detect.MaxAnswerBytes + detect.MaxResults*2048; len(r.body) > limit {
+		if limit := results.MaxAnswerBytes + results.MaxResults*2048; len(r.body) > limit {
 			t.Errorf("%s: %d bytes written, want ≤ %d", format, len(r.body), limit)
 		}
-		if n := strings.Count(r.body, "https://example.org/"); n < detect.MaxResults || n > 3*detect.MaxResults {
-			t.Errorf("%s: %d links to results, want %d results", format, n, detect.MaxResults)
+		if n := strings.Count(r.body, "https://example.org/"); n < results.MaxResults || n > 3*results.MaxResults {
+			t.Errorf("%s: %d links to results, want %d results", format, n, results.MaxResults)
 		}
 	}
 }

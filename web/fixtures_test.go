@@ -15,6 +15,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/results"
 )
 
 // capture is one raw `curl -i` capture of real SearXNG (2024.10.5):
@@ -262,7 +263,7 @@ func TestLongQueries(t *testing.T) {
 func TestEmptyAnswers(t *testing.T) {
 	const want = `{"query":"noresults","number_of_results":0,"results":[],"answers":[],"corrections":[],"infoboxes":[],"suggestions":[],"unresponsive_engines":[]}`
 	for name, body := range map[string]string{
-		"as the proxy writes it": string((&detect.Results{Query: "noresults"}).AppendJSON(nil)),
+		"as the proxy writes it": string((&results.Page{Query: "noresults"}).AppendJSON(nil)),
 		"keys missing":           `{"query":"noresults","results":[]}`,
 		"newer SearXNG's shape":  `{"query":"noresults","results":[],"answers":[],"corrections":[],"infoboxes":[],"suggestions":[],"unresponsive_engines":[]}`,
 	} {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
@@ -327,7 +328,7 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 	s.render(ctx, status, "error.html", d)
 }
 
-func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, res *proxy.Response) {
+func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page, res *proxy.Response) {
 	pr := readPrefs(ctx)
 	image := s.images.link
 	if !pr.ImageProxy {
@@ -375,7 +376,7 @@ func (p *searchPage) setControls(req proxy.Request, pr *prefs, tabs []string) {
 // setResults fills in what the answer r says: answers, corrections,
 // suggestions, infoboxes, results and images, the count and the engines
 // that failed.
-func (p *searchPage) setResults(req proxy.Request, r *detect.Results, image func(string) string) {
+func (p *searchPage) setResults(req proxy.Request, r *results.Page, image func(string) string) {
 	for _, a := range r.Answers {
 		p.Answers = append(p.Answers, link{Text: clean(a, maxContent)})
 	}
@@ -417,7 +418,7 @@ func (p *searchPage) setResults(req proxy.Request, r *detect.Results, image func
 // upstream image URL into the page's link to it ("" = no image); pr are
 // the preferences of the request's cookies (nil = none); tabs the
 // categories of its tabs.
-func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
+func buildSearchPage(req proxy.Request, r *results.Page, res *proxy.Response, image func(string) string, pr *prefs, tabs []string) *searchPage {
 	p := &searchPage{Query: clean(req.Query, proxy.MaxQueryLen), PageNo: req.PageNo, Language: req.Language}
 	if p.PageNo < 1 {
 		p.PageNo = 1
@@ -454,7 +455,7 @@ func buildSearchPage(req proxy.Request, r *detect.Results, res *proxy.Response, 
 	return p
 }
 
-func resultOf(x *detect.Result, image func(string) string) resultView {
+func resultOf(x *results.Result, image func(string) string) resultView {
 	v := resultView{URL: safeURL(x.URL), Title: clean(x.Title, maxTitle), Content: clean(x.Content, maxContent)}
 	if v.URL != "" {
 		v.Display = clean(displayURL(v.URL), maxURLText)
@@ -509,7 +510,7 @@ func resultOf(x *detect.Result, image func(string) string) resultView {
 
 // extraString is a string field of an upstream result that searxgate
 // keeps as it came (Result.Extra), "" when absent or not a string.
-func extraString(x *detect.Result, name string) string {
+func extraString(x *results.Result, name string) string {
 	raw, ok := x.Extra[name]
 	if !ok {
 		return ""
@@ -530,7 +531,7 @@ func formatCount(n int64) string {
 	return s
 }
 
-func infoboxOf(ib *detect.Infobox, image func(string) string) infoboxView {
+func infoboxOf(ib *results.Infobox, image func(string) string) infoboxView {
 	v := infoboxView{Title: clean(ib.Infobox, maxTitle), Content: clean(ib.Content, 4*maxContent), Image: image(ib.ImgSrc)}
 	for _, u := range ib.URLs {
 		if h := safeURL(u.URL); h != "" {

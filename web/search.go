@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/searxgate/searxgate/results"
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
@@ -93,7 +94,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		ctx.Response.SetBodyRaw(body)
 		return
 	}
-	results, err := res.Results()
+	page, err := res.Results()
 	if err != nil {
 		s.log.Error("cached answer does not decode", "err", err)
 		plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
@@ -101,16 +102,16 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	// SearXNG sends a feeling-lucky search to its first result from the
 	// HTML page and the RSS feed (its check comes after JSON and CSV).
-	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && s.feelingLucky(ctx, req, results) {
+	if (req.Format == proxy.FormatHTML || req.Format == proxy.FormatRSS) && s.feelingLucky(ctx, req, page) {
 		return
 	}
 	switch req.Format {
 	case proxy.FormatCSV:
-		writeCSV(ctx, req, results)
+		writeCSV(ctx, req, page)
 	case proxy.FormatRSS:
-		s.writeRSS(ctx, req, results)
+		s.writeRSS(ctx, req, page)
 	default:
-		s.writeHTML(ctx, req, results, res)
+		s.writeHTML(ctx, req, page, res)
 	}
 }
 
@@ -168,11 +169,11 @@ func (s *Server) answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res 
 // answered with results (JSON); it reports whether it did. A first result
 // that is searxgate itself (selfRedirect) is not redirected to: the
 // results page is served instead.
-func (s *Server) feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, results *detect.Results) bool {
+func (s *Server) feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, page *results.Page) bool {
 	if why, _ := detect.BangOf(req.Query); why != detect.FeelingLucky {
 		return false
 	}
-	loc := firstLink(results)
+	loc := firstLink(page)
 	if loc != "" && s.selfRedirect(ctx, loc) {
 		loc = ""
 	}
@@ -229,7 +230,7 @@ func redirectWith(ctx *fasthttp.RequestCtx, status int, loc string) {
 
 // firstLink is the first result's URL when it is an absolute http(s) URL
 // a browser may be sent to, else "".
-func firstLink(r *detect.Results) string {
+func firstLink(r *results.Page) string {
 	if r == nil || len(r.Results) == 0 {
 		return ""
 	}
@@ -241,7 +242,7 @@ func firstLink(r *detect.Results) string {
 }
 
 // classicKeys are the keys of SearXNG's JSON answer, each as it starts
-// in what detect.Results.AppendJSON writes.
+// in what results.Page.AppendJSON writes.
 var classicKeys = [][]byte{
 	[]byte(`{"query":`), []byte(`,"number_of_results":`), []byte(`,"results":[`), []byte(`,"answers":[`),
 	[]byte(`,"corrections":[`), []byte(`,"infoboxes":[`), []byte(`,"suggestions":[`), []byte(`,"unresponsive_engines":[`),
@@ -249,7 +250,7 @@ var classicKeys = [][]byte{
 
 // maxServedJSON is the largest answer's JSON served as it is: what detect's
 // bounds let through, with room to spare.
-const maxServedJSON = 2 * detect.MaxAnswerBytes
+const maxServedJSON = 2 * results.MaxAnswerBytes
 
 // classicJSON is the answer as SearXNG writes it, every key present with a
 // list (empty when there is nothing): the proxy's JSON as it is when it is
@@ -263,7 +264,7 @@ func classicJSON(res *proxy.Response) ([]byte, error) {
 	// (A key's quotes inside a string are escaped, so the first
 	// `,"results":[` is the key, right after the query's.)
 	// An answer larger than the bounds allow (kept by an older searxgate,
-	// or a shared cache's) is read again, and so bounded (detect.MaxResults).
+	// or a shared cache's) is read again, and so bounded (results.MaxResults).
 	js := res.JSON
 	if head := bytes.Index(js, classicKeys[2]); head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
 		bytes.Contains(js[:head], classicKeys[1]) && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
@@ -333,7 +334,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, req proxy.Request, err err
 // nothing found (it searches an empty query), without asking an instance:
 // the empty answer in JSON, CSV and RSS, the front page in HTML.
 func (s *Server) blankQuery(ctx *fasthttp.RequestCtx, req proxy.Request) {
-	empty := &detect.Results{}
+	empty := &results.Page{}
 	switch req.Format {
 	case proxy.FormatJSON:
 		ctx.SetContentType(formatContentType(proxy.FormatJSON))
@@ -491,7 +492,7 @@ func pyFloat(f float64) string {
 
 // writeCSV writes SearXNG's CSV: a header row, then results, answers,
 // suggestions and corrections, each row typed.
-func writeCSV(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results) {
+func writeCSV(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.UseCRLF = true
@@ -554,14 +555,14 @@ func sanitizeFilename(q string) string {
 // are the answer's number_of_results as it gave it (0 when its engines
 // gave no count), and the answers, corrections and suggestions follow the
 // results as items of their type.
-func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results) {
+func (s *Server) writeRSS(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page) {
 	s.rss(ctx, req, r, "")
 }
 
 // rssError answers status with SearXNG's feed for an error: no results
 // and one "Error" item with msg.
 func (s *Server) rssError(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string) {
-	s.rss(ctx, req, &detect.Results{}, msg)
+	s.rss(ctx, req, &results.Page{}, msg)
 	ctx.SetStatusCode(status)
 }
 
@@ -574,7 +575,7 @@ func csvError(ctx *fasthttp.RequestCtx, status int) {
 	ctx.ResetBody()
 }
 
-func (s *Server) rss(ctx *fasthttp.RequestCtx, req proxy.Request, r *detect.Results, errMsg string) {
+func (s *Server) rss(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page, errMsg string) {
 	var b bytes.Buffer
 	base := s.baseURL(ctx)
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/searxgate/searxgate/results"
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/proxy"
 )
 
@@ -314,8 +314,8 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &detect.Results{
-		Results: []detect.Result{
+	r := &results.Page{
+		Results: []results.Result{
 			{URL: "javascript:alert(1)", Title: "<script>alert('t')</script>", Content: "<img src=x onerror=alert(2)>", Engines: []string{"<b>e</b>"}},
 			{URL: "data:text/html,<script>alert(3)</script>", Title: "data", Thumbnail: "javascript:alert(4)", ImgSrc: "data:image/png;base64,AA"},
 			{URL: "  JaVaScRiPt:alert(5)", Title: "\x00ctrl\u202eevil\u2066", Content: "bad \xff utf8"},
@@ -325,9 +325,9 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 		Answers:     []string{"<iframe src=javascript:alert(6)>"},
 		Corrections: []string{`"><script>alert(7)</script>`},
 		Suggestions: []string{"</a><script>alert(8)</script>"},
-		Infoboxes: []detect.Infobox{{Infobox: "<svg/onload=alert(9)>", ImgSrc: "javascript:alert(10)",
-			URLs:       []detect.InfoboxURL{{Title: "x", URL: "javascript:alert(11)"}, {Title: "y", URL: "data:text/html,x"}},
-			Attributes: []detect.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
+		Infoboxes: []results.Infobox{{Infobox: "<svg/onload=alert(9)>", ImgSrc: "javascript:alert(10)",
+			URLs:       []results.InfoboxURL{{Title: "x", URL: "javascript:alert(11)"}, {Title: "y", URL: "data:text/html,x"}},
+			Attributes: []results.InfoboxAttribute{{Label: "<i>", Value: "<u>"}}}},
 		UnresponsiveEngines: [][2]string{{"<x>", "</y>"}},
 	}
 	p := buildSearchPage(proxy.Request{Query: "<script>q</script>", PageNo: 1}, r, &proxy.Response{Instance: "https://x.example/<script>"}, s.images.link, nil, tabCategories)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/results"
 )
 
 // hostileAnswer is a JSON answer of n results, each of its own (so that
@@ -60,7 +60,7 @@ func allocBytes() uint64 {
 }
 
 // TestCachedHostilePageStaysSmall: an instance answering 20,000 results
-// (about 4 MB) is cached with detect.MaxResults of them, and 24 clients
+// (about 4 MB) is cached with results.MaxResults of them, and 24 clients
 // re-reading that cached page at once, as HTML and JSON, get answers of
 // bounded size, each costing little, with the heap under the soft memory
 // limit searxgate logs.
@@ -102,14 +102,14 @@ func TestCachedHostilePageStaysSmall(t *testing.T) {
 		if first.status != 200 || first.header.Get("X-Searxgate-Cache") != "miss" {
 			t.Fatalf("first search: %d %s %.300s", first.status, first.header.Get("X-Searxgate-Cache"), first.body)
 		}
-		if n := strings.Count(string(first.body), `href="https://spam.example/`); n == 0 || n > 2*detect.MaxResults {
-			t.Fatalf("the page links %d results, want at most %d (twice each)", n, detect.MaxResults)
+		if n := strings.Count(string(first.body), `href="https://spam.example/`); n == 0 || n > 2*results.MaxResults {
+			t.Fatalf("the page links %d results, want at most %d (twice each)", n, results.MaxResults)
 		}
 	}
-	if m := g.app.proxy.Metrics().ResultsDropped(); m != 2*(total-detect.MaxResults) {
-		t.Errorf("%d results counted dropped, want %d", m, 2*(total-detect.MaxResults))
+	if m := g.app.proxy.Metrics().ResultsDropped(); m != 2*(total-results.MaxResults) {
+		t.Errorf("%d results counted dropped, want %d", m, 2*(total-results.MaxResults))
 	}
-	const maxPage = detect.MaxAnswerBytes + detect.MaxResults*2048
+	const maxPage = results.MaxAnswerBytes + results.MaxResults*2048
 	runtime.GC()
 	allocs0 := allocBytes()
 	const clients, rounds = 24, 4

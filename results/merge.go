@@ -1,4 +1,4 @@
-package detect
+package results
 
 import (
 	"net/url"
@@ -28,8 +28,8 @@ import (
 // The query is the first answer's. Merge does not modify its arguments;
 // nil answers are skipped. With one answer it returns a copy of it with
 // the same ranking rule applied.
-func Merge(answers ...*Results) *Results {
-	out := &Results{}
+func Merge(answers ...*Page) *Page {
+	out := &Page{}
 	type slot struct {
 		r     Result
 		first int // order of first sight
@@ -91,7 +91,7 @@ func Merge(answers ...*Results) *Results {
 	for i, s := range order {
 		out.Results[i] = s.r
 	}
-	out.bound()
+	out.Bound()
 	return out
 }
 

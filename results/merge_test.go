@@ -1,4 +1,4 @@
-package detect
+package results
 
 import (
 	"reflect"
@@ -32,7 +32,7 @@ func TestSameURLKey(t *testing.T) {
 }
 
 func TestMergeUnitesAndRanks(t *testing.T) {
-	a := &Results{
+	a := &Page{
 		Query: "go", NumberOfResults: 100,
 		Results: []Result{
 			{URL: "https://go.dev/", Title: "Go", Content: "short", Engine: "google", Engines: []string{"google"}, Positions: []int{1}},
@@ -43,7 +43,7 @@ func TestMergeUnitesAndRanks(t *testing.T) {
 		UnresponsiveEngines: [][2]string{{"qwant", "timeout"}},
 		Infoboxes:           []Infobox{{Infobox: "Go", ID: "https://go.dev", Content: "x", Engines: []string{"wikipedia"}}},
 	}
-	b := &Results{
+	b := &Page{
 		Query: "go", NumberOfResults: 250,
 		Results: []Result{
 			{URL: "http://www.go.dev", Title: "Go programming language", Content: "a longer content", Engines: []string{"duckduckgo"}, Positions: []int{2}},
@@ -87,7 +87,7 @@ func TestMergeOneAndNone(t *testing.T) {
 	if m := Merge(nil, nil); len(m.Results) != 0 || m.Query != "" {
 		t.Fatalf("merge of nothing: %+v", m)
 	}
-	one := &Results{Query: "q", Results: []Result{
+	one := &Page{Query: "q", Results: []Result{
 		{URL: "https://b.example/", Positions: []int{2}}, {URL: "https://a.example/", Positions: []int{1}},
 	}}
 	m := Merge(one)

@@ -1,4 +1,4 @@
-package detect
+package results
 
 import (
 	"encoding/json"
@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 )
 
-// Results is one answer's content in one shape, whether the instance sent
+// Page is one answer's content in one shape, whether the instance sent
 // JSON or an HTML page. AppendJSON writes it as SearXNG's classic JSON.
-type Results struct {
+type Page struct {
 	Query           string
 	NumberOfResults int64 // 0 when absent
 	Results         []Result
@@ -42,9 +42,9 @@ type Result struct {
 	PublishedDate                string // as upstream gave it ("" = null)
 	Thumbnail, ImgSrc, IframeSrc string
 	// Extra holds the other fields of an upstream JSON result, cleaned
-	// as they were read (see ParseJSON: depth, size and count capped,
-	// no bidirectional controls, URL-named fields http(s) only) and
-	// written back as they are. A key here overrides the field of the
+	// as they were read (see detect.ParseJSON: depth, size and count
+	// capped, no bidirectional controls, URL-named fields http(s) only)
+	// and written back as they are. A key here overrides the field of the
 	// same JSON name (that is how a known field of an unexpected type
 	// survives; parsed_url never comes from upstream). Values must be
 	// valid JSON.
@@ -53,17 +53,22 @@ type Result struct {
 	// img_src) the upstream JSON had empty ("" or null), so that they are
 	// written back as they came (newer SearXNG writes "thumbnail": "" and
 	// "publishedDate": null on every result; 2024's writes neither).
-	present optional
+	present Optional
 }
 
-// optional is a set of Result's optional keys.
-type optional uint8
+// Optional is a set of Result's optional keys.
+type Optional uint8
 
+// The optional keys, one bit each.
 const (
-	hasPublishedDate optional = 1 << iota
-	hasThumbnail
-	hasImgSrc
+	HasPublishedDate Optional = 1 << iota
+	HasThumbnail
+	HasImgSrc
 )
+
+// MarkEmpty records that the upstream JSON had the keys k, but empty
+// ("" or null): AppendJSON writes them back as they came.
+func (x *Result) MarkEmpty(k Optional) { x.present |= k }
 
 // Infobox is one SearXNG infobox.
 type Infobox struct {
@@ -93,8 +98,8 @@ type InfoboxAttribute struct {
 // NothingFound reports whether r holds nothing to show: no result, no
 // answer, no infobox. With no unresponsive engine that is SearXNG's honest
 // "no results" (an OK verdict); with engines down it is a poor page
-// (Soft, EnginesDown).
-func (r *Results) NothingFound() bool {
+// (detect's Soft, EnginesDown).
+func (r *Page) NothingFound() bool {
 	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
 }
 
@@ -103,10 +108,10 @@ func (r *Results) NothingFound() bool {
 // engine, parsed_url, template, engines, positions, score and category
 // (publishedDate, thumbnail, img_src and iframe_src when known), then its Extra
 // fields in key order. Strings are escaped as encoding/json does.
-func (r *Results) AppendJSON(dst []byte) []byte {
+func (r *Page) AppendJSON(dst []byte) []byte {
 	dst = slices.Grow(dst, r.jsonSizeHint())
 	dst = append(dst, `{"query":`...)
-	dst = appendString(dst, r.Query)
+	dst = AppendString(dst, r.Query)
 	dst = append(dst, `,"number_of_results":`...)
 	dst = strconv.AppendInt(dst, r.NumberOfResults, 10)
 	dst = append(dst, `,"results":[`...)
@@ -135,9 +140,9 @@ func (r *Results) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, '[')
-		dst = appendString(dst, e[0])
+		dst = AppendString(dst, e[0])
 		dst = append(dst, ',')
-		dst = appendString(dst, e[1])
+		dst = AppendString(dst, e[1])
 		dst = append(dst, ']')
 	}
 	return append(dst, "]}"...)
@@ -147,7 +152,7 @@ func (r *Results) AppendJSON(dst []byte) []byte {
 // its buffer once: the keys every result carries (about 220 bytes), its
 // strings (the URL twice: parsed_url repeats it) and its extra fields; the
 // other top-level lists are usually short.
-func (r *Results) jsonSizeHint() int {
+func (r *Page) jsonSizeHint() int {
 	n := 256 + len(r.Query)
 	for i := range r.Results {
 		x := &r.Results[i]
@@ -193,7 +198,7 @@ func (w *objectWriter) key(k string) bool {
 
 func (w *objectWriter) str(k, v string) {
 	if w.key(k) {
-		w.dst = appendString(w.dst, v)
+		w.dst = AppendString(w.dst, v)
 	}
 }
 
@@ -215,7 +220,7 @@ func (w *objectWriter) close() []byte {
 				w.dst = append(w.dst, ',')
 			}
 			w.n++
-			w.dst = appendString(w.dst, k)
+			w.dst = AppendString(w.dst, k)
 			w.dst = append(w.dst, ':')
 			if v := w.extra[k]; len(v) > 0 {
 				w.dst = append(w.dst, v...)
@@ -237,7 +242,7 @@ func (x *Result) appendJSON(dst []byte) []byte {
 		if x.ParsedURL != nil {
 			w.dst = appendStrings(w.dst, x.ParsedURL)
 		} else {
-			w.dst = appendStrings(w.dst, parsedURL(x.URL))
+			w.dst = appendStrings(w.dst, ParsedURL(x.URL))
 		}
 	}
 	w.str("template", x.Template)
@@ -258,17 +263,17 @@ func (x *Result) appendJSON(dst []byte) []byte {
 	// An upstream JSON that had them empty gets them back as it had them.
 	if x.PublishedDate != "" {
 		w.str("publishedDate", x.PublishedDate)
-	} else if x.present&hasPublishedDate != 0 && w.key("publishedDate") {
+	} else if x.present&HasPublishedDate != 0 && w.key("publishedDate") {
 		w.dst = append(w.dst, "null"...)
 	}
 	if w.key("score") {
 		w.dst = appendFloat(w.dst, x.Score)
 	}
 	w.str("category", x.Category)
-	if x.Thumbnail != "" || x.present&hasThumbnail != 0 {
+	if x.Thumbnail != "" || x.present&HasThumbnail != 0 {
 		w.str("thumbnail", x.Thumbnail)
 	}
-	if x.ImgSrc != "" || x.present&hasImgSrc != 0 {
+	if x.ImgSrc != "" || x.present&HasImgSrc != 0 {
 		w.str("img_src", x.ImgSrc)
 	}
 	if x.IframeSrc != "" {
@@ -314,149 +319,39 @@ func (b *Infobox) appendJSON(dst []byte) []byte {
 	return w.close()
 }
 
-// parsedURL returns Python's urlparse 6-tuple of u (scheme, netloc, path,
+// ParsedURL returns Python's urlparse 6-tuple of u (scheme, netloc, path,
 // params, query, fragment), as SearXNG puts in parsed_url.
-func parsedURL(u string) []string {
+func ParsedURL(u string) []string {
 	p, err := url.Parse(u)
 	if err != nil {
 		return []string{"", "", "", "", "", ""}
 	}
-	return appendTuple(nil, partsOf(p))
+	return PartsOf(p).AppendParsedURL(nil)
 }
 
-// linkParts is a URL split as url.Parse splits it, each part in its
+// URLParts is a URL split as url.Parse splits it, each part in its
 // escaped form: what parsed_url is made of.
-type linkParts struct{ scheme, host, path, query, fragment string }
+type URLParts struct{ Scheme, Host, Path, Query, Fragment string }
 
-// partsOf returns the parts of a parsed URL (its user info, if any, as
+// PartsOf returns the parts of a parsed URL (its user info, if any, as
 // part of the host, as SearXNG's netloc has it).
-func partsOf(p *url.URL) linkParts {
+func PartsOf(p *url.URL) URLParts {
 	host := p.Host
 	if p.User != nil {
 		host = p.User.String() + "@" + host
 	}
-	return linkParts{p.Scheme, host, p.EscapedPath(), p.RawQuery, p.EscapedFragment()}
+	return URLParts{p.Scheme, host, p.EscapedPath(), p.RawQuery, p.EscapedFragment()}
 }
 
-// appendTuple appends parsedURL's 6-tuple of a URL's parts to dst.
-func appendTuple(dst []string, p linkParts) []string {
-	path, params := p.path, ""
+// AppendParsedURL appends ParsedURL's 6-tuple of the parts p to dst.
+func (p URLParts) AppendParsedURL(dst []string) []string {
+	path, params := p.Path, ""
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		if j := strings.IndexByte(path[i:], ';'); j >= 0 {
 			path, params = path[:i+j], path[i+j+1:]
 		}
 	}
-	return append(dst, p.scheme, p.host, path, params, p.query, p.fragment)
-}
-
-// httpURL reports whether u is an absolute http or https URL with a host,
-// without white space, control or bidirectional control characters: the
-// only links passed on.
-func httpURL(u string) bool {
-	_, ok := parseLink(u)
-	return ok
-}
-
-// parseLink splits u when httpURL holds for it. Most links are plain
-// (plainLink) and are split without url.Parse, which allocates the URL
-// and its unescaped copies; the others are parsed.
-func parseLink(u string) (linkParts, bool) {
-	var rest string
-	switch {
-	case len(u) > 7 && strings.EqualFold(u[:7], "http://"):
-		rest = u[7:]
-	case len(u) > 8 && strings.EqualFold(u[:8], "https://"):
-		rest = u[8:]
-	default:
-		return linkParts{}, false
-	}
-	if rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#' {
-		return linkParts{}, false
-	}
-	for i := 0; i < len(u); i++ {
-		if c := u[i]; c <= ' ' || c == 0x7f {
-			return linkParts{}, false
-		}
-	}
-	if hasBidi(u) {
-		return linkParts{}, false
-	}
-	if p, ok := plainLink(len(u)-len(rest) == len("https://"), rest); ok {
-		return p, true
-	}
-	p, err := url.Parse(u)
-	if err != nil || p.Host == "" {
-		return linkParts{}, false
-	}
-	return partsOf(p), true
-}
-
-// plainLink splits an http(s) link (https its scheme, rest what follows
-// "://", neither empty nor starting with a delimiter, free of
-// white space and control characters) when it is plain: a host of
-// letters, digits, dots and hyphens with an optional numeric port, and a
-// path and fragment of bytes url.Parse keeps as they are (unreserved,
-// sub-delimiters, ':', '@', '/', '?' in the fragment, and percent escapes
-// of two hex digits). The parts are then what url.Parse would give
-// (TestPlainLinkAsURLParse). ok is false when the link is not plain.
-func plainLink(https bool, rest string) (p linkParts, ok bool) {
-	p.scheme = "http"
-	if https {
-		p.scheme = "https"
-	}
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	p.host, rest = rest[:end], rest[end:]
-	if !plainHost(p.host) {
-		return linkParts{}, false
-	}
-	if i := strings.IndexByte(rest, '#'); i >= 0 {
-		rest, p.fragment = rest[:i], rest[i+1:]
-	}
-	p.path, p.query, _ = strings.Cut(rest, "?")
-	if !plainPart(p.path, false) || !plainPart(p.fragment, true) {
-		return linkParts{}, false
-	}
-	return p, true
-}
-
-// plainHost: letters, digits, dots and hyphens, then at most one colon
-// and digits.
-func plainHost(h string) bool {
-	name, port, _ := strings.Cut(h, ":")
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// plainPart: a path (or, with fragment, a fragment) of bytes url.Parse
-// keeps as they are.
-func plainPart(s string, fragment bool) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("-._~!$&'()*+,;=:@/", c) >= 0:
-		case c == '?' && fragment:
-		case c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]):
-			i += 2
-		default:
-			return false
-		}
-	}
-	return true
+	return append(dst, p.Scheme, p.Host, path, params, p.Query, p.Fragment)
 }
 
 func appendStrings(dst []byte, v []string) []byte {
@@ -465,7 +360,7 @@ func appendStrings(dst []byte, v []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = AppendString(dst, s)
 	}
 	return append(dst, ']')
 }
@@ -495,7 +390,7 @@ func appendFloat(dst []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// jsonSafe tells the ASCII bytes appendString writes as they are: printable,
+// jsonSafe tells the ASCII bytes AppendString writes as they are: printable,
 // and neither a quote, a backslash nor one of HTML's <, > and &.
 var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
@@ -504,10 +399,10 @@ var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// appendString writes s as a JSON string, escaping as encoding/json does
+// AppendString writes s as a JSON string, escaping as encoding/json does
 // (HTML-safe: <, > and & as \u escapes; U+2028 and U+2029 escaped;
 // invalid UTF-8 as U+FFFD).
-func appendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

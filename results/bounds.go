@@ -1,17 +1,17 @@
-package detect
+package results
 
 import (
 	"encoding/json"
 	"unicode/utf8"
 )
 
-// Bounds on one answer, applied where it is read (ParseJSON, ParseHTML)
-// and where answers are merged (Merge), so that whatever an instance
-// sends, the Results searxgate caches and writes in any format stay
+// Bounds on one answer, applied where it is read (detect's ParseJSON and
+// ParseHTML) and where answers are merged (Merge), so that whatever an
+// instance sends, the Page searxgate caches and writes in any format stays
 // small: SearXNG sends tens of results of a few hundred bytes each.
 const (
 	// MaxResults caps the results kept per answer; the first ones are
-	// kept, the rest dropped and counted (Results.Dropped).
+	// kept, the rest dropped and counted (Page.Dropped).
 	MaxResults = 100
 	// MaxAnswerBytes caps the bytes of text and links one answer keeps in
 	// all, as written: a byte JSON or HTML escapes (control characters,
@@ -19,7 +19,7 @@ const (
 	// (parsed_url repeats it), unknown fields as written. Results are
 	// counted first, in order, then answers, corrections, suggestions,
 	// infoboxes and unresponsive engines; whatever would pass the cap is
-	// dropped (results counted in Results.Dropped). An answer written in
+	// dropped (results counted in Page.Dropped). An answer written in
 	// any format is then about this size at most, plus the markup of each
 	// result.
 	MaxAnswerBytes = 512 << 10
@@ -39,16 +39,9 @@ const (
 	MaxListItems    = 32
 	MaxInfoboxes    = 8
 	MaxUnresponsive = 128
-	// MaxExtraTotal caps the unknown fields of one result, infobox,
-	// infobox link or attribute in all, as written; a field that would
-	// pass it is dropped.
-	MaxExtraTotal = 8 << 10
 	// maxQueryBytes caps the echoed query (searxgate asks at most
 	// proxy.MaxQueryLen, 16 KiB: a longer echo is not the query asked).
 	maxQueryBytes = 16 << 10
-	// maxReadResults caps the results read from an answer at all, before
-	// links are judged; the others are skipped as they are read.
-	maxReadResults = 4 * MaxResults
 )
 
 // clip cuts s to at most n bytes, on a rune boundary.
@@ -86,8 +79,8 @@ func clipLink(u string) string {
 	return u
 }
 
-// extraSize is what extra fields take as written.
-func extraSize(m map[string]json.RawMessage) int {
+// ExtraSize is what extra fields take as written.
+func ExtraSize(m map[string]json.RawMessage) int {
 	n := 0
 	for k, v := range m {
 		n += len(k) + len(v) + 4
@@ -153,7 +146,7 @@ func clipResult(x *Result) bool {
 func resultSize(x *Result, size func(string) int) int {
 	return 64 + 2*size(x.URL) + size(x.Title) + size(x.Content) + size(x.Engine) + strsSize(x.Engines, size) +
 		4*len(x.Positions) + size(x.Category) + size(x.Template) + size(x.PublishedDate) +
-		size(x.Thumbnail) + size(x.ImgSrc) + size(x.IframeSrc) + extraSize(x.Extra)
+		size(x.Thumbnail) + size(x.ImgSrc) + size(x.IframeSrc) + ExtraSize(x.Extra)
 }
 
 func clipInfobox(b *Infobox) {
@@ -185,12 +178,12 @@ func clipInfobox(b *Infobox) {
 
 func infoboxSize(b *Infobox, size func(string) int) int {
 	n := 96 + size(b.Infobox) + size(b.ID) + size(b.Content) + size(b.ImgSrc) + size(b.Engine) +
-		strsSize(b.Engines, size) + extraSize(b.Extra)
+		strsSize(b.Engines, size) + ExtraSize(b.Extra)
 	for _, u := range b.URLs {
-		n += 32 + size(u.Title) + size(u.URL) + extraSize(u.Extra)
+		n += 32 + size(u.Title) + size(u.URL) + ExtraSize(u.Extra)
 	}
 	for _, a := range b.Attributes {
-		n += 32 + size(a.Label) + size(a.Value) + extraSize(a.Extra)
+		n += 32 + size(a.Label) + size(a.Value) + ExtraSize(a.Extra)
 	}
 	return n
 }
@@ -205,10 +198,10 @@ func keepStrings(v []string, budget *int) []string {
 	return v
 }
 
-// bound applies the bounds (see MaxResults) to r, whose links were
+// Bound applies the bounds (see MaxResults) to r, whose links were
 // already judged: fields are clipped, lists cut, and what passes
 // MaxAnswerBytes dropped. Results dropped are added to r.Dropped.
-func (r *Results) bound() {
+func (r *Page) Bound() {
 	r.Query = clip(r.Query, maxQueryBytes)
 	// An answer that could not pass MaxAnswerBytes even with every byte
 	// escaped (every real one) is not measured byte by byte.
@@ -269,7 +262,7 @@ func (r *Results) bound() {
 }
 
 // answerSize is what r takes as written, its texts measured by size.
-func (r *Results) answerSize(size func(string) int) int {
+func (r *Page) answerSize(size func(string) int) int {
 	n := 0
 	for i := range r.Results {
 		n += resultSize(&r.Results[i], size)
