@@ -61,3 +61,18 @@ func BenchmarkOnTopic(b *testing.B) {
 		}
 	}
 }
+
+var sinkQuery Query
+
+// BenchmarkParseQuery is the parse each search makes where its request is
+// made: a query without syntax (nearly every one), and one with each kind.
+func BenchmarkParseQuery(b *testing.B) {
+	for name, q := range map[string]string{"plain": "golang generics tutorial", "syntax": "!!g <850 :de golang !wp generics !!"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkQuery = ParseQuery(q)
+			}
+		})
+	}
+}

@@ -12,18 +12,18 @@ import (
 // that asks what the syntax says asks a Query; none reads the text again.
 //
 // SearXNG decides some words by the instance's own lists: "!wp" is a bang
-// only where an engine is named so, ":de" a language only where a locale
-// is. Those lists differ between instances, so every "!x" and ":x" word
-// counts as syntax here. "<" and digits is a timeout on every instance.
+// only where an engine is named so, "!!g" only where that bang is known,
+// ":de" a language only where a locale is. Those lists differ between
+// instances, so every "!x", "!!x" and ":x" word counts as syntax here.
+// "<" and digits is a timeout on every instance.
 //
-// ParseQuery keeps no copy: the parts are substrings of the text, so it
-// allocates nothing.
+// ParseQuery keeps no copy of the text and allocates nothing; a Query is
+// small, since every request carries one.
 type Query struct {
 	text     string
-	external string        // the last "!!bang"'s name as typed ("g" of "!!g")
-	language string        // the last ":lang"'s value as typed ("de" of ":de")
 	timeout  time.Duration // the last "<n"'s limit
 	syntax   bool          // some word is syntax
+	external bool          // a "!!bang" word
 	lucky    bool          // a lone "!!" word
 }
 
@@ -76,7 +76,7 @@ func KindOf(word string) WordKind {
 // '!', ':' or '<' (nearly every one) costs one scan of its bytes.
 func ParseQuery(text string) Query {
 	q := Query{text: text}
-	if !strings.ContainsAny(text, "!:<") {
+	if !mayHaveSyntax(text) {
 		return q
 	}
 	for w := range strings.FieldsSeq(text) {
@@ -94,16 +94,25 @@ func ParseQuery(text string) Query {
 			default:
 				q.timeout = time.Duration(n) * time.Millisecond
 			}
-		case WordLanguage:
-			q.language = w[1:]
 		case WordExternalBang:
-			q.external = w[2:]
+			q.external = true
 		case WordLucky:
 			q.lucky = true
 		}
 		q.syntax = true
 	}
 	return q
+}
+
+// mayHaveSyntax reports whether text has a byte that starts syntax.
+func mayHaveSyntax(text string) bool {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '!', ':', '<':
+			return true
+		}
+	}
+	return false
 }
 
 // Text is the query as typed.
@@ -120,7 +129,7 @@ func (q Query) HasSyntax() bool { return q.syntax }
 // word is "!!". SearXNG's external bang wins wherever the words stand.
 func (q Query) Bang() (Reason, bool) {
 	switch {
-	case q.external != "":
+	case q.external:
 		return ExternalBang, true
 	case q.lucky:
 		return FeelingLucky, true
@@ -130,7 +139,9 @@ func (q Query) Bang() (Reason, bool) {
 
 // ExternalBang is the name of the query's external bang as typed ("g" of
 // "!!g"; the last one when there are several), "" when it has none.
-func (q Query) ExternalBang() string { return q.external }
+func (q Query) ExternalBang() string {
+	return q.last(WordExternalBang, len("!!"))
+}
 
 // Lucky reports whether a word of the query is "!!" (feeling lucky).
 func (q Query) Lucky() bool { return q.lucky }
@@ -141,7 +152,20 @@ func (q Query) Timeout() time.Duration { return q.timeout }
 
 // Language is the language the query's ":lang" syntax asks for, as typed
 // ("de" of ":de"; the last one counts), "" when it has none.
-func (q Query) Language() string { return q.language }
+func (q Query) Language() string {
+	return q.last(WordLanguage, len(":"))
+}
+
+// last is the last word of kind without its first n bytes, "" for none.
+func (q Query) last(kind WordKind, n int) string {
+	v := ""
+	for k, w := range q.Words() {
+		if k == kind {
+			v = w[n:]
+		}
+	}
+	return v
+}
 
 // Words yields every word of the query with its kind, in order.
 func (q Query) Words() iter.Seq2[WordKind, string] {
