@@ -154,6 +154,8 @@ func TestEcho(t *testing.T) {
 		{"!fb edge bang", "EDGE bang", "!fb edge bang"},
 		{"hello world", "hello", "hello world"},
 		{"a ! b", "a b", "a ! b"},
+		{"<6s foo", "foo", "<6s foo"}, // not a timeout: SearXNG searches the word
+		{"<6 foo", "foo", "foo"},
 	}
 	for _, c := range cases {
 		r, err := ParseRequest(mapParams{"q": c.asked})
@@ -204,6 +206,7 @@ func TestUpstreamArgsFeelingLucky(t *testing.T) {
 		{"!! foo bar", FormatJSON, "!! foo bar"},
 		{"!!g foo", FormatHTML, "!!g foo"},
 		{"!!", FormatHTML, "!!"},
+		{"!! !!g foo", FormatHTML, "!! !!g foo"}, // the external bang wins: its redirect is the answer
 	} {
 		args := fasthttp.AcquireArgs()
 		r, err := ParseRequest(mapParams{"q": c.q})
