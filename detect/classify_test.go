@@ -148,7 +148,7 @@ func TestClassifyRedirectGuard(t *testing.T) {
 		{"", Refused},
 	}
 	for _, tc := range cases {
-		v := Classify(Answer{Status: 302, Header: Headers{"Location": tc.loc}, Format: "json", Query: "!!g foo",
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": tc.loc}, Format: "json", Query: ParseQuery("!!g foo"),
 			Instance: "http://127.0.0.1:18881/", Now: fixtureNow})
 		if v.Kind != tc.kind {
 			t.Errorf("Location %q: %s/%s, want %s", tc.loc, v.Kind, v.Reason, tc.kind)
@@ -175,7 +175,7 @@ func TestBangRedirectNotToTheInstance(t *testing.T) {
 		"https://example.org/":                  Refused, // its parent domain
 		"https://notsearx.example.org/":         Redirect,
 	} {
-		v := Classify(Answer{Status: 302, Header: Headers{"Location": loc}, Format: "json", Query: "!!g foo",
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": loc}, Format: "json", Query: ParseQuery("!!g foo"),
 			Instance: "https://searx.example.org/", Now: fixtureNow})
 		if v.Kind != want {
 			t.Errorf("Location %q: %s/%s, want %s", loc, v.Kind, v.Reason, want)
@@ -275,17 +275,17 @@ func TestClassifyHugePages(t *testing.T) {
 	b.WriteString(`], "answers": [], "suggestions": [], "unresponsive_engines": []}`)
 	body := []byte(b.String())
 
-	v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world"})
+	v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("hello world")})
 	if v.Kind != OK || len(v.Results.Results) != results.MaxResults || v.Results.Dropped != n-results.MaxResults {
 		t.Fatalf("huge JSON: %s/%s with %v", v.Kind, v.Reason, v.Results != nil)
 	}
-	v = Classify(Answer{Status: 200, Body: body, Format: "json", Query: "hello world", MaxBody: 1 << 20})
+	v = Classify(Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("hello world"), MaxBody: 1 << 20})
 	if v.Kind != Failed || v.Reason != TooLarge {
 		t.Fatalf("huge JSON over cap: %s/%s", v.Kind, v.Reason)
 	}
 
 	page := grownHTML(t, 1000)
-	v = Classify(Answer{Status: 200, Body: page, Format: "html", Query: "hello world"})
+	v = Classify(Answer{Status: 200, Body: page, Format: "html", Query: ParseQuery("hello world")})
 	if v.Kind != OK || len(v.Results.Results) != results.MaxResults || v.Results.Dropped != 1000-results.MaxResults {
 		t.Fatalf("huge HTML: %s/%s", v.Kind, v.Reason)
 	}
@@ -298,7 +298,7 @@ func TestClassifyChallengeWordsInResults(t *testing.T) {
 		`{"url": "https://blog.example/cf", "title": "Why Cloudflare says Just a moment...", "content": "The page loads /cdn-cgi/challenge-platform/ and sets _cf_chl_opt; Anubis shows Making sure you're not a bot! DDoS-Guard too.", "engines": ["x"]},` +
 		`{"url": "https://blog.example/cf2", "title": "cloudflare moment", "content": "", "engines": ["x"]},` +
 		`{"url": "https://blog.example/cf3", "title": "cloudflare again", "content": "", "engines": ["x"]}]}`)
-	a := Answer{Status: 200, Body: body, Format: "json", Query: "cloudflare just a moment", Header: Headers{"Server": "ddos-guard"}}
+	a := Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("cloudflare just a moment"), Header: Headers{"Server": "ddos-guard"}}
 	if v := Classify(a); v.Kind != OK {
 		t.Fatalf("results about challenges: %s/%s, want ok", v.Kind, v.Reason)
 	}
@@ -335,7 +335,7 @@ func TestClassifyStatuses(t *testing.T) {
 		{600, "json", Failed, BadBody},
 	}
 	for _, tc := range tests {
-		v := Classify(Answer{Status: tc.status, Format: tc.format, Query: "q", Body: []byte("nope")})
+		v := Classify(Answer{Status: tc.status, Format: tc.format, Query: ParseQuery("q"), Body: []byte("nope")})
 		if v.Kind != tc.kind || v.Reason != tc.reason {
 			t.Errorf("status %d (%s): %s/%s, want %s/%s", tc.status, tc.format, v.Kind, v.Reason, tc.kind, tc.reason)
 		}
@@ -357,11 +357,11 @@ func TestClassifyFewResultsEdge(t *testing.T) {
 		b.WriteString(`], "unresponsive_engines": [["google", "timeout"]]}`)
 		return []byte(b.String())
 	}
-	v := Classify(Answer{Status: 200, Body: mk(FewResults - 1), Format: "json", Query: "go"})
+	v := Classify(Answer{Status: 200, Body: mk(FewResults - 1), Format: "json", Query: ParseQuery("go")})
 	if v.Kind != Soft || v.Reason != EnginesDown || len(v.Results.Results) != FewResults-1 {
 		t.Errorf("%d results, engines down: %s/%s", FewResults-1, v.Kind, v.Reason)
 	}
-	v = Classify(Answer{Status: 200, Body: mk(FewResults), Format: "json", Query: "go"})
+	v = Classify(Answer{Status: 200, Body: mk(FewResults), Format: "json", Query: ParseQuery("go")})
 	if v.Kind != OK {
 		t.Errorf("%d results, engines down: %s/%s, want ok", FewResults, v.Kind, v.Reason)
 	}
@@ -371,7 +371,7 @@ func TestClassifyFewResultsEdge(t *testing.T) {
 // infobox) is a good answer.
 func TestClassifyAnswersOnly(t *testing.T) {
 	body := []byte(`{"query": "2+3", "results": [], "answers": ["5"], "unresponsive_engines": []}`)
-	if v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: "2+3"}); v.Kind != OK || v.Results.Answers[0] != "5" {
+	if v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("2+3")}); v.Kind != OK || v.Results.Answers[0] != "5" {
 		t.Fatalf("answers only: %s/%s", v.Kind, v.Reason)
 	}
 }

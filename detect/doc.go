@@ -18,8 +18,8 @@
 // ParseHTML (goquery) reads the simple theme's results page, 2024 and
 // current markup. ParseConfig reads an instance's /config,
 // ParseFormats the formats its page offers, ParseRetryAfter the wait a
-// refusal asks for. BangOf and TimeoutLimit read the query syntax that
-// changes an answer. Neither Classify nor the parsers keep the body: its
+// refusal asks for. ParseQuery reads a query's SearXNG syntax once, into a
+// Query. Neither Classify nor the parsers keep the body: its
 // buffer may be reused once the verdict is made.
 //
 // Every answer is sanitised and bounded where it is read, so every format

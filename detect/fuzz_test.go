@@ -158,7 +158,7 @@ func FuzzClassify(f *testing.F) {
 	f.Add(200, []byte(hostileJSON), "json", "hello world", []byte(nil))
 	f.Add(200, []byte(hostileHTML), "html", "hello world", []byte(nil))
 	f.Fuzz(func(t *testing.T, status int, body []byte, format, query string, retryAfter []byte) {
-		v := Classify(Answer{Status: status, Body: body, Format: format, Query: query, Now: fixtureNow,
+		v := Classify(Answer{Status: status, Body: body, Format: format, Query: ParseQuery(query), Now: fixtureNow,
 			Header: Headers{"Retry-After": string(retryAfter)}})
 		switch v.Kind {
 		case OK:

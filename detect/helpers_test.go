@@ -88,7 +88,7 @@ func fixtureNames(t testing.TB) []string {
 
 // answerOf builds the Answer of a capture for a search.
 func answerOf(c capture, format, query string) Answer {
-	return Answer{Status: c.status, Header: c.header, Body: c.body, Format: format, Query: query, Now: fixtureNow,
+	return Answer{Status: c.status, Header: c.header, Body: c.body, Format: format, Query: ParseQuery(query), Now: fixtureNow,
 		Instance: "http://127.0.0.1:18881/"} // where the captures were made
 }
 

@@ -334,17 +334,12 @@ func readHTMLResult(s *goquery.Selection) (x results.Result, ok bool) {
 // "query" (RawTextQuery.getQuery), since the box shows the query as typed.
 // A box of syntax alone is echoed as it is.
 func searchTerms(q string) string {
-	words := strings.Fields(q)
-	kept := words[:0:0]
-	for _, w := range words {
-		if !IsSyntax(w) {
-			kept = append(kept, w)
+	if pq := ParseQuery(q); pq.HasSyntax() {
+		if t := pq.Terms(); t != "" {
+			return t
 		}
 	}
-	if len(kept) == len(words) || len(kept) == 0 {
-		return collapse(q)
-	}
-	return strings.Join(kept, " ")
+	return collapse(q)
 }
 
 // highlighted is text, read from s, with the entities SearXNG escaped

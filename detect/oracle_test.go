@@ -148,9 +148,9 @@ func TestClassifyKeepsNothingOfTheBody(t *testing.T) {
 		c := loadCapture(t, name)
 		for _, format := range []string{"json", "html"} {
 			body := bytes.Clone(c.body)
-			a := Answer{Status: c.status, Header: c.header, Body: body, Format: format, Query: "hello world", Now: fixtureNow}
+			a := Answer{Status: c.status, Header: c.header, Body: body, Format: format, Query: ParseQuery("hello world"), Now: fixtureNow}
 			v := Classify(a)
-			want := Classify(Answer{Status: c.status, Header: c.header, Body: bytes.Clone(c.body), Format: format, Query: "hello world", Now: fixtureNow})
+			want := Classify(Answer{Status: c.status, Header: c.header, Body: bytes.Clone(c.body), Format: format, Query: ParseQuery("hello world"), Now: fixtureNow})
 			for i := range body {
 				body[i] = 'x'
 			}

@@ -25,7 +25,7 @@ import (
 // classifyRedirect judges a 3xx answer to a search.
 func classifyRedirect(a Answer) Verdict {
 	refused := Verdict{Kind: Refused, Reason: LimiterRedirect}
-	reason, ok := BangOf(a.Query)
+	reason, ok := a.Query.Bang()
 	if !ok {
 		return refused
 	}
@@ -50,25 +50,6 @@ func sameSite(a, b string) bool {
 	}
 	a, b = strings.TrimSuffix(strings.ToLower(a), "."), strings.TrimSuffix(strings.ToLower(b), ".")
 	return a == b || strings.HasSuffix(a, "."+b) || strings.HasSuffix(b, "."+a)
-}
-
-// BangOf reports whether query has SearXNG's redirecting bang syntax and
-// which: FeelingLucky for a lone "!!" word, ExternalBang for a word that
-// starts with "!!" and names a bang ("!!g", "!!w").
-func BangOf(query string) (Reason, bool) {
-	if !strings.Contains(query, "!!") {
-		return "", false // every search asks: no allocation for the usual one
-	}
-	for _, w := range strings.Fields(query) {
-		if !strings.HasPrefix(w, "!!") {
-			continue
-		}
-		if w == "!!" {
-			return FeelingLucky, true
-		}
-		return ExternalBang, true
-	}
-	return "", false
 }
 
 // peek reads a header when there is one.

@@ -389,7 +389,7 @@ func TestExtraLimits(t *testing.T) {
 			if _, err := ParseJSON([]byte(body)); err == nil {
 				t.Fatalf("read")
 			}
-			v := Classify(Answer{Status: 200, Body: []byte(body), Format: "json", Query: "q", Now: fixtureNow})
+			v := Classify(Answer{Status: 200, Body: []byte(body), Format: "json", Query: ParseQuery("q"), Now: fixtureNow})
 			if v.Kind != Failed || v.Reason != BadBody {
 				t.Errorf("verdict %s/%s", v.Kind, v.Reason)
 			}

@@ -265,7 +265,7 @@ func sameWords(a, e []string) bool {
 func queryWords(q string) []string {
 	buf := make([]byte, 0, len(q)+8)
 	for tok := range strings.FieldsSeq(q) {
-		if !IsSyntax(tok) {
+		if KindOf(tok) == WordPlain {
 			buf = append(appendFold(buf, tok), ' ')
 		}
 	}
@@ -280,21 +280,6 @@ func queryWords(q string) []string {
 }
 
 func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
-
-// IsSyntax reports whether a query token is SearXNG search syntax rather
-// than a word: !bang, !!external-bang, :lang, <timeout.
-func IsSyntax(tok string) bool {
-	if len(tok) < 2 {
-		return false
-	}
-	switch tok[0] {
-	case '!', ':':
-		return true
-	case '<':
-		return tok[1] >= '0' && tok[1] <= '9'
-	}
-	return false
-}
 
 // stopWords are words too common to show that a result is about a query.
 var stopWords = map[string]bool{

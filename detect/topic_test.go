@@ -167,7 +167,7 @@ func TestTemplatedResults(t *testing.T) {
 	}
 	// Through Classify: such an answer is off topic.
 	r := &results.Page{Query: "rust borrow checker", Results: mk(10, same("Buy rust borrow checker cheap"), same("rust borrow checker on sale"))}
-	if v := judge("rust borrow checker", r, nil); v.Kind != Soft || v.Reason != OffTopic {
+	if v := judge(ParseQuery("rust borrow checker"), r, nil); v.Kind != Soft || v.Reason != OffTopic {
 		t.Errorf("a templated answer judged %s/%s, want soft/off_topic", v.Kind, v.Reason)
 	}
 }
@@ -219,7 +219,7 @@ func TestEchoResults(t *testing.T) {
 		if got := echoes(queryWords(tc.query), matchWords(queryWords(tc.query)), tc.rs); got != tc.want {
 			t.Errorf("%s: echoes %v, want %v", tc.name, got, tc.want)
 		}
-		v := judge(tc.query, &results.Page{Query: tc.query, Results: tc.rs}, nil)
+		v := judge(ParseQuery(tc.query), &results.Page{Query: tc.query, Results: tc.rs}, nil)
 		if off := v.Kind == Soft && v.Reason == OffTopic; off != tc.want {
 			t.Errorf("%s: judged %s/%s, want off topic %v", tc.name, v.Kind, v.Reason, tc.want)
 		}

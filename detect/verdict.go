@@ -146,7 +146,7 @@ type Answer struct {
 	Header Header // may be nil
 	Body   []byte // already decoded (gzip undone by the caller)
 	Format string // "json" or "html": what was asked upstream ("" means html)
-	Query  string // the q that was asked
+	Query  Query  // the q that was asked (ParseQuery)
 	// Instance is the base URL of the instance asked ("https://host/"):
 	// a redirect to its own front page is its limiter's, one off it may
 	// be the query's answer.
@@ -176,7 +176,7 @@ func Classify(a Answer) Verdict {
 	if a.MaxBody > 0 && len(a.Body) > a.MaxBody {
 		return Verdict{Kind: Failed, Reason: TooLarge}
 	}
-	if strings.TrimSpace(a.Query) == "" {
+	if strings.TrimSpace(a.Query.Text()) == "" {
 		// SearXNG answers a search without a query with 400 (JSON) or its
 		// front page (HTML); neither says anything about the instance.
 		return Verdict{Kind: Failed, Reason: ClientError}
@@ -260,9 +260,9 @@ func notResults(a Answer, p *htmlPage) Verdict {
 }
 
 // judge gives the verdict on results read from a good answer.
-func judge(query string, r *results.Page, formats []string) Verdict {
+func judge(query Query, r *results.Page, formats []string) Verdict {
 	v := Verdict{Kind: OK, Results: r, Formats: formats}
-	asked := queryWords(query)
+	asked := queryWords(query.Text())
 	switch {
 	case r.Query != "" && !sameWords(asked, queryWords(r.Query)):
 		v.Kind, v.Reason = Soft, OffTopic

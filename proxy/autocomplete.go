@@ -136,7 +136,7 @@ func (p *Proxy) judgeSuggestions(q string, rep *upstream.Reply, err error) ([]st
 		}
 	}
 	v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
-		Format: FormatJSON, Query: q, Now: p.now(), MaxBody: p.up.MaxBody()})
+		Format: FormatJSON, Query: detect.ParseQuery(q), Now: p.now(), MaxBody: p.up.MaxBody()})
 	if v.Kind == detect.Refused {
 		return nil, pool.Outcome{Kind: pool.Refused, Reason: string(v.Reason), RetryAfter: v.RetryAfter}
 	}

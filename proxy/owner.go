@@ -76,7 +76,7 @@ import (
 type opinions struct {
 	p *Proxy
 	// limit is the time the query's timeout syntax gives SearXNG (see
-	// detect.TimeoutLimit); 0 when it has none. Read-only.
+	// detect.Query.Timeout); 0 when it has none. Read-only.
 	limit time.Duration
 	mu    sync.Mutex // guards everything below
 	// answeredIn is how long the fastest answer with results took; 0

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -573,6 +572,9 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		req.Fanout = p.cfg.Fanout
 	}
 	req.Fanout = min(req.Fanout, p.cfg.MaxFanout)
+	if req.Syntax.Text() != req.Query {
+		req.Syntax = detect.ParseQuery(req.Query) // a Request not made by ParseRequest
+	}
 	// In memory (the cache, the searches in flight) a search is its plain
 	// key: a hit costs no hashing. What leaves memory (the store's file,
 	// the shared cache) is keyed with the keyed hash (searchKey.hashed).
@@ -848,7 +850,7 @@ func (p *Proxy) ask(inst string, req *Request, format string, deadline time.Time
 	}
 	v := p.classify(detect.Answer{
 		Status: rep.Status, Header: rep.Header, Body: rep.Body, Instance: inst,
-		Format: format, Query: req.Query, Now: p.now(), MaxBody: p.up.MaxBody(),
+		Format: format, Query: req.Syntax, Now: p.now(), MaxBody: p.up.MaxBody(),
 	})
 	rep.Release() // the verdict keeps nothing of the body (detect.Classify)
 	return v, elapsed, nil
@@ -881,23 +883,11 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 		args.Set("format", format)
 		return
 	}
-	if why, _ := detect.BangOf(r.Query); why == detect.FeelingLucky {
-		if q := withoutLucky(r.Query); q != "" {
+	if why, _ := r.Syntax.Bang(); why == detect.FeelingLucky {
+		if q := r.Syntax.Without(detect.WordLucky); q != "" {
 			args.Set("q", q)
 		}
 	}
-}
-
-// withoutLucky is query without its "!!" words.
-func withoutLucky(query string) string {
-	words := strings.Fields(query)
-	kept := words[:0]
-	for _, w := range words {
-		if w != "!!" {
-			kept = append(kept, w)
-		}
-	}
-	return strings.Join(kept, " ")
 }
 
 // answer turns a winning attempt into the client's response and caches it

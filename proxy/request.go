@@ -76,6 +76,10 @@ type Request struct {
 	// Fanout is how many instances to ask at once and merge (0 or 1: one
 	// answers; capped by Config.MaxFanout).
 	Fanout int
+	// Syntax is Query's SearXNG syntax (bangs, :lang, <timeout), read
+	// once: by ParseRequest, or by Proxy.Search for a Request built
+	// otherwise. Whatever asks what the query's syntax says reads it.
+	Syntax detect.Query
 }
 
 // Params is how a caller hands the raw parameters to ParseRequest: Get
@@ -110,6 +114,7 @@ func ParseRequest(p Params) (Request, error) {
 	if len(r.Query) > MaxQueryLen {
 		return r, &ParamError{Name: "q", Value: strings.ToValidUTF8(r.Query[:32], "") + "…"}
 	}
+	r.Syntax = detect.ParseQuery(r.Query)
 
 	r.PageNo = 1
 	if v, ok := p.Get("pageno"); ok {
@@ -287,20 +292,26 @@ func (r *Request) acceptLanguage() string {
 // engines, it is not what was searched), the client's query otherwise. An
 // instance cannot make the echo say anything the client did not type.
 func (r *Request) Echo(upstream string) string {
-	asked := strings.Fields(r.Query)
+	if !r.Syntax.HasSyntax() {
+		return r.Query // nothing to leave out: an echo of fewer words is not the query's
+	}
 	echoed := strings.Fields(upstream)
-	if len(echoed) == 0 || len(echoed) >= len(asked) {
+	if len(echoed) == 0 {
 		return r.Query
 	}
-	i := 0
-	for _, tok := range asked {
+	i, asked := 0, 0
+	for kind, tok := range r.Syntax.Words() {
+		asked++
 		if i < len(echoed) && tok == echoed[i] {
 			i++
 			continue
 		}
-		if !detect.IsSyntax(tok) {
+		if kind == detect.WordPlain {
 			return r.Query
 		}
+	}
+	if len(echoed) >= asked {
+		return r.Query
 	}
 	if i != len(echoed) {
 		return r.Query

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/searxgate/searxgate/detect"
 	"github.com/valyala/fasthttp"
 )
 
@@ -153,9 +154,14 @@ func TestEcho(t *testing.T) {
 		{"!fb edge bang", "EDGE bang", "!fb edge bang"},
 		{"hello world", "hello", "hello world"},
 		{"a ! b", "a b", "a ! b"},
+		{"<6s foo", "foo", "<6s foo"}, // not a timeout: SearXNG searches the word
+		{"<6 foo", "foo", "foo"},
 	}
 	for _, c := range cases {
-		r := Request{Query: c.asked}
+		r, err := ParseRequest(mapParams{"q": c.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got := r.Echo(c.upstream); got != c.want {
 			t.Errorf("Echo(%q) of %q = %q, want %q", c.upstream, c.asked, got, c.want)
 		}
@@ -183,6 +189,9 @@ func FuzzParseRequest(f *testing.F) {
 		if r.Query == "" || r.PageNo < 1 || len(r.Query) > MaxQueryLen {
 			t.Fatalf("accepted an invalid request: %+v", r)
 		}
+		if r.Syntax != detect.ParseQuery(r.Query) {
+			t.Fatalf("the query's syntax %+v is not its own %q's", r.Syntax, r.Query)
+		}
 		_ = r.Key()
 	})
 }
@@ -197,9 +206,13 @@ func TestUpstreamArgsFeelingLucky(t *testing.T) {
 		{"!! foo bar", FormatJSON, "!! foo bar"},
 		{"!!g foo", FormatHTML, "!!g foo"},
 		{"!!", FormatHTML, "!!"},
+		{"!! !!g foo", FormatHTML, "!! !!g foo"}, // the external bang wins: its redirect is the answer
 	} {
 		args := fasthttp.AcquireArgs()
-		r := Request{Query: c.q, PageNo: 1}
+		r, err := ParseRequest(mapParams{"q": c.q})
+		if err != nil {
+			t.Fatal(err)
+		}
 		upstreamArgs(args, &r, c.format)
 		if got := string(args.Peek("q")); got != c.want {
 			t.Errorf("%q as %s: q=%q, want %q", c.q, c.format, got, c.want)

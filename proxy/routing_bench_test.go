@@ -171,7 +171,7 @@ func naive(up *upstream.Client, q string, pick func(attempt int) string) bool {
 			continue
 		}
 		v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
-			Format: FormatHTML, Query: q, Now: time.Now(), MaxBody: up.MaxBody()})
+			Format: FormatHTML, Query: detect.ParseQuery(q), Now: time.Now(), MaxBody: up.MaxBody()})
 		if v.Kind == detect.OK {
 			return true
 		}

@@ -84,9 +84,9 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, d
 		stopHedge: func() {},
 		stopGrace: func() {},
 		fanout:    max(req.Fanout, 1),
-		op:        &opinions{p: p, limit: detect.TimeoutLimit(req.Query)},
+		op:        &opinions{p: p, limit: req.Syntax.Timeout()},
 	}
-	if _, bang := detect.BangOf(req.Query); bang {
+	if _, bang := req.Syntax.Bang(); bang {
 		s.fanout = 1 // one instance answers a bang: its answer is a redirect
 	}
 	defer func() { s.stopHedge(); s.stopGrace(); s.op.close() }()

@@ -170,7 +170,7 @@ func (s *Server) answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res 
 // that is searxgate itself (selfRedirect) is not redirected to: the
 // results page is served instead.
 func (s *Server) feelingLucky(ctx *fasthttp.RequestCtx, req proxy.Request, page *results.Page) bool {
-	if why, _ := detect.BangOf(req.Query); why != detect.FeelingLucky {
+	if why, _ := req.Syntax.Bang(); why != detect.FeelingLucky {
 		return false
 	}
 	loc := firstLink(page)
