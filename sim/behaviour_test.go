@@ -629,3 +629,28 @@ func TestCloseEndsHeldConnections(t *testing.T) {
 		}
 	}
 }
+
+// TestBangAsSearXNG: the fleet reads redirecting bangs as SearXNG does:
+// a known external bang wins over "!!" wherever either stands, and an
+// unknown one is searched as typed.
+func TestBangAsSearXNG(t *testing.T) {
+	for _, tc := range []struct {
+		q, site string
+		lucky   bool
+		rest    string
+	}{
+		{"!!g foo bar", "https://www.google.com/search?q=foo+bar", false, "foo bar"},
+		{"foo !!w bar", "https://en.wikipedia.org/wiki/Special:Search?search=foo+bar", false, "foo bar"},
+		{"!! !!g foo", "https://www.google.com/search?q=foo", false, "foo"},
+		{"!!g !! foo", "https://www.google.com/search?q=foo", false, "foo"},
+		{"!! foo", "", true, "foo"},
+		{"!!zz foo", "", false, "!!zz foo"},
+		{"!! !!zz foo", "", true, "foo"},
+		{"plain words", "", false, "plain words"},
+	} {
+		site, lucky, rest := bang(tc.q)
+		if site != tc.site || lucky != tc.lucky || rest != tc.rest {
+			t.Errorf("bang(%q) = %q, %v, %q; want %q, %v, %q", tc.q, site, lucky, rest, tc.site, tc.lucky, tc.rest)
+		}
+	}
+}

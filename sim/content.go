@@ -70,23 +70,32 @@ var bangSites = map[string]string{
 
 // bang reads SearXNG's redirecting bangs in q: the site an external bang
 // sends to (with the rest of the query), or lucky for a lone "!!"
-// (feeling lucky); rest is the query without the bang.
+// (feeling lucky); rest is the query without them. As in SearXNG, every
+// word is read: the last "!!x" word is the external bang, and a known one
+// wins over "!!" wherever either stands (SearXNG redirects to the bang
+// before it looks for a first result).
 func bang(q string) (site string, lucky bool, rest string) {
 	words := strings.Fields(q)
-	for i, w := range words {
-		if !strings.HasPrefix(w, "!!") {
-			continue
+	ext := ""
+	plain := make([]string, 0, len(words))
+	for _, w := range words {
+		switch {
+		case w == "!!":
+			lucky = true
+		case strings.HasPrefix(w, "!!"):
+			ext = w[2:]
+		default:
+			plain = append(plain, w)
 		}
-		rest = strings.Join(append(append([]string(nil), words[:i]...), words[i+1:]...), " ")
-		if w == "!!" {
-			return "", true, rest
-		}
-		if u, ok := bangSites[strings.ToLower(w[2:])]; ok {
-			return u + url.QueryEscape(rest), false, rest
-		}
-		return "", false, q // a bang SearXNG does not know: searched as it is
 	}
-	return "", false, q
+	if u, ok := bangSites[strings.ToLower(ext)]; ok && ext != "" {
+		rest = strings.Join(plain, " ")
+		return u + url.QueryEscape(rest), false, rest
+	}
+	if lucky {
+		return "", true, strings.Join(plain, " ")
+	}
+	return "", false, q // no bang, or one SearXNG does not know: searched as it is
 }
 
 // parseQuery splits q as SearXNG's RawTextQuery does (searx/query.py):
