@@ -83,6 +83,12 @@ var Stops = []Stop{StopDeadline, StopNoInstance, StopNoSlot, StopShare, StopAtte
 // query itself is the cause.
 func (w Stop) Retryable() bool { return w != StopQuery && w != StopQueryTimeout }
 
+// limitedErr reports whether err is a *LimitedError.
+func limitedErr(err error) bool {
+	var limited *LimitedError
+	return errors.As(err, &limited)
+}
+
 // shareRefused reports whether err is a search refused for its client's
 // share.
 func shareRefused(err error) bool {
@@ -437,11 +443,15 @@ func (p *Proxy) ctxDeadline(ctx context.Context, now time.Time) (time.Time, bool
 	return now.Add(time.Until(d)), true
 }
 
-// timer is a timer of the proxy's clock that fires after d, and its stop.
-func (p *Proxy) timer(d time.Duration) (<-chan time.Time, func()) {
-	c, stop := p.cfg.Clock.NewTimer(d)
-	return c, func() { stop() }
+// timer is a timer of the proxy's clock that fires after d, and its stop
+// (the clock's own: a search makes two timers, and a closure around each
+// stop was two allocations more a miss).
+func (p *Proxy) timer(d time.Duration) (<-chan time.Time, func() bool) {
+	return p.cfg.Clock.NewTimer(d)
 }
+
+// noStop is the stop of a timer never made.
+func noStop() bool { return false }
 
 // spawn runs f in the background, counted by Wait, unless the proxy is
 // shutting down; it reports whether f was started. The closing flag is
@@ -649,9 +659,8 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		res, err = &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Stale: true}, nil
 	}
 	elapsed := p.now().Sub(start)
-	var limited *LimitedError
 	switch {
-	case errors.As(err, &limited), shareRefused(err):
+	case err != nil && (limitedErr(err) || shareRefused(err)):
 		p.metrics.search("limited", elapsed) // the client's own limit or share: no search failed
 	case err != nil:
 		p.metrics.search("failed", elapsed)
@@ -726,7 +735,7 @@ func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
 // HedgeFloor, but never later than a third of the time left, so that a
 // hanging instance cannot eat the whole deadline. An instance not measured
 // yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
-func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time, func()) {
+func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time, func() bool) {
 	d := p.cfg.HedgeFloor * 3 / 2
 	if lat, ok := p.usual(r.url); ok && lat > 0 {
 		d = max(time.Duration(float64(lat)*p.cfg.HedgeFactor), p.cfg.HedgeFloor)
@@ -738,7 +747,7 @@ func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time
 		d += min(configReadLimit, deadline.Sub(now)/4)
 	}
 	if d <= 0 {
-		return nil, func() {}
+		return nil, noStop
 	}
 	return p.timer(d)
 }

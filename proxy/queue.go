@@ -135,7 +135,7 @@ func (s *search) waitSlot() (leased, bool) {
 		// Asleep until something changes: a lease coming back (dispatch
 		// sends the grant), or the window or cooldown it waits for ending.
 		var wake <-chan time.Time
-		stopWake := func() {}
+		stopWake := noStop
 		if !sl.Wake.IsZero() {
 			wake, stopWake = p.timer(max(sl.Wake.Sub(p.now()), time.Millisecond))
 		}

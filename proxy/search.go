@@ -54,14 +54,19 @@ type search struct {
 	answers []attemptResult
 
 	hedge     <-chan time.Time
-	stopHedge func()
+	stopHedge func() bool
 
 	why        Stop          // why the search stopped without an answer
 	retryAfter time.Duration // when a slot is expected to free, for a refusal
 	limited    time.Duration // the client's own limit refused the first attempt: when it may search again
 
 	grace     <-chan time.Time // a fan-out search's answer goes out when it fires
-	stopGrace func()
+	stopGrace func() bool
+
+	// logs and startsAt hold the first attempt's log and start: a
+	// search's own storage, not two allocations more a miss.
+	logs     [1]Attempt
+	startsAt [1]time.Time
 }
 
 // attempt kinds for launch.
@@ -81,11 +86,12 @@ func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, d
 		p: p, ctx: ctx, req: req, key: key, start: start, deadline: deadline,
 		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),
 		tried:     make(map[string]bool, p.cfg.MaxAttempts+req.Fanout),
-		stopHedge: func() {},
-		stopGrace: func() {},
+		stopHedge: noStop,
+		stopGrace: noStop,
 		fanout:    max(req.Fanout, 1),
 		op:        &opinions{p: p, limit: req.Syntax.Timeout()},
 	}
+	s.log, s.starts = s.logs[:0], s.startsAt[:0]
 	if _, bang := req.Syntax.Bang(); bang {
 		s.fanout = 1 // one instance answers a bang: its answer is a redirect
 	}
