@@ -202,6 +202,27 @@ func (w *objectWriter) str(k, v string) {
 	}
 }
 
+// pairs writes k as an array of n objects of two strings each (an
+// infobox's urls or attributes); at gives the i-th one's fields and the
+// keys it had that searxgate does not model.
+func (w *objectWriter) pairs(k string, n int, at func(i int) (extra map[string]json.RawMessage, k1, v1, k2, v2 string)) {
+	if !w.key(k) {
+		return
+	}
+	w.dst = append(w.dst, '[')
+	for i := range n {
+		if i > 0 {
+			w.dst = append(w.dst, ',')
+		}
+		extra, k1, v1, k2, v2 := at(i)
+		ow := objectWriter{dst: append(w.dst, '{'), extra: extra}
+		ow.str(k1, v1)
+		ow.str(k2, v2)
+		w.dst = ow.close()
+	}
+	w.dst = append(w.dst, ']')
+}
+
 func (w *objectWriter) strs(k string, v []string) {
 	if w.key(k) {
 		w.dst = appendStrings(w.dst, v)
@@ -288,32 +309,14 @@ func (b *Infobox) appendJSON(dst []byte) []byte {
 	w.str("id", b.ID)
 	w.str("content", b.Content)
 	w.str("img_src", b.ImgSrc)
-	if w.key("urls") {
-		w.dst = append(w.dst, '[')
-		for i, u := range b.URLs {
-			if i > 0 {
-				w.dst = append(w.dst, ',')
-			}
-			uw := objectWriter{dst: append(w.dst, '{'), extra: u.Extra}
-			uw.str("title", u.Title)
-			uw.str("url", u.URL)
-			w.dst = uw.close()
-		}
-		w.dst = append(w.dst, ']')
-	}
-	if w.key("attributes") {
-		w.dst = append(w.dst, '[')
-		for i, a := range b.Attributes {
-			if i > 0 {
-				w.dst = append(w.dst, ',')
-			}
-			aw := objectWriter{dst: append(w.dst, '{'), extra: a.Extra}
-			aw.str("label", a.Label)
-			aw.str("value", a.Value)
-			w.dst = aw.close()
-		}
-		w.dst = append(w.dst, ']')
-	}
+	w.pairs("urls", len(b.URLs), func(i int) (map[string]json.RawMessage, string, string, string, string) {
+		u := b.URLs[i]
+		return u.Extra, "title", u.Title, "url", u.URL
+	})
+	w.pairs("attributes", len(b.Attributes), func(i int) (map[string]json.RawMessage, string, string, string, string) {
+		a := b.Attributes[i]
+		return a.Extra, "label", a.Label, "value", a.Value
+	})
 	w.str("engine", b.Engine)
 	w.strs("engines", b.Engines)
 	return w.close()
