@@ -202,10 +202,10 @@ func (w *objectWriter) str(k, v string) {
 	}
 }
 
-// pairs writes k as an array of n objects of two strings each (an
-// infobox's urls or attributes); at gives the i-th one's fields and the
-// keys it had that searxgate does not model.
-func (w *objectWriter) pairs(k string, n int, at func(i int) (extra map[string]json.RawMessage, k1, v1, k2, v2 string)) {
+// pairs writes k as an array of n objects with two strings, k1 and k2
+// (an infobox's urls or attributes); at gives the i-th object's values
+// and the keys it had that searxgate does not model.
+func (w *objectWriter) pairs(k, k1, k2 string, n int, at func(i int) (extra map[string]json.RawMessage, v1, v2 string)) {
 	if !w.key(k) {
 		return
 	}
@@ -214,7 +214,7 @@ func (w *objectWriter) pairs(k string, n int, at func(i int) (extra map[string]j
 		if i > 0 {
 			w.dst = append(w.dst, ',')
 		}
-		extra, k1, v1, k2, v2 := at(i)
+		extra, v1, v2 := at(i)
 		ow := objectWriter{dst: append(w.dst, '{'), extra: extra}
 		ow.str(k1, v1)
 		ow.str(k2, v2)
@@ -309,13 +309,11 @@ func (b *Infobox) appendJSON(dst []byte) []byte {
 	w.str("id", b.ID)
 	w.str("content", b.Content)
 	w.str("img_src", b.ImgSrc)
-	w.pairs("urls", len(b.URLs), func(i int) (map[string]json.RawMessage, string, string, string, string) {
-		u := b.URLs[i]
-		return u.Extra, "title", u.Title, "url", u.URL
+	w.pairs("urls", "title", "url", len(b.URLs), func(i int) (map[string]json.RawMessage, string, string) {
+		return b.URLs[i].Extra, b.URLs[i].Title, b.URLs[i].URL
 	})
-	w.pairs("attributes", len(b.Attributes), func(i int) (map[string]json.RawMessage, string, string, string, string) {
-		a := b.Attributes[i]
-		return a.Extra, "label", a.Label, "value", a.Value
+	w.pairs("attributes", "label", "value", len(b.Attributes), func(i int) (map[string]json.RawMessage, string, string) {
+		return b.Attributes[i].Extra, b.Attributes[i].Label, b.Attributes[i].Value
 	})
 	w.str("engine", b.Engine)
 	w.strs("engines", b.Engines)
