@@ -35,12 +35,12 @@ type extractResponse struct {
 // (its address guard, size limits and each site's politeness).
 func (s *Server) tavilyExtract(ctx *fasthttp.RequestCtx) {
 	start := s.cfg.Now()
-	if s.cfg.Read == nil {
-		writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"detail": map[string]string{"error": "searxgate reads no pages here"}})
-		return
-	}
 	f, client, ok := s.tavilyAdmit(ctx)
 	if !ok {
+		return
+	}
+	if s.cfg.Read == nil {
+		writeJSON(ctx, fasthttp.StatusNotFound, map[string]any{"detail": map[string]string{"error": "searxgate reads no pages here"}})
 		return
 	}
 	urls, format, err := parseExtract(f)
