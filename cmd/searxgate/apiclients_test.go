@@ -209,3 +209,33 @@ func TestOpenWebUIExternal(t *testing.T) {
 		t.Errorf("a wrong key: %d", resp.StatusCode)
 	}
 }
+
+// TestAPIKeyFlags: a short key, or a key file that cannot be read, is a
+// start-up error naming the flag and its variable; keys come from the
+// flag, the variable (comma-separated) and the file together.
+func TestAPIKeyFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--api-key", "short"}, nil, "--api-key (SEARXGATE_API_KEY)"},
+		{nil, map[string]string{"SEARXGATE_API_KEY": "ok-key-0123456789abcdef,short"}, "--api-key (SEARXGATE_API_KEY)"},
+		{[]string{"--api-key-file", filepath.Join(t.TempDir(), "none")}, nil, "--api-key-file (SEARXGATE_API_KEY_FILE)"},
+	} {
+		cfg, err := parseConfig(c.args, env(c.env), io.Discard)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: %v, want an error naming %s", c.args, c.env, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "ok-key-0123456789abcdef") {
+			t.Errorf("the error repeats a key: %v", err)
+		}
+	}
+	cfg, err := parseConfig([]string{"--api-key", "flag-key-0123456789abcdef"}, env(map[string]string{"SEARXGATE_API_KEY": "env-key-0123456789abcdef"}), io.Discard)
+	if err != nil || cfg.Validate() != nil || strings.Join(cfg.APIKeys, " ") != "flag-key-0123456789abcdef" {
+		t.Errorf("a flag over the variable: %v %v", cfg.APIKeys, err)
+	}
+}
