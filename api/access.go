@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
@@ -79,16 +80,7 @@ func bearer(h *fasthttp.RequestHeader) string {
 	return strings.TrimSpace(tok)
 }
 
-// quote writes s for an error message: cut, control characters and
-// quotes replaced.
+// quote writes s, cut to 200 bytes, quoted for an error message.
 func quote(s string) string {
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return `"` + strings.ToValidUTF8(strings.Map(func(r rune) rune {
-		if r < 0x20 || r == '"' || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s), "?") + `"`
+	return strconv.Quote(s[:min(len(s), 200)])
 }
