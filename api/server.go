@@ -114,14 +114,18 @@ type gathered struct {
 }
 
 // run asks the proxy page after page until want results are kept (after
-// skip), a page brings no new one, or maxPages are walked. The first
+// skip), a page brings no new one, or maxPages are walked; the first page
+// is asked even for none (its answer and infobox). The first
 // page's error is the search's; a later page's ends the walk with what
 // was kept.
 func (s *Server) run(ctx context.Context, q search) (gathered, error) {
 	var g gathered
 	seen := map[string]bool{}
 	skipped := 0
-	for page := q.req.PageNo; page < q.req.PageNo+maxPages && len(g.results) < q.want; page++ {
+	for page := q.req.PageNo; page < q.req.PageNo+maxPages; page++ {
+		if g.first != nil && len(g.results) >= q.want {
+			break // the first page is always asked: its answers count even for no results
+		}
 		req := q.req
 		req.PageNo = page
 		res, err := s.cfg.Search.Search(ctx, req)

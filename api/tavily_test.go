@@ -114,6 +114,7 @@ func TestTavilyAnswer(t *testing.T) {
 		{[]string{"42"}, nil, `{"query":"q"}`, ""},
 		{nil, []results.Infobox{{Infobox: "Moon", Content: "Earth's satellite."}}, `{"query":"q","include_answer":"basic"}`, "Moon: Earth's satellite."},
 		{nil, nil, `{"query":"q","include_answer":true}`, ""},
+		{[]string{"42"}, nil, `{"query":"q","include_answer":true,"max_results":0}`, "42"},
 	} {
 		fs := &fakeSearch{perPage: 3, pages: 1, answers: c.answers, boxes: c.boxes}
 		_, body, _ := do(t, newTest(fs, nil), "POST", PathTavilySearch, c.body, nil)
