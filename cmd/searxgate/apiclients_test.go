@@ -239,3 +239,30 @@ func TestAPIKeyFlags(t *testing.T) {
 		t.Errorf("a flag over the variable: %v %v", cfg.APIKeys, err)
 	}
 }
+
+// TestAPIsClosedWhenExposed: without keys, a searxgate that can be
+// reached beyond this machine (here: it has a public URL) keeps the
+// search APIs closed, each with a 403 in its own shape saying which
+// setting opens them; on loopback alone they are open.
+func TestAPIsClosedWhenExposed(t *testing.T) {
+	_, dir := startFleet(t, 46, []sim.InstanceConfig{{ID: "api-exposed", Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	for _, c := range []struct {
+		flags  []string
+		status int
+	}{
+		{[]string{"--public-url", "https://search.example.org/"}, 403},
+		{nil, 200},
+	} {
+		g := startGateway(t, dir, "", c.flags...)
+		for _, door := range []struct{ method, path, body string }{
+			{http.MethodPost, "/tavily/search", `{"query":"q"}`},
+			{http.MethodGet, "/res/v1/web/search?q=q", ""},
+			{http.MethodPost, "/openwebui", `{"query":"q"}`},
+		} {
+			a := g.do(t, door.method, door.path, strings.NewReader(door.body), map[string]string{"Content-Type": "application/json"})
+			if a.status != c.status || (c.status == 403 && !strings.Contains(string(a.body), "--api-key")) || !json.Valid(a.body) {
+				t.Errorf("%v %s: %d %.300s", c.flags, door.path, a.status, a.body)
+			}
+		}
+	}
+}
