@@ -29,6 +29,8 @@ type fakeSearch struct {
 	boxes   []results.Infobox
 	dates   []string // published dates by result index, "" none
 	err     error
+	// imagesErr fails the searches of the images category alone.
+	imagesErr error
 }
 
 func (f *fakeSearch) Search(_ context.Context, req proxy.Request) (*proxy.Response, error) {
@@ -37,6 +39,9 @@ func (f *fakeSearch) Search(_ context.Context, req proxy.Request) (*proxy.Respon
 	f.mu.Unlock()
 	if f.err != nil {
 		return nil, f.err
+	}
+	if f.imagesErr != nil && len(req.Categories) == 1 && req.Categories[0] == "images" {
+		return nil, f.imagesErr
 	}
 	hosts := f.hosts
 	if len(hosts) == 0 {

@@ -20,6 +20,7 @@ type tavilyQuery struct {
 	answer     bool
 	raw        string // "", "markdown" or "text"
 	images     bool
+	imageText  bool      // include_image_descriptions: images as {url, description}
 	start, end time.Time // published between, when given (zero: open)
 }
 
@@ -68,12 +69,16 @@ func (s *Server) tavilySearch(ctx *fasthttp.RequestCtx) {
 	q.req.Client = client
 	rctx, cancel := requestContext()
 	defer cancel()
+	images := s.tavilyImages(rctx, q)
 	g, err := s.run(rctx, q.search)
 	if err != nil {
 		tavilyFail(ctx, searchFailure(err))
 		return
 	}
-	writeJSON(ctx, fasthttp.StatusOK, s.tavilyAnswer(rctx, q, g, start))
+	out := s.tavilyAnswer(rctx, q, g)
+	out.Images = <-images
+	out.ResponseTime = elapsedSeconds(s.cfg.Now(), start)
+	writeJSON(ctx, fasthttp.StatusOK, out)
 }
 
 // parseTavily reads a Tavily search body. Errors are the client's (400).
@@ -287,7 +292,10 @@ func tavilyFlags(f fields, q *tavilyQuery) error {
 	if q.raw, err = f.boolOrWord("include_raw_content", "markdown", "text"); err != nil {
 		return err
 	}
-	q.images, err = f.boolean("include_images")
+	if q.images, err = f.boolean("include_images"); err != nil {
+		return err
+	}
+	q.imageText, err = f.boolean("include_image_descriptions")
 	return err
 }
 
@@ -306,15 +314,15 @@ type tavilyResponse struct {
 	Query        string         `json:"query"`
 	FollowUp     []string       `json:"follow_up_questions"`
 	Answer       *string        `json:"answer"`
-	Images       []string       `json:"images"`
+	Images       []any          `json:"images"`
 	Results      []tavilyResult `json:"results"`
 	ResponseTime float64        `json:"response_time"`
 }
 
 // tavilyAnswer writes what the search found as Tavily does, reading the
-// pages when raw content was asked.
-func (s *Server) tavilyAnswer(ctx context.Context, q tavilyQuery, g gathered, start time.Time) tavilyResponse {
-	out := tavilyResponse{Query: q.text, Images: []string{}, Results: make([]tavilyResult, 0, len(g.results))}
+// pages when raw content was asked (images and the time are the caller's).
+func (s *Server) tavilyAnswer(ctx context.Context, q tavilyQuery, g gathered) tavilyResponse {
+	out := tavilyResponse{Query: q.text, Images: []any{}, Results: make([]tavilyResult, 0, len(g.results))}
 	top := 0.0
 	for _, r := range g.results {
 		top = max(top, r.Score)
@@ -326,9 +334,6 @@ func (s *Server) tavilyAnswer(ctx context.Context, q tavilyQuery, g gathered, st
 		}
 		out.Results = append(out.Results, tavilyResult{Title: r.Title, URL: r.URL, Content: r.Content, Score: score,
 			PublishedDate: r.PublishedDate})
-		if q.images {
-			out.Images = appendImage(out.Images, r)
-		}
 	}
 	if q.answer {
 		out.Answer = pageAnswer(g.first)
@@ -346,19 +351,42 @@ func (s *Server) tavilyAnswer(ctx context.Context, q tavilyQuery, g gathered, st
 			}
 		}
 	}
-	out.ResponseTime = elapsedSeconds(s.cfg.Now(), start)
 	return out
 }
 
-// appendImage adds a result's image (its picture, or its thumbnail) when
-// it has an http(s) one.
-func appendImage(images []string, r results.Result) []string {
-	for _, u := range []string{r.ImgSrc, r.Thumbnail} {
-		if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
-			return append(images, u)
-		}
+// maxImages is the most images a Tavily answer lists.
+const maxImages = 10
+
+// tavilyImages is SearXNG's images category asked for the same query,
+// at the same time as the search: what Tavily's include_images gives
+// (query-related images), as URLs, or as {url, description} (the image
+// result's title) with include_image_descriptions. A failed image search
+// leaves the list empty; the search's answer stands.
+func (s *Server) tavilyImages(ctx context.Context, q tavilyQuery) <-chan []any {
+	out := make(chan []any, 1)
+	if !q.images {
+		out <- []any{}
+		return out
 	}
-	return images
+	req := q.req
+	req.Query, req.Categories, req.Fanout = q.text, []string{"images"}, 0
+	go func() {
+		images := []any{}
+		g, err := s.run(ctx, search{req: req, want: maxImages, keep: func(r *results.Result) bool {
+			return strings.HasPrefix(r.ImgSrc, "https://") || strings.HasPrefix(r.ImgSrc, "http://")
+		}})
+		if err == nil {
+			for _, r := range g.results {
+				if q.imageText {
+					images = append(images, map[string]string{"url": r.ImgSrc, "description": r.Title})
+				} else {
+					images = append(images, r.ImgSrc)
+				}
+			}
+		}
+		out <- images
+	}()
+	return out
 }
 
 // pageAnswer is what the instances answered outright: SearXNG's first

@@ -15,7 +15,7 @@ import (
 type tavilyOut struct {
 	Query   string  `json:"query"`
 	Answer  *string `json:"answer"`
-	Images  []string
+	Images  []any
 	Results []struct {
 		Title, URL, Content string
 		Score               float64
@@ -46,7 +46,7 @@ func TestTavilySearch(t *testing.T) {
 	}
 	var out tavilyOut
 	decode(t, body, &out)
-	if out.Query != "tidal locking" || len(out.Results) != 5 || out.Answer != nil || out.ResponseTime == nil || len(out.Images) != 5 {
+	if out.Query != "tidal locking" || len(out.Results) != 5 || out.Answer != nil || out.ResponseTime == nil || len(out.Images) != maxImages || out.Images[0] != "https://img.example.org/1.png" {
 		t.Fatalf("answer %s", body)
 	}
 	if r := out.Results[0]; r.Score != 1 || r.URL != "https://example.org/1" || r.PublishedDate != "2025-03-14T15:09:26+00:00" ||
@@ -61,9 +61,16 @@ func TestTavilySearch(t *testing.T) {
 			t.Errorf("score %v", r.Score)
 		}
 	}
-	asked := fs.requests()
-	if len(asked) != 1 {
-		t.Fatalf("%d searches for 5 results of a page of 10", len(asked))
+	var asked, images []proxy.Request
+	for _, r := range fs.requests() {
+		if slices.Equal(r.Categories, []string{"images"}) {
+			images = append(images, r)
+		} else {
+			asked = append(asked, r)
+		}
+	}
+	if len(asked) != 1 || len(images) != 1 || images[0].Query != "tidal locking" || images[0].Fanout != 0 || images[0].Client != "127.0.0.1" {
+		t.Fatalf("searches %+v, image searches %+v", asked, images)
 	}
 	a := asked[0]
 	if a.Query != "tidal locking" || a.Fanout != 2 || a.TimeRange != "week" || a.Language != "de-DE" || !slices.Equal(a.Categories, []string{"news"}) ||
@@ -85,6 +92,23 @@ func TestTavilySearch(t *testing.T) {
 	decode(t, body, &out)
 	if len(out.Results) != 5 || out.Results[0].RawContent != nil || len(out.Images) != 0 || !strings.Contains(string(body), `"raw_content":null`) {
 		t.Errorf("defaults: %s", body)
+	}
+
+	// Images with descriptions: {url, description}.
+	_, body, _ = do(t, s, "POST", PathTavilySearch, `{"query":"q","max_results":1,"include_images":true,"include_image_descriptions":true}`, nil)
+	out = tavilyOut{}
+	decode(t, body, &out)
+	if m, ok := out.Images[0].(map[string]any); !ok || m["url"] != "https://img.example.org/1.png" || m["description"] != "result 1" {
+		t.Errorf("image descriptions: %s", body)
+	}
+
+	// An image search that fails leaves the images empty, not the answer.
+	fs.imagesErr = &proxy.NoAnswerError{Why: proxy.StopDeadline}
+	status, body, _ = do(t, s, "POST", PathTavilySearch, `{"query":"q","max_results":2,"include_images":true}`, nil)
+	out = tavilyOut{}
+	decode(t, body, &out)
+	if status != 200 || len(out.Results) != 2 || out.Images == nil || len(out.Images) != 0 {
+		t.Errorf("failed image search: %d %s", status, body)
 	}
 }
 
