@@ -71,21 +71,22 @@ type Config struct {
 	Refresh        time.Duration
 	AdminToken     string
 	MCPToken       string // bearer token /mcp requires; needed when searxgate is reachable beyond loopback
+	PublicURL      string
+	LogFormat      string
+	LogLevel       string
+	AccessLog      bool
+	LinkToken      bool
+	Shutdown       time.Duration
+	Flush          time.Duration
+	ClientRate     int
+	ClientBurst    int
+	MaxConns       int
+	TrustProxy     []string
+
 	// APIKeys and APIKeyFile are the keys the search APIs (package api)
 	// take; the file is read again on SIGHUP.
-	APIKeys     []string
-	APIKeyFile  string
-	PublicURL   string
-	LogFormat   string
-	LogLevel    string
-	AccessLog   bool
-	LinkToken   bool
-	Shutdown    time.Duration
-	Flush       time.Duration
-	ClientRate  int
-	ClientBurst int
-	MaxConns    int
-	TrustProxy  []string
+	APIKeys    []string
+	APIKeyFile string
 
 	// resolver replaces the system's resolver in every guarded dialer (the
 	// instances, the reader, the image proxy); tests set it so that no name

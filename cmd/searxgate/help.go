@@ -11,19 +11,20 @@ import (
 // placeholders name the value a flag takes in --help; a flag not named
 // here shows its kind (string, n, duration, or nothing for a switch).
 var placeholders = map[string]string{
-	"listen":       "host:port",
-	"data":         "dir",
-	"directory":    "url|file|none",
-	"instance":     "url",
-	"contact":      "url|email",
-	"strategy":     "auto|ewma|primary_backup",
-	"admin-token":  "token",
+	"listen":      "host:port",
+	"data":        "dir",
+	"directory":   "url|file|none",
+	"instance":    "url",
+	"contact":     "url|email",
+	"strategy":    "auto|ewma|primary_backup",
+	"admin-token": "token",
+	"public-url":  "url",
+	"log-format":  "text|json",
+	"log-level":   "debug|info|warn|error",
+	"trust-proxy": "ip|cidr",
+
 	"api-key":      "key",
 	"api-key-file": "file",
-	"public-url":   "url",
-	"log-format":   "text|json",
-	"log-level":    "debug|info|warn|error",
-	"trust-proxy":  "ip|cidr",
 }
 
 // placeholder is what --help shows after --name: nothing for a switch.
