@@ -33,7 +33,7 @@ type ClientLimiter struct {
 	capacity func() (perMinute, burst float64)
 
 	mu      sync.Mutex // guards buckets and swept
-	buckets map[string]*bucket // by bucketKey
+	buckets map[string]*bucket
 	swept   time.Time
 
 	admits atomic.Int64 // times the proxy asked (Admit)
