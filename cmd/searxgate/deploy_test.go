@@ -358,14 +358,17 @@ func readPassIP(t *testing.T, path string) []string {
 	return ips
 }
 
-// TestSystemdFiles: every SEARXGATE_ variable that searxgate.service and
-// the environment file example name, set or commented out, is a setting
-// of serve, and the unit keeps its data where StateDirectory puts it.
+// TestSystemdFiles: every SEARXGATE_ variable that the units and the
+// environment file example name, set or commented out, is a setting of
+// serve; both units keep the hardening lines and their data where
+// StateDirectory puts it; the environment file sets no example contact.
 // (deploy/systemd/check.sh runs systemd-analyze verify and security.)
 func TestSystemdFiles(t *testing.T) {
 	settings := settingVars()
 	name := regexp.MustCompile(`SEARXGATE_[A-Z0-9_]+`)
-	for _, f := range []string{"searxgate.service", "searxgate.env"} {
+	hardening := []string{"\nDynamicUser=yes\n", "\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n",
+		"\nRestrictAddressFamilies=", "\nSystemCallFilter=@system-service\n", "\nMemoryMax="}
+	for _, f := range []string{"searxgate.service", "searxgate@.service", "searxgate.env"} {
 		b, err := os.ReadFile(filepath.Join(deployDir, "systemd", f))
 		if err != nil {
 			t.Fatal(err)
@@ -380,15 +383,21 @@ func TestSystemdFiles(t *testing.T) {
 		if seen == 0 {
 			t.Errorf("%s names no setting", f)
 		}
-		if f != "searxgate.service" {
-			continue
+		var wants []string
+		switch f {
+		case "searxgate.service":
+			wants = append(hardening, "\nStateDirectory=searxgate\n", "\nEnvironment=SEARXGATE_DATA=%S/searxgate\n")
+		case "searxgate@.service":
+			wants = append(hardening, "\nStateDirectory=searxgate-%i\n", " --data %S/searxgate-%i ", " --listen 127.0.0.1:888%i ",
+				"\nLoadCredential=secret:/etc/searxgate/secret\n", " --secret-file %d/secret\n")
 		}
-		unit := string(b)
-		for _, want := range []string{"\nDynamicUser=yes\n", "\nStateDirectory=searxgate\n", "\nEnvironment=SEARXGATE_DATA=%S/searxgate\n",
-			"\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n", "\nRestrictAddressFamilies=", "\nSystemCallFilter=@system-service\n", "\nMemoryMax="} {
-			if !strings.Contains(unit, want) {
-				t.Errorf("searxgate.service lacks %q", strings.TrimSpace(want))
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", f, strings.TrimSpace(want))
 			}
+		}
+		if f == "searxgate.env" && regexp.MustCompile(`(?m)^SEARXGATE_CONTACT=`).Match(b) {
+			t.Error("searxgate.env sets an example contact: operators would be sent to an address that is not the installer's")
 		}
 	}
 }
