@@ -24,7 +24,20 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check lint unit e2e systemd-check image-test ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs)
+# make test runs every step even when one fails, then lists what was
+# skipped and why (each step's "SKIP: reason" lines: a test that skipped
+# itself, or left out part of itself, and the scripts' own), and fails
+# when any step failed.
+TEST_STEPS = vet fmt-check lint unit e2e systemd-check image-test
+TEST_OUT ?= $(CURDIR)/out/test
+test: ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs), then what was skipped
+	@bash -c 'set -o pipefail; out="$(TEST_OUT)"; rm -rf "$$out" && mkdir -p "$$out"; failed=; \
+	for step in $(TEST_STEPS); do \
+		$(MAKE) --no-print-directory $$step 2>&1 | tee "$$out/$$step.log" || failed="$$failed $$step"; \
+	done; \
+	echo; echo "make test skipped:"; \
+	grep -h "SKIP: " "$$out"/*.log | sed "s|github.com/searxgate/searxgate/||; s/^/  /" | sort -u | grep . || echo "  nothing"; \
+	if [ -n "$$failed" ]; then echo "make test FAILED:$$failed" >&2; exit 1; fi; echo "make test: every step passed"'
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -38,13 +51,13 @@ fmt-check: ## fail when gofmt would change a file
 lint: ## staticcheck, with its default checks
 	$(GO) tool staticcheck $(PKGS)
 
-unit: ## go test -race over every package (the browser test is e2e's)
-	$(GO) test -race -count=1 -skip='^TestBrowser$$' $(PKGS)
+unit: ## go test -race over every package (the browser test is e2e's), then a SKIP line for each test skipped
+	$(GO) run ./internal/testreport $(GO) test -json -race -count=1 -skip='^TestBrowser$$' $(PKGS)
 
 E2E_OUT ?= $(CURDIR)/out/e2e
 e2e: ## the browser test: headless Chromium on searxgate and a sim fleet; screenshots in out/e2e
 	@mkdir -p $(E2E_OUT) && rm -f $(E2E_OUT)/*.png
-	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) test -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
+	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) run ./internal/testreport $(GO) test -json -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
 	@# The test skips itself without Chromium (outside CI): only a run leaves screenshots.
 	@if ls $(E2E_OUT)/*.png >/dev/null 2>&1; then echo "screenshots in $(E2E_OUT)"; \
 	else echo "the browser test was skipped (no Chromium: apt-get install chromium): no screenshots"; fi

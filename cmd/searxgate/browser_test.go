@@ -835,7 +835,7 @@ func axeScript(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("axe-core is not installed, and CI=true requires the accessibility checks (.ci/run runs npm ci in cmd/searxgate/testdata/axe): %v", err)
 		}
-		t.Log("axe-core is not installed (cd cmd/searxgate/testdata/axe && npm ci): skipping the accessibility checks")
+		t.Log("SKIP: axe-core is not installed (cd cmd/searxgate/testdata/axe && npm ci): the accessibility checks are left out")
 		return ""
 	}
 	return string(b)

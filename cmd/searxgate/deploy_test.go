@@ -402,17 +402,23 @@ func TestSystemdFiles(t *testing.T) {
 	}
 }
 
-// TestMakeTestTargets: every target make test depends on has a rule (a
-// phony target without one is silently "done", and CI would skip it).
+// TestMakeTestTargets: every step make test runs (TEST_STEPS) has a rule
+// (a phony target without one is silently "done", and CI would skip it),
+// and make test runs TEST_STEPS and ends with the list of what was skipped.
 func TestMakeTestTargets(t *testing.T) {
 	b, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	m := regexp.MustCompile(`(?m)^test:([^#\n]*)`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`(?m)^TEST_STEPS = ([^#\n]*)`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("the Makefile has no test target")
+		t.Fatal("the Makefile sets no TEST_STEPS")
+	}
+	_, recipe, ok := strings.Cut(text, "\ntest:")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	if !ok || !strings.Contains(recipe, "for step in $(TEST_STEPS)") || !strings.Contains(recipe, `grep -h "SKIP: "`) {
+		t.Errorf("make test does not run $(TEST_STEPS) and list the SKIP lines:%s", recipe)
 	}
 	deps := strings.Fields(m[1])
 	for _, want := range []string{"unit", "systemd-check", "image-test"} {
