@@ -396,3 +396,62 @@ func TestDemoEnvFile(t *testing.T) {
 		t.Error("make clean does not remove out/demo")
 	}
 }
+
+// TestDemoShowsEverything: the demo's pages show what a SearXNG page can:
+// a result count, an answer, an infobox, a correction, an engine that
+// failed beside the results, each category's own results, and the
+// categories and engines of the instances' /config to an agent.
+func TestDemoShowsEverything(t *testing.T) {
+	d := startDemo(t)
+	var page struct {
+		Count       int64             `json:"number_of_results"`
+		Answers     []json.RawMessage `json:"answers"`
+		Corrections []string          `json:"corrections"`
+		Infoboxes   []json.RawMessage `json:"infoboxes"`
+		Results     []struct {
+			Title    string `json:"title"`
+			Category string `json:"category"`
+		} `json:"results"`
+		Unresponsive [][2]string `json:"unresponsive_engines"`
+	}
+	read := func(path string) {
+		t.Helper()
+		page.Unresponsive = nil
+		a := d.g.get(t, path, nil)
+		if err := json.Unmarshal(a.body, &page); a.status != 200 || err != nil {
+			t.Fatalf("%s: %d %v %.300s", path, a.status, err, a.body)
+		}
+	}
+	read("/search?q=helo+world&format=json")
+	if page.Count == 0 || len(page.Answers) == 0 || len(page.Infoboxes) == 0 || !slices.Contains(page.Corrections, "hello world") {
+		t.Errorf("helo world: count %d, answers %d, infoboxes %d, corrections %q", page.Count, len(page.Answers), len(page.Infoboxes), page.Corrections)
+	}
+	failed := false
+	for _, q := range []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"} {
+		read("/search?format=json&fanout=3&q=" + q)
+		failed = failed || len(page.Unresponsive) > 0
+	}
+	if !failed {
+		t.Error("no demo answer names an engine that failed")
+	}
+	for _, cat := range []string{"news", "videos", "it", "science"} {
+		read("/search?q=hello&format=json&categories=" + cat)
+		if len(page.Results) == 0 || page.Results[0].Category != cat || strings.Contains(page.Results[0].Title, "result") {
+			t.Errorf("the %s tab answers like the general one: %+v", cat, page.Results)
+		}
+	}
+	html := string(d.g.get(t, "/search?q=helo+world", nil).body)
+	for _, want := range []string{"hello world", `class="answer"`, `class="infobox"`, "helo world"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the demo's results page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`[0-9],[0-9]{3}`).MatchString(html) {
+		t.Error("the demo's results page shows no result count")
+	}
+	s := connectMCP(t, d.g, nil)
+	info := resultText(callTool(t, s, mcp.ToolInfo, map[string]any{"includeEngines": true, "category": "it"}))
+	if !strings.Contains(info, "github") || !strings.Contains(info, `"it"`) {
+		t.Errorf("instance info for the it category names no engine: %.800s", info)
+	}
+}
