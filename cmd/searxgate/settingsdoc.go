@@ -41,6 +41,15 @@ lists the same. A ` + "`SEARXGATE_*`" + ` variable that is no setting (a typo) i
 warned about at start, with the nearest known name (` + "`SEARXGATE_CONTATC is\nno setting of searxgate and is ignored: did you mean SEARXGATE_CONTACT?`" + `).
 `
 
+// otherVariables are the variables searxgate reads that are no flag's.
+var otherVariables = [][2]string{
+	{"HTTPS_PROXY, https_proxy", "the outbound proxy (`http://[user:password@]host:port`) for targets on any port but 80: instances, the directory, the page reader, the image proxy; searxgate tunnels through it with CONNECT to the address its guard checked ([self-hosting.md](self-hosting.md#your-own-searxng-first))"},
+	{"HTTP_PROXY, http_proxy", "the same for targets on port 80"},
+	{"NO_PROXY, no_proxy", "hosts reached directly, never past the address guard (Go's rules; loopback never goes through the proxy)"},
+	{"GOMEMLIMIT", "Go's soft memory limit; without it searxgate sets the caches' bounds plus 64 MiB ([state.md](state.md))"},
+	{"XDG_STATE_HOME", "where `--data` defaults to (`$XDG_STATE_HOME/searxgate`)"},
+}
+
 const settingsOutro = `
 ` + "`searxgate version`" + ` prints the version, which the User-Agent also carries:
 ` + "`make build`" + ` stamps it from ` + "`git describe`" + `; a ` + "`go install`" + ` build reports
@@ -75,6 +84,10 @@ func writeSettingsDoc(w io.Writer) {
 		var out bytes.Buffer
 		Main(context.Background(), []string{sub, "--help"}, &out, &out, func(string) string { return "" })
 		fmt.Fprintf(w, "\n## Flags of %s\n\n```\n%s```\n", sub, out.String())
+	}
+	fmt.Fprint(w, "\n## Other variables\n\n| variable | what it is |\n|---|---|\n")
+	for _, v := range otherVariables {
+		fmt.Fprintf(w, "| `%s` | %s |\n", strings.ReplaceAll(v[0], ", ", "`, `"), v[1])
 	}
 	fmt.Fprint(w, settingsOutro)
 }
