@@ -145,19 +145,9 @@ func writeJSON(b []byte, p *page) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `], "answers": [`...)
-	for i, a := range p.Answers {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendJSONString(b, a, p.RawBytes)
-	}
+	b = appendStrings(b, p.Answers, p.RawBytes)
 	b = append(b, `], "corrections": [`...)
-	for i, c := range p.Corrections {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendJSONString(b, c, p.RawBytes)
-	}
+	b = appendStrings(b, p.Corrections, p.RawBytes)
 	b = append(b, `], "infoboxes": [`...)
 	for i, ib := range p.Infoboxes {
 		if i > 0 {
@@ -166,12 +156,7 @@ func writeJSON(b []byte, p *page) []byte {
 		b = appendInfobox(b, &ib)
 	}
 	b = append(b, `], "suggestions": [`...)
-	for i, s := range p.Suggestions {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendJSONString(b, s, p.RawBytes)
-	}
+	b = appendStrings(b, p.Suggestions, p.RawBytes)
 	b = append(b, `], "unresponsive_engines": [`...)
 	for i, u := range p.Unresponsive {
 		if i > 0 {
@@ -184,6 +169,17 @@ func writeJSON(b []byte, p *page) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, "]}"...)
+	return b
+}
+
+// appendStrings appends list as the items of a JSON array.
+func appendStrings(b []byte, list []string, raw bool) []byte {
+	for i, v := range list {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendJSONString(b, v, raw)
+	}
 	return b
 }
 
