@@ -114,7 +114,7 @@ func startDemo(t *testing.T) *demo {
 	return &demo{g: g, sims: sims, token: vars["DEMO_ADMIN_TOKEN"], base: base}
 }
 
-// local rewrites the README's demo addresses (searxgate on 127.0.0.1:8888,
+// local rewrites the docs' default addresses (searxgate on 127.0.0.1:8888,
 // the fleet from DEMO_SIM_PORT on) to this demo's.
 func (d *demo) local(t *testing.T, s string) string {
 	t.Helper()
@@ -174,7 +174,7 @@ func offLoopback(body string) []string {
 // TestDemoStaysOnLoopback: every URL the demo shows (its pages, JSON,
 // feeds, suggestions, status, MCP answers) is on loopback; the images it
 // shows come through the image proxy and load; its suggestions answer;
-// the README's examples run against it as written: the searches, the
+// the docs' examples run against it as written: the searches, the
 // page web_url_read reads, the instance API with its token and URLs in
 // its pool.
 func TestDemoStaysOnLoopback(t *testing.T) {
