@@ -510,6 +510,9 @@ func (a *App) Run(ctx context.Context) error {
 
 	// Said before serving starts (the listener is bound already), so that
 	// the line comes before any answer.
+	if why := a.contactMissing(); why != "" {
+		a.log.Warn(why)
+	}
 	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version,
 		"instances", a.servingWhat(), "data", filepath.Join(a.cfg.Data, "searxgate.db"))
 	serveErr := make(chan error, 1)
