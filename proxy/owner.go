@@ -57,7 +57,9 @@ import (
 //   - a 5xx or a 4xx that a second instance repeats is the query's (the
 //     search stops there, with an error that says so); a lone 5xx that
 //     no second instance could judge is its instance's, a lone 4xx the
-//     client's;
+//     client's; but one whose second opinion another instance could
+//     have given, had searxgate a slot, extra budget or time left to ask
+//     it (concurrent searches hold them), is searxgate's;
 //   - dns is searxgate's (the machine is offline);
 //   - a timeout cut after the search waited in searxgate's queue, or cut
 //     before its instance had twice its usual latency (at least
@@ -90,7 +92,12 @@ type opinions struct {
 	// can make every instance fail: 5xx, 4xx.
 	alike map[detect.Reason]int
 	asked int // instances the search sent to
-	held  []heldOutcome
+	// noSecond is set when a second opinion was wanted and another
+	// instance could have given it, but no slot, extra budget or time
+	// was left to ask it: a lone 5xx then proves nothing against its
+	// instance.
+	noSecond bool
+	held     []heldOutcome
 }
 
 // heldOutcome is one attempt's outcome waiting for a second opinion.
@@ -186,8 +193,10 @@ func (op *opinions) judge(h heldOutcome) pool.Owner {
 			return pool.OwnerInstance // another instance answered this query
 		case op.alike[r] >= 2:
 			return pool.OwnerQuery // a second instance failed on it the same way
+		case op.noSecond:
+			return pool.OwnerGateway // searxgate could not ask the second opinion
 		case r == detect.ServerError:
-			return pool.OwnerInstance // no second opinion: its server's own error
+			return pool.OwnerInstance // no second instance: its server's own error
 		}
 		return pool.OwnerClient // no second opinion: an odd query
 	}
@@ -215,6 +224,15 @@ func (op *opinions) judge(h heldOutcome) pool.Owner {
 	// The only instance asked, and it had its chance: its own slowness
 	// (FailStrikes of these in a row open its circuit).
 	return pool.OwnerInstance
+}
+
+// unasked says a second opinion was wanted and could have been given by
+// another instance, but searxgate had no slot, extra budget or time left
+// to ask it.
+func (op *opinions) unasked() {
+	op.mu.Lock()
+	op.noSecond = true
+	op.mu.Unlock()
 }
 
 // answered says an instance answered the search with results after

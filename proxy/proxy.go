@@ -99,6 +99,10 @@ func shareRefused(err error) bool {
 	return errors.As(err, &na) && na.Why == StopShare
 }
 
+// DefaultExtraRatio is Config.ExtraRatio's default: extras (retries,
+// hedges, second opinions) a search may add, as a share of first attempts.
+const DefaultExtraRatio = 0.2
+
 // ErrClientLimited is wrapped by the *LimitedError a search returns when
 // Config.Admit refused its client.
 var ErrClientLimited = errors.New("client rate limited")
@@ -227,6 +231,13 @@ type Config struct {
 	// search fails with a *LimitedError carrying its retryAfter, and a
 	// fan-out asks fewer.
 	Admit func(client string, now time.Time) (ok bool, retryAfter time.Duration)
+	// AdmitExtra, when set, is asked for each upstream search of a public
+	// instance beyond those Admit is asked for (a retry after an
+	// instance's failure, a hedge), with Request.Client: extras are
+	// charged to the client's rate too (web.ClientLimiter lends them
+	// DefaultExtraRatio of a minute's rate ahead). One it refuses is not
+	// sent.
+	AdmitExtra func(client string, now time.Time) bool
 
 	CacheTTL     time.Duration // default 1 h
 	EmptyTTL     time.Duration // an answer that found nothing, at most (default 10 min)
@@ -307,7 +318,7 @@ func (c *Config) defaults() {
 		c.HedgeFloor = 800 * time.Millisecond
 	}
 	if c.ExtraRatio <= 0 {
-		c.ExtraRatio = 0.2
+		c.ExtraRatio = DefaultExtraRatio
 	}
 	if c.ExtraFloor <= 0 {
 		c.ExtraFloor = 20

@@ -266,7 +266,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		res, err = s.p.answer(s.req, s.key, *a, s.started, string(a.verdict.Reason), queryFaultTTL)
 		return res, err, true
 	}
-	if s.empty == nil && s.started < p.cfg.MaxAttempts && s.launch(launchRetry) {
+	if s.empty == nil && s.retry(p.cfg.MaxAttempts) {
 		return nil, nil, false
 	}
 	if a := s.fallback(); a != nil {
@@ -284,6 +284,26 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		s.why = StopAttempts
 	}
 	return nil, s.noAnswer(), true
+}
+
+// retry starts one more attempt after every attempt so far failed, while
+// fewer than limit started. One that could not start for want of a slot,
+// of the extra budget or of time, while another instance could have given
+// the second opinion an outcome waits for, is said to the opinions: that
+// outcome is then no instance's own (owner.go).
+func (s *search) retry(limit int) bool {
+	if s.started >= limit {
+		return false
+	}
+	if s.launch(launchRetry) {
+		return true
+	}
+	if s.why != StopNoInstance && s.why != StopCancelled {
+		if _, other, _ := s.p.earliest(s.p.candidates(), s.req.Client, s.tried, s.p.now()); other {
+			s.op.unasked()
+		}
+	}
+	return false
 }
 
 // countAlike counts a failure a query can cause on every instance (5xx,
@@ -390,13 +410,24 @@ func (s *search) launch(kind launchKind) (started bool) {
 // public instance: the first attempt, each instance of a fan-out, and
 // each second opinion (a confirmation, or a retry while an outcome waits
 // for one: the query asked for it). Retries after an instance's failure
-// and hedges are searxgate's doing, within ExtraRatio. The operator's own
+// and hedges are searxgate's doing, within ExtraRatio, and charged to the
+// client's rate all the same (Config.AdmitExtra). The operator's own
 // instances are not charged. A first attempt refused there goes to an own
 // instance free now, if there is one; else the search ends with the
 // client's LimitedError. A second opinion refused is not sent.
 func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) {
 	p := s.p
-	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan && !s.secondOpinion(kind)) {
+	if l.lease.Own() {
+		return l, true
+	}
+	if s.started > 0 && kind != launchFan && !s.secondOpinion(kind) {
+		if p.cfg.AdmitExtra == nil || p.cfg.AdmitExtra(s.req.Client, now) {
+			return l, true
+		}
+		p.giveBack(l.lease, l.release)
+		return leased{}, false
+	}
+	if p.cfg.Admit == nil {
 		return l, true
 	}
 	ok, wait := p.cfg.Admit(s.req.Client, now)
@@ -586,7 +617,7 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		res, err := s.merged()
 		return res, err, true
 	}
-	if s.queryFailed == "" && s.started < s.attemptCap() && s.launch(launchRetry) {
+	if s.queryFailed == "" && s.retry(s.attemptCap()) {
 		return nil, nil, false
 	}
 	if s.best != nil {
