@@ -251,7 +251,7 @@ func (p *Pool) apply(in *instance, s *slot, o Outcome, elapsed time.Duration, st
 	if ms < 0 {
 		ms = 0
 	}
-	in.hasOutcome, in.lastOutcome, in.lastReason = true, o.Kind, o.Reason
+	in.hasOutcome, in.lastOutcome, in.lastReason = true, o.Kind, string(o.Reason)
 
 	var ev Event
 	fire := false
@@ -354,9 +354,9 @@ func openFor(in *instance, s *slot, nowM int64, d time.Duration) {
 	in.epoch++
 }
 
-func reason(o Outcome) string {
+func reason(o Outcome) Reason {
 	if o.Reason != "" {
 		return o.Reason
 	}
-	return o.Kind.String()
+	return Reason(o.Kind.String())
 }

@@ -50,7 +50,7 @@ func TestQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
 	for _, q := range []string{"servererror one", "servererror two", "servererror three"} {
 		_, err := e.search(t, q)
 		var na *NoAnswerError
-		if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 2 || na.Tried[1].Reason != string(detect.ServerError) {
+		if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 2 || na.Tried[1].Reason != pool.Reason(detect.ServerError) {
 			t.Fatalf("%q: %v (%+v), want the query's error after two 500s", q, err, na)
 		}
 	}
@@ -207,7 +207,7 @@ func slowUpstream(t *testing.T, maxInFlight int) *testEnv {
 func searchTimedOut(t *testing.T, err error) {
 	t.Helper()
 	var na *NoAnswerError
-	if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
+	if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != pool.Reason(detect.Timeout) {
 		t.Fatalf("%v, want its one attempt timed out", err)
 	}
 }

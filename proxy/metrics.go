@@ -278,7 +278,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		if t.byReason == nil {
 			t.byReason = map[string]uint64{}
 		}
-		t.byReason[o.Reason]++
+		t.byReason[string(o.Reason)]++
 		t.mu.Unlock()
 	}
 	if im == nil {
@@ -289,7 +289,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		im.byKind[k]++
 	}
 	if o.Reason != "" {
-		im.byReason[o.Reason]++
+		im.byReason[string(o.Reason)]++
 	}
 	im.recent[im.next] = float32(d.Seconds() * 1000)
 	im.kinds[im.next] = uint8(k)

@@ -31,10 +31,10 @@ var ErrNoAnswer = errors.New("no instance answered")
 // Attempt is one upstream search of a client search, as the 503 body and
 // the logs tell it.
 type Attempt struct {
-	Instance  string `json:"instance"`
-	Outcome   string `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
-	Reason    string `json:"reason,omitempty"`
-	ElapsedMS int64  `json:"elapsed_ms"`
+	Instance  string      `json:"instance"`
+	Outcome   string      `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
+	Reason    pool.Reason `json:"reason,omitempty"`
+	ElapsedMS int64       `json:"elapsed_ms"`
 }
 
 // NoAnswerError says what was tried and why each attempt failed.
@@ -764,7 +764,7 @@ func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time
 }
 
 // attempt runs one upstream search, has its outcome recorded with its
-// owner (at once, or once a second opinion came: see owner.go) and sends
+// owner (at once, or once a second opinion came: see blame.go) and sends
 // it to its search (the channel has room for every attempt).
 func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult, op *opinions) {
 	lease, inst, rec := l.lease, l.inst, l.rec
@@ -773,7 +773,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	if rec.barredBy(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
-		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
+		o := pool.Outcome{Kind: pool.Cancelled, Reason: ReasonLinkToken}
 		p.record(l, o, 0)
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
@@ -789,13 +789,13 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
+		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}, elapsed)
 		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
 		}
 	}
-	o := ownerOf(v, err, format)
+	o := outcomeOf(v, err, format)
 	if v.Results != nil && v.Results.Dropped > 0 {
 		p.metrics.dropped.Add(v.Results.Dropped)
 	}
@@ -822,24 +822,6 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	}
 	op.settle(l, o, elapsed)
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
-}
-
-// ownerOf is the outcome of one upstream answer with the owners that one
-// answer can tell by itself (the table in owner.go); the ambiguous ones
-// are left to the search's opinions.
-func ownerOf(v detect.Verdict, err error, format string) pool.Outcome {
-	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
-	switch {
-	case v.Kind == detect.Redirect:
-		// A bang: SearXNG sends whoever asks to the bang's site.
-		o = pool.Outcome{Kind: pool.OK, Owner: pool.OwnerQuery, Reason: string(v.Reason)}
-	case v.Reason == detect.FormatDisabled && format == FormatJSON:
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
-	case err != nil && errors.Is(err, upstream.ErrBusy):
-		// Our own connection cap, not the instance's doing.
-		o = pool.Outcome{Kind: pool.Failed, Owner: pool.OwnerGateway, Reason: "busy"}
-	}
-	return o
 }
 
 // safeAsk is ask that turns a panic while reading the answer into the

@@ -217,7 +217,7 @@ func TestNoAnswerSaysWhatWasTried(t *testing.T) {
 	}
 	reasons := map[string]string{}
 	for _, a := range na.Tried {
-		reasons[a.Instance] = a.Outcome + "/" + a.Reason
+		reasons[a.Instance] = a.Outcome + "/" + string(a.Reason)
 	}
 	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/refused"}
 	for u, w := range want {
@@ -406,7 +406,7 @@ func TestOffTopicAnswerIsNeverServed(t *testing.T) {
 		t.Fatalf("got an answer from %v (soft %q); want no answer rather than another query's", res.Instance, res.Soft)
 	}
 	for _, a := range na.Tried {
-		if a.Reason != string(detect.OffTopic) {
+		if a.Reason != pool.Reason(detect.OffTopic) {
 			t.Errorf("attempt %+v, want off_topic", a)
 		}
 	}
@@ -708,7 +708,7 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 			_, err = e.proxy.Search(ctx, Request{Query: "hangs", PageNo: 1, Format: FormatJSON})
 			took := time.Since(began)
 			var na *NoAnswerError
-			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
+			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != pool.Reason(detect.Timeout) {
 				t.Fatalf("search of a hanging instance: %v; want its attempt timed out", err)
 			}
 			// Far below the hang's minute, with room for a loaded machine.

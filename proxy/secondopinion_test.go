@@ -2,11 +2,11 @@ package proxy
 
 import (
 	"context"
-	"time"
-	"github.com/searxgate/searxgate/sim"
 	"errors"
 	"fmt"
+	"github.com/searxgate/searxgate/sim"
 	"testing"
+	"time"
 
 	"github.com/searxgate/searxgate/pool"
 )
