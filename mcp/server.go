@@ -432,6 +432,9 @@ func searchError(err error) error {
 		if why == "" {
 			why = "no instance answered"
 		}
+		if causes := na.Explain(); len(causes) > 0 {
+			why += ". " + strings.Join(causes, ". ")
+		}
 		if na.RetryAfter > 0 {
 			return &toolError{outcome: OutcomeFailed, msg: fmt.Sprintf("%s; retry in %d s", why, secs(na.RetryAfter))}
 		}

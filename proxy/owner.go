@@ -35,6 +35,9 @@ type opinions struct {
 	// instance.
 	noSecond bool
 	held     []heldOutcome
+	// decided holds the owner and rule of each instance's outcome once
+	// decided, for the search's error.
+	decided map[string]Blame
 }
 
 // heldOutcome is one attempt's outcome waiting for a second opinion.
@@ -56,6 +59,9 @@ func (op *opinions) sent() {
 // opinion, and gives the lease back.
 func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 	if !held(o) {
+		op.mu.Lock()
+		op.note(l.inst, Blame{Owner: o.Owner, Rule: RuleItself})
+		op.mu.Unlock()
 		op.p.record(l, o, elapsed)
 		return
 	}
@@ -93,7 +99,27 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 // judge decides the owner of a held outcome from what the search saw
 // (blame); op.mu is held.
 func (op *opinions) judge(h heldOutcome) pool.Owner {
-	return blame(h.o, op.evidence(h)).Owner
+	b := blame(h.o, op.evidence(h))
+	op.note(h.l.inst, b)
+	return b.Owner
+}
+
+// note keeps what was decided of inst's outcome, for the search's error
+// (blamed); op.mu is held.
+func (op *opinions) note(inst string, b Blame) {
+	if op.decided == nil {
+		op.decided = make(map[string]Blame, 2)
+	}
+	op.decided[inst] = b
+}
+
+// blamed is what was decided of inst's outcome in this search; ok is
+// false while nothing was.
+func (op *opinions) blamed(inst string) (b Blame, ok bool) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	b, ok = op.decided[inst]
+	return b, ok
 }
 
 // evidence is what the search saw so far, for h; op.mu is held.
@@ -173,6 +199,16 @@ func (op *opinions) decide() {
 // lease.
 func (p *Proxy) record(l leased, o pool.Outcome, elapsed time.Duration) {
 	p.pool.Record(l.lease, o, elapsed)
+	if (o.Owner == pool.OwnerInstance || l.lease.Own()) && (o.Kind == pool.Refused || o.Kind == pool.Failed) {
+		// The operator hears of their own instance whoever's doing it was
+		// (a name that does not resolve may be theirs to fix).
+		a := Attempt{Instance: l.inst, Own: l.lease.Own(), Outcome: o.Kind.String(), Reason: o.Reason,
+			Owner: o.Owner.String(), ElapsedMS: elapsed.Milliseconds()}
+		if st := p.pool.Stats(l.inst); st.Circuit == pool.Open {
+			a.Until = st.CooldownUntil
+		}
+		p.causes.log(p.log, a, p.now())
+	}
 	p.metrics.upstream(l.rec.metrics, l.inst, o, elapsed)
 	l.release()
 	p.dispatch()

@@ -31,16 +31,28 @@ var ErrNoAnswer = errors.New("no instance answered")
 // Attempt is one upstream search of a client search, as the 503 body and
 // the logs tell it.
 type Attempt struct {
-	Instance  string      `json:"instance"`
-	Outcome   string      `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
-	Reason    pool.Reason `json:"reason,omitempty"`
-	ElapsedMS int64       `json:"elapsed_ms"`
+	Instance string      `json:"instance"`
+	Own      bool        `json:"own"`     // one of the operator's own instances
+	Outcome  string      `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
+	Reason   pool.Reason `json:"reason,omitempty"`
+	// Owner is whose doing the outcome was (blame.go): "instance",
+	// "query", "client" or "searxgate"; "" while it is not decided.
+	Owner string `json:"owner,omitempty"`
+	// Until is when the instance's circuit, opened by this or an
+	// earlier outcome, lets searches through again; zero when it is not
+	// open.
+	Until     time.Time `json:"until,omitzero"`
+	ElapsedMS int64     `json:"elapsed_ms"`
 }
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
 	Why   Stop      // why the search stopped without an answer
 	Tried []Attempt // in the order they started
+	// Waiting are instances the search could not ask because they cool
+	// down after an earlier outcome of their own (Outcome "skipped", its
+	// Reason that outcome's): a few, the operator's own first.
+	Waiting []Attempt
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
 	// 0 when nothing says (the client may send Retry-After: 1 or none).
@@ -378,6 +390,7 @@ type Proxy struct {
 	// need a parser that panics.
 	classify func(detect.Answer) detect.Verdict
 	metrics  *Metrics
+	causes   causeLog // one log line per instance and cause
 	log      *slog.Logger
 	cfgSem   chan struct{} // bounds concurrent /config reads
 	bg       context.Context

@@ -219,10 +219,17 @@ func TestNoAnswerSaysWhatWasTried(t *testing.T) {
 	for _, a := range na.Tried {
 		reasons[a.Instance] = a.Outcome + "/" + string(a.Reason)
 	}
-	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/refused"}
+	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/connection_refused"}
 	for u, w := range want {
 		if reasons[u] != w {
 			t.Errorf("%s: %q, want %q", u, reasons[u], w)
+		}
+	}
+	for _, a := range na.Tried {
+		// Each is its instance's own doing, and the refusals say until when
+		// their circuits are open.
+		if a.Owner != "instance" || a.Own || (a.Outcome == "refused") != !a.Until.IsZero() {
+			t.Errorf("%s: owner %q, own %v, until %v; want the instance's, public, an end only for a refusal", a.Instance, a.Owner, a.Own, a.Until)
 		}
 	}
 	// The refusals opened their circuits; the dead one's lone failure did

@@ -156,6 +156,11 @@ func (s *search) noAnswer() error {
 		s.p.metrics.limited.Add(1)
 		return &LimitedError{RetryAfter: s.limited}
 	}
+	s.explain()
+	if s.why == StopNoInstance && len(s.log) > 0 {
+		// Every instance there is was asked: said as what they did.
+		s.why = StopAttempts
+	}
 	if offline(s.log) {
 		s.why = StopNetwork
 	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
@@ -172,7 +177,50 @@ func (s *search) noAnswer() error {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
-	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
+	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter, Waiting: s.p.cooling(s.tried, maxWaiting)}
+}
+
+// maxWaiting is how many cooling instances a search's error names.
+const maxWaiting = 4
+
+// cooling lists up to n instances not in tried whose circuit is open,
+// the operator's own first, as skipped attempts that say the outcome
+// that opened it and until when.
+func (p *Proxy) cooling(tried map[string]bool, n int) []Attempt {
+	var out []Attempt
+	for _, ownFirst := range []bool{true, false} {
+		for _, f := range p.candidates() {
+			if len(out) == n {
+				return out
+			}
+			if f.Own != ownFirst || tried[f.URL] {
+				continue
+			}
+			st := p.pool.Stats(f.URL)
+			if st.Circuit != pool.Open {
+				continue
+			}
+			out = append(out, Attempt{Instance: f.URL, Own: f.Own, Outcome: "skipped", Reason: pool.Reason(st.LastReason),
+				Owner: pool.OwnerInstance.String(), Until: st.CooldownUntil})
+		}
+	}
+	return out
+}
+
+// explain ends the search's opinions, so that every outcome they held is
+// decided, and writes into its log whose doing each attempt was and
+// until when its instance cools down.
+func (s *search) explain() {
+	s.op.close()
+	for i := range s.log {
+		a := &s.log[i]
+		if b, ok := s.op.blamed(a.Instance); ok && a.Outcome != "running" {
+			a.Owner = b.Owner.String()
+		}
+		if st := s.p.pool.Stats(a.Instance); st.Circuit == pool.Open {
+			a.Until = st.CooldownUntil
+		}
+	}
 }
 
 // offline reports whether every attempt of a search failed because no
@@ -360,7 +408,7 @@ func (s *search) launch(kind launchKind) (started bool) {
 	s.inflight++
 	s.tried[l.inst] = true
 	s.op.sent()
-	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
+	s.log = append(s.log, Attempt{Instance: l.inst, Own: l.lease.Own(), Outcome: "running"})
 	s.starts = append(s.starts, now)
 	req, deadline, out, op := s.req, s.deadline, s.results, s.op
 	if !p.spawn(func() { p.attempt(l, req, deadline, out, op) }) {

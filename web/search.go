@@ -386,6 +386,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 	}
 	body := map[string]any{"error": "no instance answered"}
 	var secs int64
+	var causes []string
 	why := "error"
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
@@ -394,7 +395,11 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 			secs = retryAfterSeconds(na.RetryAfter)
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
+		causes = na.Explain()
 		msg := "no instance answered: " + explainWhy(na.Why)
+		if len(causes) > 0 {
+			msg += ". " + strings.Join(causes, ". ")
+		}
 		if secs > 0 {
 			msg += "; retry in " + strconv.FormatInt(secs, 10) + " s"
 		}
@@ -404,6 +409,12 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 			tried = []proxy.Attempt{}
 		}
 		body["tried"] = tried
+		if len(na.Waiting) > 0 {
+			body["waiting"] = na.Waiting
+		}
+		if len(causes) > 0 {
+			body["causes"] = causes
+		}
 	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		body["error"] = "search cancelled"
 		body["tried"] = []proxy.Attempt{}
@@ -412,7 +423,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 		body["tried"] = []proxy.Attempt{}
 	}
 	s.refusals.log(s.log, why, fasthttp.StatusServiceUnavailable, secs)
-	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs)
+	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs, causes...)
 }
 
 // refusalLog logs the searches searxgate refuses (429, 503), at most one
@@ -432,7 +443,7 @@ func (r *refusalLog) log(l *slog.Logger, why string, status int, retrySecs int64
 // refuse answers status in the format asked: jsonBody as JSON, the error
 // page for html, and for csv and rss what SearXNG's index_error writes
 // (an empty CSV; a feed with one "Error" item saying msg).
-func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64) {
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64, causes ...string) {
 	switch req.Format {
 	case proxy.FormatJSON:
 		writeJSON(ctx, status, jsonBody)
@@ -442,7 +453,7 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int,
 	case proxy.FormatRSS:
 		s.rssError(ctx, status, req, msg)
 	default:
-		s.errorPage(ctx, status, req, msg, retrySecs)
+		s.errorPage(ctx, status, req, msg, retrySecs, causes...)
 	}
 }
 

@@ -60,7 +60,7 @@ const heapLimit = 64 << 20
 
 func TestUpstreamFaults(t *testing.T) {
 	cases := []faultCase{
-		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "refused"},
+		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "connection_refused"},
 		{name: "dns", setup: dnsFailure, outcome: "failed", reason: "dns", names: true},
 		{name: "hang", fault: sim.InstanceConfig{Behaviour: sim.Hang, JSON: true}, outcome: "failed", reason: "timeout"},
 		{name: "stall-body", fault: sim.InstanceConfig{Behaviour: sim.StallBody, JSON: true}, outcome: "failed", reason: "timeout"},
@@ -342,7 +342,7 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 		b      sim.Behaviour
 		reason string
 	}{
-		{sim.Dead, "refused"},
+		{sim.Dead, "connection_refused"},
 		{sim.ResetMidBody, "reset"},
 		{sim.Hang, "timeout"},
 		{sim.StallBody, "timeout"},
