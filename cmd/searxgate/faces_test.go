@@ -157,3 +157,22 @@ func TestRetryAfterIsTheCircuitsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineErrorsAndBangsInMCP: a query whose engines fail everywhere
+// is answered over MCP with the engines named and the query said to be
+// the cause; a bang is answered with its target; neither blames an
+// instance.
+func TestEngineErrorsAndBangsInMCP(t *testing.T) {
+	_, g := healthyFleet(t, 3, sim.Config{})
+	s := connectMCP(t, g, nil)
+	r := callTool(t, s, mcp.ToolSearch, map[string]any{"query": sim.EngineErrorPrefix + " over mcp"})
+	if text := resultText(r); r.IsError || !strings.Contains(text, "these engines failed on it") || !strings.Contains(text, "The query is the cause") {
+		t.Errorf("engine errors over MCP: error %v:\n%s", r.IsError, text)
+	}
+	r = callTool(t, s, mcp.ToolSearch, map[string]any{"query": "!!g over mcp"})
+	if text := resultText(r); r.IsError || !strings.Contains(text, "https://www.google.com/search?q=over+mcp") {
+		t.Errorf("a bang over MCP: error %v:\n%s", r.IsError, text)
+	}
+	waitQuiet(t, g)
+	allClosed(t, g, "after engine errors and a bang over MCP")
+}
