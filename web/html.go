@@ -267,7 +267,7 @@ type pageData struct {
 	RetryIn string // when trying again may work ("12 s"), from Retry-After
 	// Causes say, one an instance, why no instance answered
 	// (proxy.NoAnswerError.Explain).
-	Causes []string
+	Causes  []string
 	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView

@@ -20,9 +20,9 @@ import (
 type faceCase struct {
 	name   string
 	start  func(t *testing.T, log *slog.Logger) (*gateway, string) // the gateway and its instance's URL
-	reason string                                                   // the tried entry's reason
-	says   []string                                                 // what the first search's JSON says, besides the URL
-	always []string                                                 // what every face says, the instance cooling down or not
+	reason string                                                  // the tried entry's reason
+	says   []string                                                // what the first search's JSON says, besides the URL
+	always []string                                                // what every face says, the instance cooling down or not
 }
 
 // ownInstanceGateway starts one own instance of behaviour b and a
