@@ -104,6 +104,14 @@ func (op *opinions) judge(h heldOutcome) pool.Owner {
 	return b.Owner
 }
 
+// foresee is what blame decides of h from what the search saw so far,
+// without recording it.
+func (op *opinions) foresee(h heldOutcome) Blame {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return blame(h.o, op.evidence(h))
+}
+
 // note keeps what was decided of inst's outcome, for the search's error
 // (blamed); op.mu is held.
 func (op *opinions) note(inst string, b Blame) {

@@ -216,11 +216,26 @@ func (s *search) explain() {
 		a := &s.log[i]
 		if b, ok := s.op.blamed(a.Instance); ok && a.Outcome != "running" {
 			a.Owner = b.Owner.String()
+		} else if !ok && a.Reason == pool.Reason(detect.Timeout) {
+			// Cut by the search's deadline, still running: what blame
+			// will decide of it when it ends, from what the search saw.
+			a.Owner = s.op.foresee(s.cutAttempt(a)).Owner.String()
 		}
 		if st := s.p.pool.Stats(a.Instance); st.Circuit == pool.Open {
 			a.Until = st.CooldownUntil
 		}
 	}
+}
+
+// cutAttempt is the held timeout an attempt cut by the search's
+// deadline will come to.
+func (s *search) cutAttempt(a *Attempt) heldOutcome {
+	h := heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
+		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.cfg.HedgeFloor}
+	if lat, ok := s.p.usual(a.Instance); ok {
+		h.fair = max(h.fair, 2*lat)
+	}
+	return h
 }
 
 // offline reports whether every attempt of a search failed because no
