@@ -251,7 +251,7 @@ func (p *Pool) apply(in *instance, s *slot, o Outcome, elapsed time.Duration, st
 	if ms < 0 {
 		ms = 0
 	}
-	in.hasOutcome, in.lastOutcome, in.lastReason = true, o.Kind, string(o.Reason)
+	in.hasOutcome, in.lastOutcome, in.lastReason = true, o.Kind, o.Reason
 
 	var ev Event
 	fire := false

@@ -59,7 +59,7 @@ type instance struct {
 	cooldown               time.Duration
 	hasOutcome             bool
 	lastOutcome            Kind
-	lastReason             string
+	lastReason             Reason
 }
 
 // slot is the part of an instance that ranking reads, kept in one compact

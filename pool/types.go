@@ -273,7 +273,7 @@ type Stats struct {
 	// TrialOut: the circuit is half-open and its one trial search is out.
 	TrialOut    bool      `json:"trial_out"`
 	LastOutcome string    `json:"last_outcome"`
-	LastReason  string    `json:"last_reason"`
+	LastReason  Reason    `json:"last_reason"`
 	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
 	PriorMS     float64   `json:"prior_ms"`
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
@@ -318,7 +318,7 @@ type InstanceState struct {
 	ConsecutiveSoft     int `json:"consecutive_soft"`
 
 	LastOutcome string    `json:"last_outcome,omitempty"`
-	LastReason  string    `json:"last_reason,omitempty"`
+	LastReason  Reason    `json:"last_reason,omitempty"`
 	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
 }

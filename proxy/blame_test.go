@@ -102,7 +102,7 @@ func TestServerErrorWhereAnotherAnswersIsTheInstances(t *testing.T) {
 		t.Fatalf("%v %+v, want the second instance's answer", err, res)
 	}
 	e.settled(t)
-	if st := e.blamed(t, 0, 1, 0, 0); st.LastReason != string(detect.ServerError) || st.Excused != 0 {
+	if st := e.blamed(t, 0, 1, 0, 0); st.LastReason != pool.Reason(detect.ServerError) || st.Excused != 0 {
 		t.Errorf("the 502 instance: last %s, %d excused; want its server error charged", st.LastReason, st.Excused)
 	}
 }
@@ -162,7 +162,7 @@ func TestNotFoundEverywhereIsBlamedOnlyWhereOthersAnswer(t *testing.T) {
 		}
 		e.settled(t)
 		st := e.proxy.pool.Stats(e.urls[0])
-		if st.Failures == 0 || st.Excused != 0 || st.Health >= 100 || st.LastReason != string(detect.ClientError) {
+		if st.Failures == 0 || st.Excused != 0 || st.Health >= 100 || st.LastReason != pool.Reason(detect.ClientError) {
 			t.Fatalf("the 404 instance: %d failures, %d excused, health %d, last %s; want its 404s charged",
 				st.Failures, st.Excused, st.Health, st.LastReason)
 		}

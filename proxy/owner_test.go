@@ -182,7 +182,7 @@ func TestPanickingParserIsTheInstancesGarbage(t *testing.T) {
 	if err != nil || res.Instance != e.urls[1] {
 		t.Fatalf("%+v %v, want the other instance's answer", res, err)
 	}
-	if st := e.pool.Stats(bad); st.Failures != 1 || st.LastReason != string(detect.BadBody) {
+	if st := e.pool.Stats(bad); st.Failures != 1 || st.LastReason != pool.Reason(detect.BadBody) {
 		t.Fatalf("the panicking answer was recorded %s/%s (%d failures), want failed/bad_body", st.LastOutcome, st.LastReason, st.Failures)
 	}
 	if _, err := e.search(t, "and again"); err != nil && !errors.Is(err, ErrNoAnswer) {

@@ -169,7 +169,7 @@ func TestRefusalMovesOnAndOpensTheCircuit(t *testing.T) {
 		t.Fatalf("answered by %s in %d attempts; want the second in 2", res.Instance, res.Attempts)
 	}
 	st := e.pool.Stats(e.urls[0])
-	if st.Circuit != pool.Open || st.LastReason != string(detect.RateLimited) {
+	if st.Circuit != pool.Open || st.LastReason != pool.Reason(detect.RateLimited) {
 		t.Fatalf("refusing instance: circuit %v, reason %q", st.Circuit, st.LastReason)
 	}
 	// Inside its Retry-After nothing goes to it...
@@ -299,7 +299,7 @@ func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
 	if st.InFlight != 0 {
 		t.Fatalf("the hedge loser still holds its lease: in flight %d", st.InFlight)
 	}
-	if st.LastOutcome != "failed" || st.LastReason != string(detect.Reset) {
+	if st.LastOutcome != "failed" || st.LastReason != pool.Reason(detect.Reset) {
 		t.Fatalf("the hedge loser was recorded %s/%s, want failed/reset", st.LastOutcome, st.LastReason)
 	}
 }
@@ -466,7 +466,7 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 		t.Fatalf("suggestions %q, %v; want the second instance's", out, err)
 	}
 	st := e.pool.Stats(e.urls[0])
-	if st.Circuit != pool.Open || st.LastReason != string(detect.BotChallenge) {
+	if st.Circuit != pool.Open || st.LastReason != pool.Reason(detect.BotChallenge) {
 		t.Fatalf("the challenging instance: circuit %v, reason %q; want open, bot_challenge", st.Circuit, st.LastReason)
 	}
 	// A good autocompletion teaches nothing about searches.

@@ -200,7 +200,7 @@ func (p *Proxy) cooling(tried map[string]bool, n int) []Attempt {
 			if st.Circuit != pool.Open {
 				continue
 			}
-			out = append(out, Attempt{Instance: f.URL, Own: f.Own, Outcome: "skipped", Reason: pool.Reason(st.LastReason),
+			out = append(out, Attempt{Instance: f.URL, Own: f.Own, Outcome: "skipped", Reason: st.LastReason,
 				Owner: pool.OwnerInstance.String(), Until: st.CooldownUntil})
 		}
 	}

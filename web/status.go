@@ -267,7 +267,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	}
 	r.Last = st.LastOutcome
 	if st.LastReason != "" {
-		r.Last += " (" + clean(st.LastReason, 40) + ")"
+		r.Last += " (" + clean(string(st.LastReason), 40) + ")"
 	}
 	if !st.LastUsedAt.IsZero() {
 		r.LastWhen = ago(now.Sub(st.LastUsedAt)) + " ago"
