@@ -464,7 +464,7 @@ var stopWords = map[proxy.Stop]string{
 	proxy.StopNoInstance:   "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers",
 	proxy.StopNoSlot:       "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline",
 	proxy.StopShare:        "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients",
-	proxy.StopAttempts:     "every instance asked refused or failed (see tried)",
+	proxy.StopAttempts:     "every instance asked refused or failed",
 	proxy.StopNetwork:      "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed",
 	proxy.StopBudget:       "your share of the budget for retries and second opinions is spent",
 	proxy.StopShutdown:     "searxgate is shutting down",
