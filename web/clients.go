@@ -174,6 +174,18 @@ func (l *ClientLimiter) allowKey(key string, now time.Time) (bool, time.Duration
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
 		l.sweep(now)
 	}
+	b, perSec := l.refilled(key, now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
+	return false, wait
+}
+
+// refilled is key's bucket refilled to now, and the refill per second;
+// l.mu is held.
+func (l *ClientLimiter) refilled(key netip.Prefix, now time.Time) (*bucket, float64) {
 	perSec, burst := l.rates()
 	b, ok := l.buckets[key]
 	if !ok {
@@ -185,20 +197,15 @@ func (l *ClientLimiter) allowKey(key string, now time.Time) (bool, time.Duration
 		b.last = now
 	}
 	b.tokens = math.Min(b.tokens, burst) // the pool shrank
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
-	return false, wait
+	return b, perSec
 }
 
-// sweep drops buckets that have refilled (idle long enough to be full).
+// sweep drops buckets that have refilled (idle long enough to be full,
+// a debt of AdmitExtra's paid).
 func (l *ClientLimiter) sweep(now time.Time) {
 	l.swept = now
-	full := time.Duration(l.burst / l.perSec * float64(time.Second))
 	for a, b := range l.buckets {
-		if now.Sub(b.last) >= full {
+		if now.Sub(b.last).Seconds()*l.perSec >= l.burst-b.tokens {
 			delete(l.buckets, a)
 		}
 	}

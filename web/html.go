@@ -276,6 +276,9 @@ type pageData struct {
 	Message string
 	Retry   string // a link that repeats the request
 	RetryIn string // when trying again may work ("12 s"), from Retry-After
+	// Causes say, one an instance, why no instance answered
+	// (proxy.NoAnswerError.Explain).
+	Causes  []string
 	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView
@@ -328,8 +331,15 @@ func (s *Server) index(ctx *fasthttp.RequestCtx) {
 
 // errorPage answers status with the error page; retrySecs > 0 tells when
 // to try again (the Retry-After sent with it).
-func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64) {
+func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64, causes ...string) {
 	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: clean(msg, maxContent)}
+	if len(causes) > 0 {
+		// The page lists the causes under the message: said once.
+		d.Message = clean(strings.SplitN(msg, ". ", 2)[0], maxContent)
+		for _, c := range causes {
+			d.Causes = append(d.Causes, clean(c, maxContent))
+		}
+	}
 	if retrySecs > 0 {
 		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
 	}

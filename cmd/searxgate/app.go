@@ -268,6 +268,7 @@ func (a *App) buildProxy() error {
 		MaxFanout:      cfg.MaxFanout,
 		FanoutGrace:    cfg.FanoutGrace,
 		Admit:          a.limiter.Admit(),
+		AdmitExtra:     a.limiter.AdmitExtra(proxy.DefaultExtraRatio),
 		CacheTTL:       cfg.CacheTTL,
 		NoCache:        cfg.noCache(),
 		Store:          a.cache,
