@@ -185,7 +185,7 @@ func (l *ClientLimiter) allowKey(key string, now time.Time) (bool, time.Duration
 
 // refilled is key's bucket refilled to now, and the refill per second;
 // l.mu is held.
-func (l *ClientLimiter) refilled(key netip.Prefix, now time.Time) (*bucket, float64) {
+func (l *ClientLimiter) refilled(key string, now time.Time) (*bucket, float64) {
 	perSec, burst := l.rates()
 	b, ok := l.buckets[key]
 	if !ok {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"math"
-	"net/netip"
 	"time"
 )
 
@@ -18,13 +17,13 @@ func (l *ClientLimiter) AdmitExtra(share float64) func(client string, now time.T
 		return nil
 	}
 	return func(client string, now time.Time) bool {
-		return l.borrowAt(parseClientKey(client), now, share)
+		return l.borrowAt(bucketKey(client), now, share)
 	}
 }
 
 // borrowAt takes a token for key at now, letting its bucket fall as low
 // as -share × a minute's refill (at least -1).
-func (l *ClientLimiter) borrowAt(key netip.Prefix, now time.Time, share float64) bool {
+func (l *ClientLimiter) borrowAt(key string, now time.Time, share float64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
