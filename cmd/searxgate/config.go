@@ -25,6 +25,7 @@ import (
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/redis"
+	"github.com/searxgate/searxgate/results"
 	"github.com/searxgate/searxgate/web"
 )
 
@@ -74,14 +75,18 @@ type Config struct {
 	PublicURL      string
 	LogFormat      string
 	LogLevel       string
-	AccessLog      bool
-	LinkToken      bool
-	Shutdown       time.Duration
-	Flush          time.Duration
-	ClientRate     int
-	ClientBurst    int
-	MaxConns       int
-	TrustProxy     []string
+	// JSONShape is the shape of format=json answers: "classic" (what the
+	// SearXNG clients read, docs/parity.md) or "current" (SearXNG's since
+	// 2026-05).
+	JSONShape   string
+	AccessLog   bool
+	LinkToken   bool
+	Shutdown    time.Duration
+	Flush       time.Duration
+	ClientRate  int
+	ClientBurst int
+	MaxConns    int
+	TrustProxy  []string
 
 	// resolver replaces the system's resolver in every guarded dialer (the
 	// instances, the reader, the image proxy); tests set it so that no name
@@ -160,6 +165,7 @@ func defaultConfig() Config {
 		Strategy:       "auto",
 		Refresh:        directory.DefaultRefresh,
 		LogFormat:      "text",
+		JSONShape:      "classic",
 		LogLevel:       "info",
 		Shutdown:       10 * time.Second,
 		Flush:          5 * time.Second,
@@ -233,6 +239,7 @@ func (c *Config) options() []option {
 		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", &c.AdminToken},
 		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", &c.MCPToken},
 		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", &c.PublicURL},
+		{"json-shape", "the shape of JSON answers: classic (number_of_results, answers as strings with their link appended, as SearXNG wrote them until 2026 and as its clients read them) or current (SearXNG's since 2026-05: no number_of_results, answers as objects, typed ones whole)", &c.JSONShape},
 		{"log-format", "text or json", &c.LogFormat},
 		{"log-level", "debug, info, warn or error", &c.LogLevel},
 		{"access-log", "log every request (without the query text)", &c.AccessLog},
@@ -573,6 +580,9 @@ func (c *Config) validateServing(bad func(flagName, format string, args ...any))
 	case "text", "json":
 	default:
 		bad("log-format", "%q is not text or json", c.LogFormat)
+	}
+	if _, ok := results.ParseShape(c.JSONShape); !ok {
+		bad("json-shape", "%q is not %s", c.JSONShape, strings.Join(results.ShapeNames, " or "))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
