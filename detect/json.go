@@ -386,6 +386,7 @@ func answerField(a *results.Answer, key string, f gjson.Result) {
 // readInfobox reads one infobox object.
 func readInfobox(v gjson.Result) results.Infobox {
 	var b results.Infobox
+	parsed := false
 	v.ForEach(func(k, f gjson.Result) bool {
 		key := k.Str
 		typed := true
@@ -419,9 +420,33 @@ func readInfobox(v gjson.Result) results.Infobox {
 		if !typed && key != "urls" {
 			putExtra(&b.Extra, key, f)
 		}
+		parsed = parsed || key == "parsed_url"
 		return true
 	})
+	if parsed {
+		// Newer SearXNG gives an infobox a result's fields, parsed_url
+		// among them: rebuilt from its url, as a result's is.
+		b.Extra = infoboxParsedURL(b.Extra)
+	}
 	return b
+}
+
+// infoboxParsedURL adds parsed_url to an infobox's extra fields: null
+// without a url (as SearXNG writes it), else the url's tuple.
+func infoboxParsedURL(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	var u string
+	if json.Unmarshal(extra["url"], &u) != nil || u == "" {
+		u = ""
+	}
+	v := json.RawMessage("null")
+	if u != "" {
+		v = results.AppendStrings(nil, results.ParsedURL(u))
+	}
+	if extra == nil {
+		extra = make(map[string]json.RawMessage, 1)
+	}
+	extra["parsed_url"] = v
+	return extra
 }
 
 func readInfoboxURLs(v gjson.Result) ([]results.InfoboxURL, bool) {

@@ -224,8 +224,13 @@ func putExtraWithin(m *map[string]json.RawMessage, key string, f gjson.Result, m
 // field whose value is not a URL a client may follow.
 func cleanExtra(k string, f gjson.Result, maxBytes int) (json.RawMessage, bool) {
 	if urlKey(k) {
-		if f.Type != gjson.String {
+		switch {
+		case f.Type == gjson.Null:
+			return json.RawMessage("null"), true // no link: kept as it came
+		case f.Type != gjson.String:
 			return nil, false
+		case f.Str == "":
+			return json.RawMessage(`""`), true
 		}
 		u := linkValue(k, f.Str)
 		if u == "" || len(u) > maxBytes {

@@ -361,6 +361,9 @@ func (p URLParts) AppendParsedURL(dst []string) []string {
 	return append(dst, p.Scheme, p.Host, path, params, p.Query, p.Fragment)
 }
 
+// AppendStrings appends v as a JSON list of strings.
+func AppendStrings(dst []byte, v []string) []byte { return appendStrings(dst, v) }
+
 func appendStrings(dst []byte, v []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range v {
