@@ -260,8 +260,8 @@ const maxServedJSON = 2 * results.MaxAnswerBytes
 func servedJSON(res *proxy.Response, shape results.Shape) ([]byte, error) {
 	// The proxy writes every answer with results' AppendJSON (the Full
 	// shape): "query" first, "unresponsive_engines" last, answers as
-	// objects. Those two ends are looked at, and the answers found by a
-	// scan (a cache hit must cost little, not a decode); anything else,
+	// objects. Those two ends are looked at, and the answers read from
+	// the tail (a cache hit must cost little, not a decode); anything else,
 	// such as a newer SearXNG's shape, is written again.
 	// (A key's quotes inside a string are escaped, so the first
 	// `,"results":[` is the key, right after the query's.)
@@ -272,7 +272,7 @@ func servedJSON(res *proxy.Response, shape results.Shape) ([]byte, error) {
 	count := bytes.Index(js, classicKeys[1])
 	if head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
 		count > 0 && count < head && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
-		answers, ok := results.TopLevel(js, "answers")
+		answers, ok := results.AnswersJSON(js)
 		switch {
 		case !ok:
 		case shape == results.Classic && (string(answers) == "[]" || bytes.HasPrefix(answers, []byte(`["`))):
