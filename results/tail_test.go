@@ -35,3 +35,29 @@ func TestAnswersJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAnswersJSON: never panics; on what AppendJSONAs writes it finds
+// exactly the answers written; what it finds in anything is a JSON value.
+func FuzzAnswersJSON(f *testing.F) {
+	r := tenResults()
+	r.Answers = []Answer{{Answer: "42", URL: "https://a.example/"}}
+	for _, shape := range []Shape{Classic, Current, Full} {
+		f.Add(r.AppendJSONAs(nil, shape), "x")
+	}
+	f.Add([]byte(`{"results":[],"answers":["a\"]"],"corrections":[],"infoboxes":[],"suggestions":[],"unresponsive_engines":[]}`), `"]`)
+	f.Fuzz(func(t *testing.T, js []byte, text string) {
+		if raw, ok := AnswersJSON(js); ok && !json.Valid(raw) && json.Valid(js) {
+			t.Fatalf("found %q in %q", raw, js)
+		}
+		p := &Page{Query: text, Answers: TextAnswers(text), Suggestions: []string{text}}
+		p.Infoboxes = []Infobox{{Infobox: text, Extra: map[string]json.RawMessage{"answers": json.RawMessage(`[]`)}}}
+		p.Results = []Result{{URL: "https://a.example/", Extra: map[string]json.RawMessage{"k": AppendString(nil, text)}}}
+		for _, shape := range []Shape{Classic, Current, Full} {
+			out := p.AppendJSONAs(nil, shape)
+			want := appendAnswers(nil, p.Answers, shape)
+			if raw, ok := AnswersJSON(out); !ok || string(raw) != string(want) {
+				t.Fatalf("%s: found %s %v, want %s in %s", shape, raw, ok, want, out)
+			}
+		}
+	})
+}
