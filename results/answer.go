@@ -162,11 +162,12 @@ type Shape uint8
 
 // The shapes.
 const (
-	// Classic is SearXNG's JSON until 2026-05: number_of_results, answers
-	// as strings (a link appended as " (url)"). The zero Shape.
+	// Classic is SearXNG's JSON until its answers became objects
+	// (2024-12): number_of_results, answers as strings (a link appended
+	// as " (url)"). The zero Shape.
 	Classic Shape = iota
-	// Current is SearXNG's JSON since 2026-05: no number_of_results,
-	// answers as objects.
+	// Current is SearXNG's JSON since 2026-05: answers as objects, and
+	// no number_of_results (dropped then).
 	Current
 	// Full is what searxgate keeps and passes between its parts:
 	// number_of_results, and answers as objects (nothing lost).

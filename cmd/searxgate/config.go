@@ -239,7 +239,7 @@ func (c *Config) options() []option {
 		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", &c.AdminToken},
 		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", &c.MCPToken},
 		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", &c.PublicURL},
-		{"json-shape", "the shape of JSON answers: classic (number_of_results, answers as strings with their link appended, as SearXNG wrote them until 2026 and as its clients read them) or current (SearXNG's since 2026-05: no number_of_results, answers as objects, typed ones whole)", &c.JSONShape},
+		{"json-shape", "the shape of JSON answers: classic (number_of_results, answers as strings with their link appended: what SearXNG's clients read) or current (as SearXNG since 2026-05: no number_of_results, answers as objects, typed ones whole)", &c.JSONShape},
 		{"log-format", "text or json", &c.LogFormat},
 		{"log-level", "debug, info, warn or error", &c.LogLevel},
 		{"access-log", "log every request (without the query text)", &c.AccessLog},
