@@ -12,6 +12,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/searxgate/searxgate/results"
+	"github.com/tidwall/gjson"
 )
 
 // noDescription is what the current simple theme shows in place of an
@@ -397,14 +398,15 @@ func readHTMLAnswer(s *goquery.Selection) (a results.Answer, ok bool) {
 	name := collapse(s.Find(".answer-url").First().Text())
 	if d := s.Find("details.answer-translations"); d.Length() > 0 {
 		a.Template, a.Engine = results.TranslationsAnswer, name
-		a.Extra = map[string]json.RawMessage{"translations": readTranslations(d)}
-		return a, true
+		a.Extra = cleanAnswerExtra(map[string]json.RawMessage{"translations": readTranslations(d)})
+		return a, a.Extra != nil
 	}
 	if d := s.Find("details.weather"); d.Length() > 0 {
 		a.Template = results.WeatherAnswer
-		a.Extra = readWeather(d)
-		a.Extra["service"] = results.AppendString(nil, name)
-		return a, true
+		extra := readWeather(d)
+		extra["service"] = results.AppendString(nil, name)
+		a.Extra = cleanAnswerExtra(extra)
+		return a, a.Extra != nil
 	}
 	a.Template = results.LegacyAnswer
 	a.Answer = collapse(s.Find("span").Not(".answer-url").First().Text())
@@ -416,6 +418,17 @@ func readHTMLAnswer(s *goquery.Selection) (a results.Answer, ok bool) {
 		a.Answer = collapse(s.Text())
 	}
 	return a, a.Answer != ""
+}
+
+// cleanAnswerExtra is a typed answer's fields read from a page, cleaned
+// and bounded as those read from JSON are (no bidirectional controls,
+// MaxAnswerExtraBytes).
+func cleanAnswerExtra(fields map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range fields {
+		putExtraWithin(&out, k, gjson.ParseBytes(v), MaxAnswerExtraBytes, MaxAnswerExtraBytes)
+	}
+	return out
 }
 
 // translationItem is one item of a translation answer, as SearXNG writes

@@ -245,3 +245,22 @@ func TestTypedAnswersHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedAnswersHTMLCleaned: what a typed answer on a page holds is
+// cleaned as what JSON holds: no bidirectional control passes.
+func TestTypedAnswersHTMLCleaned(t *testing.T) {
+	page := `<input id="q" value="hallo"><div id="results"><div id="answers"><div class="answer">` +
+		`<details class="answer-translations"><summary>x</summary><dl><dt>hel` + "\u202e" + `lo</dt><dd></dd></dl></details>` +
+		`<span class="answer-url">dict` + "\u2066" + `zone</span></div></div><div id="urls"></div></div>`
+	r, err := ParseHTML([]byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Answers) != 1 {
+		t.Fatalf("answers %+v", r.Answers)
+	}
+	a := r.Answers[0]
+	if js := string(r.AppendJSONAs(nil, results.Current)); hasBidi(js) || a.Engine != "dictzone" || a.Text() != "hello" {
+		t.Errorf("engine %q, text %q, JSON %s", a.Engine, a.Text(), js)
+	}
+}
