@@ -23,7 +23,7 @@ func seedBodies(f *testing.F) {
 		f.Add(loadCapture(f, "searxng-2026/json-"+name+".txt").body)
 		f.Add(loadCapture(f, "searxng-2026/html-"+name+".txt").body)
 	}
-	for _, name := range []string{"answers.json", "answers.html", "answers-de.html"} {
+	for _, name := range []string{"answers.json", "answers.html"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "answers-2026", name))
 		if err != nil {
 			f.Fatal(err)

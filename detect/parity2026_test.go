@@ -196,8 +196,8 @@ func sortedAny(v any) []string {
 }
 
 // TestTypedAnswersHTML: every answer type of elements/answers.html, as
-// the templates render them (testdata/answers-2026, in the English and
-// the German interface), read from a results page: a text answer with
+// the templates render them (testdata/answers-2026, in the English
+// interface and with the German one's headings), read from a results page: a text answer with
 // its link, translations whole (texts, transliterations, examples,
 // definitions, synonyms, the engine and the link), and the weather's
 // summary lines and service (the measures the page shows are formatted
@@ -210,12 +210,18 @@ func TestTypedAnswersHTML(t *testing.T) {
 	if start < 0 || end < start {
 		t.Fatal("the capture has no answers block")
 	}
-	for _, file := range []string{"answers.html", "answers-de.html"} {
-		block, err := os.ReadFile(filepath.Join("testdata", "answers-2026", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := ParseHTML([]byte(page[:start] + string(block) + page[end:]))
+	english, err := os.ReadFile(filepath.Join("testdata", "answers-2026", "answers.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The German interface's headings (searx/translations/de).
+	german := strings.NewReplacer(">Answers : <", ">Antworten : <", "<div>Examples</div>", "<div>Beispiele</div>",
+		"<div>Definitions</div>", "<div>Definitionen</div>", "<div>Synonyms</div>", "<div>Synonyme</div>").Replace(string(english))
+	if german == string(english) {
+		t.Fatal("answers.html has no headings")
+	}
+	for file, block := range map[string]string{"answers.html": string(english), "answers.html in German": german} {
+		r, err := ParseHTML([]byte(page[:start] + block + page[end:]))
 		if err != nil {
 			t.Fatal(err)
 		}
