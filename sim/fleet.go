@@ -182,6 +182,7 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 		Public:       ic.Behaviour == LinkToken,
 		EngineList:   engines,
 		Autocomplete: ic.Autocomplete,
+		Rich:         cfg.LocalLinks,
 	}
 	if in.site.Limiter {
 		in.site.TokenCSS = "/client" + in.token + ".css"
