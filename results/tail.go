@@ -1,6 +1,9 @@
 package results
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // tailKeys are the keys AppendJSONAs writes after the results, in order.
 var tailKeys = [][]byte{[]byte(`],"answers":`), []byte(`,"corrections":`), []byte(`,"infoboxes":`),
@@ -14,18 +17,59 @@ var tailKeys = [][]byte{[]byte(`],"answers":`), []byte(`,"corrections":`), []byt
 // It lets a face look at a kept answer's answers at the cost of reading
 // its tail, not of a decode.
 func AnswersJSON(js []byte) (raw []byte, ok bool) {
+	start, end, ok := AnswersSpan(js)
+	if !ok {
+		return nil, false
+	}
+	return js[start:end], true
+}
+
+// AnswersSpan is where AnswersJSON finds the answers list: js[start:end].
+func AnswersSpan(js []byte) (start, end int, ok bool) {
 	// An "answers" key inside an unknown field after the answers (an
 	// infobox's) is passed over: what follows it cannot end where js ends.
-	for end := len(js); ; {
-		i := lastKey(js[:end], tailKeys[0])
+	for stop := len(js); ; {
+		i := lastKey(js[:stop], tailKeys[0])
 		if i < 0 {
-			return nil, false
+			return 0, 0, false
 		}
-		if raw, ok := answersAt(js, i); ok {
-			return raw, true
+		if start, end, ok := answersAt(js, i); ok {
+			return start, end, true
 		}
-		end = i
+		stop = i
 	}
+}
+
+// ClassicAnswersJSON rewrites a list of answers, as AppendJSONAs writes
+// them, as the Classic shape's list of strings (Answer.Classic), decoding
+// only that list: a kept answer with answer objects is served in the
+// classic shape without a decode of its results.
+func ClassicAnswersJSON(raw []byte) ([]byte, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, err
+	}
+	answers := make([]Answer, 0, len(items))
+	for _, item := range items {
+		var a Answer
+		if err := json.Unmarshal(item, &a.Answer); err == nil {
+			answers = append(answers, a)
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(item, &fields); err != nil {
+			return nil, err
+		}
+		for k, dst := range map[string]*string{"answer": &a.Answer, "url": &a.URL, "engine": &a.Engine, "template": &a.Template} {
+			if v, ok := fields[k]; ok && json.Unmarshal(v, dst) == nil {
+				delete(fields, k)
+			}
+		}
+		delete(fields, "parsed_url")
+		a.Extra = fields
+		answers = append(answers, a)
+	}
+	return appendAnswers(nil, answers, Classic), nil
 }
 
 // lastKey is bytes.LastIndex(b, key) for a key that is found near the
@@ -39,22 +83,22 @@ func lastKey(b, key []byte) int {
 	return -1
 }
 
-// answersAt reads the answers whose key starts at js[i], and the keys
+// answersAt finds the answers whose key starts at js[i], and the keys
 // after them up to the end of js.
-func answersAt(js []byte, i int) (raw []byte, ok bool) {
+func answersAt(js []byte, i int) (start, end int, ok bool) {
 	for k, key := range tailKeys {
 		if !bytes.HasPrefix(js[i:], key) {
-			return nil, false
+			return 0, 0, false
 		}
-		start := i + len(key)
-		if i = skipValue(js, start); i < 0 {
-			return nil, false
+		from := i + len(key)
+		if i = skipValue(js, from); i < 0 {
+			return 0, 0, false
 		}
 		if k == 0 {
-			raw = js[start:i]
+			start, end = from, i
 		}
 	}
-	return raw, i == len(js)-1 && js[i] == '}'
+	return start, end, i == len(js)-1 && js[i] == '}'
 }
 
 // skipString returns the index just past the string that starts at

@@ -2,6 +2,7 @@ package results
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -52,11 +53,22 @@ func FuzzAnswersJSON(f *testing.F) {
 		p := &Page{Query: text, Answers: TextAnswers(text), Suggestions: []string{text}}
 		p.Infoboxes = []Infobox{{Infobox: text, Extra: map[string]json.RawMessage{"answers": json.RawMessage(`[]`)}}}
 		p.Results = []Result{{URL: "https://a.example/", Extra: map[string]json.RawMessage{"k": AppendString(nil, text)}}}
+		p.Answers = append(p.Answers, Answer{Template: WeatherAnswer, URL: "https://w.example/",
+			Extra: map[string]json.RawMessage{"current": json.RawMessage(`{"summary":` + string(AppendString(nil, text)) + `}`)}})
 		for _, shape := range []Shape{Classic, Current, Full} {
 			out := p.AppendJSONAs(nil, shape)
 			want := appendAnswers(nil, p.Answers, shape)
 			if raw, ok := AnswersJSON(out); !ok || string(raw) != string(want) {
 				t.Fatalf("%s: found %s %v, want %s in %s", shape, raw, ok, want, out)
+			}
+			// Made classic from the list alone, as from the whole (the
+			// same strings: invalid UTF-8, written \ufffd, reads back as
+			// U+FFFD, which is written as it is).
+			classic, err := ClassicAnswersJSON(want)
+			var got, wantTexts []string
+			if err != nil || json.Unmarshal(classic, &got) != nil ||
+				json.Unmarshal(appendAnswers(nil, p.Answers, Classic), &wantTexts) != nil || !slices.Equal(got, wantTexts) {
+				t.Fatalf("%s made classic: %s %v, want %q", shape, classic, err, wantTexts)
 			}
 		}
 	})

@@ -272,14 +272,10 @@ func servedJSON(res *proxy.Response, shape results.Shape) ([]byte, error) {
 	count := bytes.Index(js, classicKeys[1])
 	if head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
 		count > 0 && count < head && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
-		answers, ok := results.AnswersJSON(js)
-		switch {
-		case !ok:
-		case shape == results.Classic && (string(answers) == "[]" || bytes.HasPrefix(answers, []byte(`["`))):
-			return js, nil
-		case shape == results.Current && (string(answers) == "[]" || bytes.HasPrefix(answers, []byte(`[{`))):
-			out := make([]byte, 0, len(js))
-			return append(append(out, js[:count]...), js[head:]...), nil
+		if start, end, ok := results.AnswersSpan(js); ok {
+			if out, ok := reshaped(js, count, head, start, end, shape); ok {
+				return out, nil
+			}
 		}
 	}
 	r, err := res.Results()
@@ -287,6 +283,31 @@ func servedJSON(res *proxy.Response, shape results.Shape) ([]byte, error) {
 		return nil, err
 	}
 	return r.AppendJSONAs(make([]byte, 0, len(res.JSON)+128), shape), nil
+}
+
+// reshaped is a kept answer js in shape without a decode of its results,
+// when its answers (js[start:end]) allow: as it is when they are already
+// in the shape; in the Classic shape, with answer objects made strings;
+// in the Current shape, less its number_of_results (js[count:head]).
+func reshaped(js []byte, count, head, start, end int, shape results.Shape) ([]byte, bool) {
+	answers := js[start:end]
+	none := string(answers) == "[]"
+	objects := bytes.HasPrefix(answers, []byte("[{"))
+	switch {
+	case shape == results.Classic && (none || bytes.HasPrefix(answers, []byte(`["`))):
+		return js, true
+	case shape == results.Classic && objects:
+		texts, err := results.ClassicAnswersJSON(answers)
+		if err != nil {
+			return nil, false
+		}
+		out := make([]byte, 0, len(js))
+		return append(append(append(out, js[:start]...), texts...), js[end:]...), true
+	case shape == results.Current && (none || objects):
+		out := make([]byte, 0, len(js))
+		return append(append(out, js[:count]...), js[head:]...), true
+	}
+	return nil, false
 }
 
 // formatEnabled reports whether the operator serves format (all four when

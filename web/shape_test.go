@@ -89,6 +89,18 @@ func TestJSONShapes(t *testing.T) {
 			}
 		}
 	}
+	// Kept in the Full shape with answers: served in either shape byte for
+	// byte as a rewrite from its results would write it, without one.
+	rich, err := detect.ParseJSON([]byte(capture2026(t, "json-search-rich-infobox-answer-correction.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shape := range []results.Shape{results.Classic, results.Current} {
+		got, err := servedJSON(&proxy.Response{JSON: rich.AppendJSON(nil)}, shape)
+		if want := rich.AppendJSONAs(nil, shape); err != nil || string(got) != string(want) {
+			t.Errorf("%s, kept with answers:\n got %s (%v)\nwant %s", shape, got, err, want)
+		}
+	}
 	// Kept in the Full shape without answers: served as kept.
 	fs := keptAs(t, capture2026(t, "json-search.txt"), false)
 	kept, _ := fs.answer(proxy.Request{})
