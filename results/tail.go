@@ -56,17 +56,21 @@ func ClassicAnswersJSON(raw []byte) ([]byte, error) {
 			answers = append(answers, a)
 			continue
 		}
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(item, &fields); err != nil {
+		var known struct{ Answer, URL, Engine, Template *string }
+		if err := json.Unmarshal(item, &known); err != nil {
 			return nil, err
 		}
-		for k, dst := range map[string]*string{"answer": &a.Answer, "url": &a.URL, "engine": &a.Engine, "template": &a.Template} {
-			if v, ok := fields[k]; ok && json.Unmarshal(v, dst) == nil {
-				delete(fields, k)
+		for _, f := range []struct{ dst, v *string }{{&a.Answer, known.Answer}, {&a.URL, known.URL}, {&a.Engine, known.Engine}, {&a.Template, known.Template}} {
+			if f.v != nil {
+				*f.dst = *f.v
 			}
 		}
-		delete(fields, "parsed_url")
-		a.Extra = fields
+		if a.IsTyped() {
+			// Its content is in its other fields.
+			if err := json.Unmarshal(item, &a.Extra); err != nil {
+				return nil, err
+			}
+		}
 		answers = append(answers, a)
 	}
 	return appendAnswers(nil, answers, Classic), nil

@@ -182,3 +182,38 @@ func TestTypedAnswersInEveryFormat(t *testing.T) {
 		t.Errorf("classic JSON answers %q, want %q", js["answers"], want)
 	}
 }
+
+// BenchmarkServedJSONWithAnswers: a kept answer with an answer object
+// (the rich capture of SearXNG 2026: 12 results, an infobox) served in
+// the classic shape, its answers rewritten alone; and, for comparison,
+// written again from its decoded results.
+func BenchmarkServedJSONWithAnswers(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "searxng-2026", "json-search-rich-infobox-answer-correction.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(raw), "\r\n\r\n")
+	r, err := detect.ParseJSON([]byte(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	kept := r.AppendJSON(nil)
+	b.Run("answers alone", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := servedJSON(&proxy.Response{JSON: kept}, results.Classic); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode and write", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := detect.ParseJSON(kept)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = p.AppendJSONAs(nil, results.Classic)
+		}
+	})
+}
