@@ -61,7 +61,7 @@ func (f *fakeSearch) Search(_ context.Context, req proxy.Request) (*proxy.Respon
 		}
 	}
 	if req.PageNo == 1 {
-		p.Answers, p.Infoboxes = f.answers, f.boxes
+		p.Answers, p.Infoboxes = results.TextAnswers(f.answers...), f.boxes
 	}
 	return &proxy.Response{JSON: p.AppendJSON(nil)}, nil
 }

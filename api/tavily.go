@@ -395,8 +395,8 @@ func pageAnswer(p *results.Page) *string {
 	if p == nil {
 		return nil
 	}
-	for _, a := range p.Answers {
-		if a = strings.TrimSpace(a); a != "" {
+	for i := range p.Answers {
+		if a := strings.TrimSpace(p.Answers[i].Classic()); a != "" {
 			return &a
 		}
 	}

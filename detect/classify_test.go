@@ -371,7 +371,7 @@ func TestClassifyFewResultsEdge(t *testing.T) {
 // infobox) is a good answer.
 func TestClassifyAnswersOnly(t *testing.T) {
 	body := []byte(`{"query": "2+3", "results": [], "answers": ["5"], "unresponsive_engines": []}`)
-	if v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("2+3")}); v.Kind != OK || v.Results.Answers[0] != "5" {
+	if v := Classify(Answer{Status: 200, Body: body, Format: "json", Query: ParseQuery("2+3")}); v.Kind != OK || v.Results.Answers[0].Answer != "5" {
 		t.Fatalf("answers only: %s/%s", v.Kind, v.Reason)
 	}
 }

@@ -47,6 +47,11 @@
 //     missed.
 //   - Classify reads only JSON and HTML bodies. A 2xx answer in another
 //     format is BadBody.
-//   - Answers are kept as strings (the classic shape): a link goes into the
-//     text as "text (url)".
+//   - Answers are kept as SearXNG's objects (results.Answer), typed ones
+//     (translations, the weather) whole from JSON. From a page, an
+//     answer's engine is not shown for a text answer, and the weather's
+//     measures are shown formatted for the page's locale: only its
+//     summary lines are read. A translation's lists are told apart by
+//     their headings, in every language SearXNG's interface has.
+//   - A page does not show an infobox's id or engine.
 package detect

@@ -2,6 +2,8 @@ package detect
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -16,6 +18,23 @@ func seedBodies(f *testing.F) {
 		f.Add(loadCapture(f, name).body)
 	}
 	f.Add(tenResultsJSON())
+	// SearXNG 2026: its captures, and every answer type in JSON and HTML.
+	for _, name := range captures2026 {
+		f.Add(loadCapture(f, "searxng-2026/json-"+name+".txt").body)
+		f.Add(loadCapture(f, "searxng-2026/html-"+name+".txt").body)
+	}
+	for _, name := range []string{"answers.json", "answers.html"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "answers-2026", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".json") {
+			b = []byte(`{"query": "q", "results": [], "answers": ` + string(b) + `}`)
+		} else {
+			b = []byte(`<input id="q" value="q"><div id="results">` + string(b) + `<div id="urls"></div></div>`)
+		}
+		f.Add(b)
+	}
 	for _, s := range []string{"", "{}", "[]", "null", `{"results": [{"url": "http://x"}]}`, "<html>", `<div id="results"><div id="urls">`, `id="q" id="results"`} {
 		f.Add([]byte(s))
 	}
@@ -89,6 +108,16 @@ func checkResults(t *testing.T, r *results.Page, inLen int) {
 	for _, b := range r.Infoboxes {
 		if b.ImgSrc != "" && !httpURL(b.ImgSrc) {
 			t.Fatalf("infobox image %q passed on", b.ImgSrc)
+		}
+	}
+	for _, a := range r.Answers {
+		if a.URL != "" && !httpURL(a.URL) {
+			t.Fatalf("answer link %q passed on", a.URL)
+		}
+	}
+	for _, shape := range []results.Shape{results.Classic, results.Current} {
+		if js := r.AppendJSONAs(nil, shape); !json.Valid(js) {
+			t.Fatalf("the %s shape is not valid JSON: %s", shape, js)
 		}
 	}
 	out := r.AppendJSON(nil)

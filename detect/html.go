@@ -2,6 +2,8 @@ package detect
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"html"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/searxgate/searxgate/results"
+	"github.com/tidwall/gjson"
 )
 
 // noDescription is what the current simple theme shows in place of an
@@ -198,7 +201,7 @@ func readPage(ids map[string]*goquery.Selection, q string) *htmlPage {
 	})
 	if s := ids["answers"]; s != nil {
 		s.Find(".answer").Each(func(_ int, s *goquery.Selection) {
-			if a := readHTMLAnswer(s); a != "" {
+			if a, ok := readHTMLAnswer(s); ok {
 				r.Answers = append(r.Answers, a)
 			}
 		})
@@ -302,10 +305,7 @@ func readHTMLResult(s *goquery.Selection) (x results.Result, ok bool) {
 		}
 	}
 	if t := s.FindMatcher(selPublished); t.Length() > 0 {
-		x.PublishedDate = strings.TrimSpace(t.AttrOr("datetime", ""))
-		if x.PublishedDate == "" {
-			x.PublishedDate = collapse(t.Text())
-		}
+		x.PublishedDate = isoDate(collapse(t.Text()), strings.TrimSpace(t.AttrOr("datetime", "")))
 	}
 	s.FindMatcher(selEngines).Children().FilterMatcher(selSpan).Each(func(_ int, e *goquery.Selection) {
 		if name := collapse(e.Text()); name != "" {
@@ -327,6 +327,39 @@ func readHTMLResult(s *goquery.Selection) (x results.Result, ok bool) {
 		x.Engine = x.Engines[0]
 	}
 	return x, true
+}
+
+// isoDate is a result's date as SearXNG's JSON writes it (Python's
+// isoformat: "2025-03-14T15:09:26+00:00") from what its page shows: the
+// text is str() of the same date ("2025-03-14 15:09:26+00:00"), the
+// datetime attribute (often empty) strftime's "%Y-%m-%d %H:%M:%S%z"
+// ("2025-03-14 15:09:26+0000"). Otherwise the attribute, else the text,
+// is kept as it is.
+func isoDate(text, attr string) string {
+	if d, ok := pythonDate(text); ok {
+		return d
+	}
+	if d, ok := pythonDate(attr); ok {
+		if n := len(d); n > 19 && (d[n-5] == '+' || d[n-5] == '-') {
+			d = d[:n-2] + ":" + d[n-2:] // %z has no colon, isoformat has one
+		}
+		return d
+	}
+	return cmp.Or(attr, text)
+}
+
+// pythonDate is s with the T of ISO 8601 when s starts with a date and a
+// time as Python's str() writes them ("2006-01-02 15:04").
+func pythonDate(s string) (string, bool) {
+	if len(s) < 16 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' {
+		return s, false
+	}
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15} {
+		if s[i] < '0' || s[i] > '9' {
+			return s, false
+		}
+	}
+	return s[:10] + "T" + s[11:], true
 }
 
 // searchTerms is an echoed query box's value without SearXNG's search
@@ -354,19 +387,106 @@ func highlighted(s *goquery.Selection, text string) string {
 	return html.UnescapeString(text)
 }
 
-// readHTMLAnswer reads one div.answer: the current markup has the text in
-// a span and the link in a.answer-url; the 2024 one has a span or a link.
-func readHTMLAnswer(s *goquery.Selection) string {
-	text := collapse(s.Find("span").First().Text())
-	link := s.Find("a.answer-url").AttrOr("href", "")
-	if text == "" {
-		a := s.Find("a[href]").First()
-		text, link = collapse(a.Text()), a.AttrOr("href", "")
+// readHTMLAnswer reads one div.answer as the template that wrote it
+// (elements/answers.html includes answer/<template>): translations
+// (details.answer-translations, the engine in .answer-url), the weather
+// (details.weather, the service in .answer-url), else a text and its link
+// (answer/legacy.html: a span and a.answer-url; the 2024 markup a span or
+// a link). ok is false when it holds nothing.
+func readHTMLAnswer(s *goquery.Selection) (a results.Answer, ok bool) {
+	a.URL = strings.TrimSpace(s.Find("a.answer-url").AttrOr("href", ""))
+	name := collapse(s.Find(".answer-url").First().Text())
+	if d := s.Find("details.answer-translations"); d.Length() > 0 {
+		a.Template, a.Engine = results.TranslationsAnswer, name
+		a.Extra = cleanAnswerExtra(map[string]json.RawMessage{"translations": readTranslations(d)})
+		return a, a.Extra != nil
 	}
-	if text == "" {
-		text = collapse(s.Text())
+	if d := s.Find("details.weather"); d.Length() > 0 {
+		a.Template = results.WeatherAnswer
+		extra := readWeather(d)
+		extra["service"] = results.AppendString(nil, name)
+		a.Extra = cleanAnswerExtra(extra)
+		return a, a.Extra != nil
 	}
-	return answerText(text, link)
+	a.Template = results.LegacyAnswer
+	a.Answer = collapse(s.Find("span").Not(".answer-url").First().Text())
+	if a.Answer == "" {
+		l := s.Find("a[href]").First()
+		a.Answer, a.URL = collapse(l.Text()), strings.TrimSpace(l.AttrOr("href", ""))
+	}
+	if a.Answer == "" {
+		a.Answer = collapse(s.Text())
+	}
+	return a, a.Answer != ""
+}
+
+// cleanAnswerExtra is a typed answer's fields read from a page, cleaned
+// and bounded as those read from JSON are (no bidirectional controls,
+// MaxAnswerExtraBytes).
+func cleanAnswerExtra(fields map[string]json.RawMessage) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range fields {
+		putExtraWithin(&out, k, gjson.ParseBytes(v), MaxAnswerExtraBytes, MaxAnswerExtraBytes)
+	}
+	return out
+}
+
+// translationItem is one item of a translation answer, as SearXNG writes
+// it in JSON (Translations.Item: every field, lists empty when none).
+type translationItem struct {
+	Text            string   `json:"text"`
+	Transliteration string   `json:"transliteration"`
+	Examples        []string `json:"examples"`
+	Definitions     []string `json:"definitions"`
+	Synonyms        []string `json:"synonyms"`
+}
+
+// readTranslations reads the items of answer/translations.html: a dt with
+// the text, its dd with the transliteration and the lists, each after a
+// heading in the page's language (translationLists).
+func readTranslations(d *goquery.Selection) json.RawMessage {
+	var items []translationItem
+	d.Find("dl > dt").Each(func(_ int, dt *goquery.Selection) {
+		it := translationItem{Text: collapse(dt.Text()), Examples: []string{}, Definitions: []string{}, Synonyms: []string{}}
+		dd := dt.NextFiltered("dd")
+		it.Transliteration = collapse(dd.Find(".item-transliteration").Text())
+		dd.ChildrenFiltered("ul").Each(func(_ int, ul *goquery.Selection) {
+			var list []string
+			ul.ChildrenFiltered("li").Each(func(_ int, li *goquery.Selection) {
+				list = append(list, collapse(li.Text()))
+			})
+			switch translationLists[collapse(ul.PrevFiltered("div").Text())] {
+			case "examples":
+				it.Examples = append(it.Examples, list...)
+			case "definitions":
+				it.Definitions = append(it.Definitions, list...)
+			case "synonyms":
+				it.Synonyms = append(it.Synonyms, list...)
+			}
+		})
+		items = append(items, it)
+	})
+	b, _ := json.Marshal(items)
+	return b
+}
+
+// weatherSummary is what answer/weather.html shows of one weather item as
+// text: its summary line (a forecast's with its time in front).
+type weatherSummary struct {
+	Summary string `json:"summary"`
+}
+
+// readWeather reads answer/weather.html: the current summary and each
+// forecast's summary line. The measures the page shows in its tables are
+// formatted for the page's locale and are not read.
+func readWeather(d *goquery.Selection) map[string]json.RawMessage {
+	cur, _ := json.Marshal(weatherSummary{collapse(d.Find("summary > .summary").First().Text())})
+	forecasts := []weatherSummary{}
+	d.Find(".answer-weather-forecasts > .summary").Each(func(_ int, f *goquery.Selection) {
+		forecasts = append(forecasts, weatherSummary{collapse(f.Text())})
+	})
+	fc, _ := json.Marshal(forecasts)
+	return map[string]json.RawMessage{"current": cur, "forecasts": fc}
 }
 
 // readHTMLInfobox reads one aside.infobox.

@@ -1,11 +1,11 @@
 package detect
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 
 	"github.com/searxgate/searxgate/results"
@@ -332,38 +332,61 @@ func readTexts(v gjson.Result) []string {
 }
 
 // readAnswers reads answers as strings (classic) or objects (newer
-// SearXNG: answer, url, template, engine ...), keeping an answer's link
-// in its text.
-func readAnswers(v gjson.Result) []string {
-	var out []string
+// SearXNG: answer, url, engine, template, and a typed answer's content,
+// kept in Extra within the answers' larger bounds, MaxAnswerExtraBytes).
+// An answer whose link is not http(s) keeps its text, not the link; one
+// with neither text nor content is dropped.
+func readAnswers(v gjson.Result) []results.Answer {
+	var out []results.Answer
 	v.ForEach(func(_, e gjson.Result) bool {
-		var s string
+		var a results.Answer
 		switch {
 		case e.Type == gjson.String:
-			s = e.Str
+			a.Answer = e.Str
 		case e.IsObject():
-			s = answerText(e.Get("answer").Str, e.Get("url").Str)
+			e.ForEach(func(k, f gjson.Result) bool {
+				answerField(&a, k.Str, f)
+				return true
+			})
 		}
-		if s != "" {
-			out = append(out, s)
+		a.Template = cmp.Or(a.Template, results.LegacyAnswer)
+		if a.Answer != "" || (a.IsTyped() && len(a.Extra) > 0) {
+			out = append(out, a)
 		}
 		return true
 	})
 	return out
 }
 
-// answerText joins an answer and its link in the one string the classic
-// shape allows. A link that is not http(s) is not passed on.
-func answerText(answer, link string) string {
-	if answer == "" || link == "" || !httpURL(link) || strings.Contains(answer, link) {
-		return answer
+// answerField reads the member key of an answer object into a: a known
+// field of the wrong type, and any unknown one, goes to a.Extra.
+func answerField(a *results.Answer, key string, f gjson.Result) {
+	typed := isStringOrNull(f)
+	switch key {
+	case "answer":
+		a.Answer = f.Str
+	case "url":
+		if httpURL(f.Str) {
+			a.URL = f.Str
+		}
+	case "engine":
+		a.Engine = f.Str
+	case "template":
+		a.Template = f.Str
+	case "parsed_url":
+		return // rebuilt from url
+	default:
+		typed = false
 	}
-	return answer + " (" + link + ")"
+	if !typed {
+		putExtraWithin(&a.Extra, key, f, MaxAnswerExtraBytes, MaxAnswerExtraBytes)
+	}
 }
 
 // readInfobox reads one infobox object.
 func readInfobox(v gjson.Result) results.Infobox {
 	var b results.Infobox
+	parsed := false
 	v.ForEach(func(k, f gjson.Result) bool {
 		key := k.Str
 		typed := true
@@ -397,9 +420,33 @@ func readInfobox(v gjson.Result) results.Infobox {
 		if !typed && key != "urls" {
 			putExtra(&b.Extra, key, f)
 		}
+		parsed = parsed || key == "parsed_url"
 		return true
 	})
+	if parsed {
+		// Newer SearXNG gives an infobox a result's fields, parsed_url
+		// among them: rebuilt from its url, as a result's is.
+		b.Extra = infoboxParsedURL(b.Extra)
+	}
 	return b
+}
+
+// infoboxParsedURL adds parsed_url to an infobox's extra fields: null
+// without a url (as SearXNG writes it), else the url's tuple.
+func infoboxParsedURL(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	var u string
+	if json.Unmarshal(extra["url"], &u) != nil || u == "" {
+		u = ""
+	}
+	v := json.RawMessage("null")
+	if u != "" {
+		v = results.AppendStrings(nil, results.ParsedURL(u))
+	}
+	if extra == nil {
+		extra = make(map[string]json.RawMessage, 1)
+	}
+	extra["parsed_url"] = v
+	return extra
 }
 
 func readInfoboxURLs(v gjson.Result) ([]results.InfoboxURL, bool) {

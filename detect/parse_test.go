@@ -45,7 +45,7 @@ func TestParseJSONClassic(t *testing.T) {
 		t.Errorf("unresponsive %q, want %q", r.UnresponsiveEngines, want)
 	}
 	r, err = ParseJSON(loadCapture(t, "searxng/a-search-json-answer-calculator.txt").body)
-	if err != nil || !reflect.DeepEqual(r.Answers, []string{"calculate"}) {
+	if err != nil || !reflect.DeepEqual(results.ClassicAnswers(r.Answers), []string{"calculate"}) {
 		t.Errorf("calculator answers %q (%v)", r.Answers, err)
 	}
 }
@@ -97,8 +97,8 @@ func TestParseJSONNewShape(t *testing.T) {
 		t.Errorf("positions of an unexpected type: typed %v, extra %s", odd.Positions, odd.Extra["positions"])
 	}
 	wantAnswers := []string{"Mo–Fr 8–17 Uhr (https://www.zuerich.example/oeffnungszeiten)", "42", "unsafe link dropped"}
-	if !reflect.DeepEqual(r.Answers, wantAnswers) {
-		t.Errorf("answers %q, want %q", r.Answers, wantAnswers)
+	if got := results.ClassicAnswers(r.Answers); !reflect.DeepEqual(got, wantAnswers) {
+		t.Errorf("answers %q, want %q", got, wantAnswers)
 	}
 	if want := [][2]string{{"google", "Suspended: CAPTCHA"}, {"qwant", "timeout"}}; !reflect.DeepEqual(r.UnresponsiveEngines, want) {
 		t.Errorf("unresponsive %q, want %q", r.UnresponsiveEngines, want)
@@ -175,7 +175,7 @@ func TestParseHTMLCurrentMarkup(t *testing.T) {
 				Category:      "general",
 				ParsedURL:     []string{"https", "en.wikipedia.example", "/wiki/Ada_Lovelace", "", "", ""},
 				Template:      "default.html",
-				PublishedDate: "2025-11-02 00:00:00",
+				PublishedDate: "2025-11-02T00:00:00",
 				Thumbnail:     "https://upload.wikimedia.example/ada-thumb.jpg",
 				Positions:     []int{1},
 				Score:         1,
@@ -200,7 +200,7 @@ func TestParseHTMLCurrentMarkup(t *testing.T) {
 				Category:      "videos",
 				ParsedURL:     []string{"https", "www.youtube.example", "/watch", "", "v=abc123", ""},
 				Template:      "videos.html",
-				PublishedDate: "2024-12-10 00:00:00",
+				PublishedDate: "2024-12-10T00:00:00",
 				Thumbnail:     "https://i.ytimg.example/vi/abc123/hqdefault.jpg",
 				IframeSrc:     "https://www.youtube-nocookie.example/embed/abc123",
 				Positions:     []int{3},
@@ -221,7 +221,10 @@ func TestParseHTMLCurrentMarkup(t *testing.T) {
 				Score:     0.25,
 			},
 		},
-		Answers:     []string{"Ada Lovelace was born on 10 December 1815 (https://www.wikidata.example/wiki/Q7259)", "1815 + 36 = 1851"},
+		Answers: []results.Answer{
+			{Answer: "Ada Lovelace was born on 10 December 1815", URL: "https://www.wikidata.example/wiki/Q7259", Template: results.LegacyAnswer},
+			{Answer: "1815 + 36 = 1851", Template: results.LegacyAnswer},
+		},
 		Corrections: []string{"Ada Lovelace biography"},
 		Infoboxes: []results.Infobox{{
 			Infobox: "Ada Lovelace",

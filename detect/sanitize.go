@@ -28,6 +28,11 @@ const (
 	// infobox link or attribute in all, as written; a field that would
 	// pass it is dropped.
 	MaxExtraTotal = 8 << 10
+	// MaxAnswerExtraBytes caps a typed answer's content, one field and in
+	// all: a weather answer's forecasts run to about 100 KB (open-meteo's
+	// hourly ones for a week), where a result's unknown fields are a few
+	// hundred bytes.
+	MaxAnswerExtraBytes = 128 << 10
 	// maxExtraKey caps the length of an unknown field's name.
 	maxExtraKey = 64
 	// maxJSONDepth is the deepest nesting of a JSON answer read at all:
@@ -123,7 +128,11 @@ func sanitize(r *results.Page) {
 	}
 	clear(r.Results[len(kept):])
 	r.Results = kept
-	stripAll(r.Answers)
+	for i := range r.Answers {
+		a := &r.Answers[i]
+		a.Answer, a.Engine, a.Template = StripBidi(a.Answer), StripBidi(a.Engine), StripBidi(a.Template)
+		a.URL = link(a.URL)
+	}
 	stripAll(r.Corrections)
 	stripAll(r.Suggestions)
 	for i := range r.Infoboxes {
@@ -189,11 +198,17 @@ func linkValue(k, v string) string {
 // holds a bidirectional control or is parsed_url (always rebuilt), and
 // fields beyond MaxExtraKeys are dropped.
 func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
+	putExtraWithin(m, key, f, MaxExtraBytes, MaxExtraTotal)
+}
+
+// putExtraWithin is putExtra with the bounds of one value (maxBytes) and
+// of all (maxTotal) given.
+func putExtraWithin(m *map[string]json.RawMessage, key string, f gjson.Result, maxBytes, maxTotal int) {
 	if key == "" || len(key) > maxExtraKey || key == "parsed_url" || hasBidi(key) || len(*m) >= MaxExtraKeys {
 		return
 	}
-	v, ok := cleanExtra(key, f)
-	if !ok || results.ExtraSize(*m)+len(key)+len(v)+4 > MaxExtraTotal {
+	v, ok := cleanExtra(key, f, maxBytes)
+	if !ok || results.ExtraSize(*m)+len(key)+len(v)+4 > maxTotal {
 		return
 	}
 	if *m == nil {
@@ -207,22 +222,27 @@ func putExtra(m *map[string]json.RawMessage, key string, f gjson.Result) {
 // rule, at most MaxExtraDepth levels and MaxExtraBytes bytes. ok is false
 // when the value must be dropped: too deep, too large, or a top-level URL
 // field whose value is not a URL a client may follow.
-func cleanExtra(k string, f gjson.Result) (json.RawMessage, bool) {
+func cleanExtra(k string, f gjson.Result, maxBytes int) (json.RawMessage, bool) {
 	if urlKey(k) {
-		if f.Type != gjson.String {
+		switch {
+		case f.Type == gjson.Null:
+			return json.RawMessage("null"), true // no link: kept as it came
+		case f.Type != gjson.String:
 			return nil, false
+		case f.Str == "":
+			return json.RawMessage(`""`), true
 		}
 		u := linkValue(k, f.Str)
-		if u == "" || len(u) > MaxExtraBytes {
+		if u == "" || len(u) > maxBytes {
 			return nil, false
 		}
-		if v := results.AppendString(nil, u); len(v) <= MaxExtraBytes {
+		if v := results.AppendString(nil, u); len(v) <= maxBytes {
 			return v, true
 		}
 		return nil, false
 	}
-	w := extraWriter{dst: make([]byte, 0, min(len(f.Raw)+8, MaxExtraBytes))}
-	if !w.value("", f, 0) || len(w.dst) > MaxExtraBytes {
+	w := extraWriter{dst: make([]byte, 0, min(len(f.Raw)+8, maxBytes)), max: maxBytes}
+	if !w.value("", f, 0) || len(w.dst) > maxBytes {
 		return nil, false
 	}
 	return w.dst, true
@@ -232,10 +252,11 @@ func cleanExtra(k string, f gjson.Result) (json.RawMessage, bool) {
 // the value is too deep or too large.
 type extraWriter struct {
 	dst []byte
+	max int // the most the value may take
 }
 
 func (w *extraWriter) value(k string, v gjson.Result, depth int) bool {
-	if len(w.dst) > MaxExtraBytes {
+	if len(w.dst) > w.max {
 		return false
 	}
 	switch v.Type {
@@ -290,7 +311,7 @@ func (w *extraWriter) value(k string, v gjson.Result, depth int) bool {
 		}
 		w.dst = append(w.dst, end)
 	}
-	return len(w.dst) <= MaxExtraBytes
+	return len(w.dst) <= w.max
 }
 
 // tooDeep reports whether body nests arrays and objects deeper than

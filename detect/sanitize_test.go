@@ -229,7 +229,7 @@ func TestSanitizeJSON(t *testing.T) {
 	if c := r.Results[1]; c.URL != "https://ok.example/c" || c.ImgSrc != "" || c.Thumbnail != "" {
 		t.Errorf("relative image links passed on: %#v", c)
 	}
-	if want := []string{"42", "linked"}; !reflect.DeepEqual(r.Answers, want) {
+	if want := []string{"42", "linked"}; !reflect.DeepEqual(results.ClassicAnswers(r.Answers), want) {
 		t.Errorf("answers %q, want %q", r.Answers, want)
 	}
 	if r.Corrections[0] != "c" || r.Suggestions[0] != "s" || r.UnresponsiveEngines[0] != [2]string{"eng", "timeout"} {
@@ -291,7 +291,7 @@ func TestSanitizeHTML(t *testing.T) {
 	if b := r.Results[1]; b.Thumbnail != "" || b.IframeSrc != "https://player.example/embed/1" || b.Positions[0] != 2 || b.Score != 0.5 {
 		t.Errorf("second result %#v", b)
 	}
-	if !reflect.DeepEqual(r.Answers, []string{"42"}) {
+	if !reflect.DeepEqual(results.ClassicAnswers(r.Answers), []string{"42"}) {
 		t.Errorf("answers %q", r.Answers)
 	}
 	ib := r.Infoboxes[0]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
+	"github.com/searxgate/searxgate/results"
 )
 
 // Searcher answers searches; *proxy.Proxy is one.
@@ -317,7 +318,7 @@ func searchOutput(req proxy.Request, res *proxy.Response) (SearchOutput, error) 
 		return SearchOutput{}, err
 	}
 	out := SearchOutput{Query: req.Query, PageNo: req.PageNo, Instance: res.Instance, Fanout: res.Fanout, Cached: res.Cached || res.Stale,
-		Results: make([]SearchResult, 0, len(r.Results)), Answers: r.Answers, Corrections: r.Corrections, Suggestions: r.Suggestions}
+		Results: make([]SearchResult, 0, len(r.Results)), Answers: results.ClassicAnswers(r.Answers), Corrections: r.Corrections, Suggestions: r.Suggestions}
 	for _, x := range r.Results {
 		out.Results = append(out.Results, SearchResult{Title: x.Title, URL: x.URL, Content: x.Content,
 			Engine: x.Engine, Engines: x.Engines, Score: x.Score, Category: x.Category, PublishedDate: x.PublishedDate,

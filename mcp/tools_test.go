@@ -375,3 +375,23 @@ func TestNoResultsText(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedAnswersText: SearXNG's answer objects, translations and the
+// weather among them, reach the text and the structured output as one
+// line each, with their link.
+func TestTypedAnswersText(t *testing.T) {
+	const js = `{"query":"hallo","results":[],"answers":[` +
+		`{"url":"https://dict.example/hallo","engine":"dictzone","parsed_url":null,"template":"answer/translations.html","translations":[{"text":"hello","transliteration":"","examples":[],"definitions":[],"synonyms":["hi"]}]},` +
+		`{"url":null,"engine":"wttr.in","parsed_url":null,"template":"answer/weather.html","current":{"summary":"Berlin: 21.0 °C, Partly cloudy"},"forecasts":[],"service":"wttr.in"}]}`
+	o, err := searchOutput(proxy.Request{Query: "hallo"}, &proxy.Response{JSON: []byte(js), Instance: "https://searx.example/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"hello (https://dict.example/hallo)", "Berlin: 21.0 °C, Partly cloudy (wttr.in)"}
+	if !slices.Equal(o.Answers, want) {
+		t.Errorf("answers %q, want %q", o.Answers, want)
+	}
+	if text := renderSearch(o); !strings.Contains(text, "Answer: "+want[0]+"\n") || !strings.Contains(text, "Answer: "+want[1]+"\n") {
+		t.Errorf("text:\n%s", text)
+	}
+}

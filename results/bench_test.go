@@ -42,3 +42,16 @@ func BenchmarkAppendJSON(b *testing.B) {
 		buf = r.AppendJSON(buf[:0])
 	}
 }
+
+// BenchmarkAnswersJSON: find the answers of a kept 10-result answer, as
+// the JSON face does on every cache hit to choose between serving it as
+// it is and writing it again.
+func BenchmarkAnswersJSON(b *testing.B) {
+	js := tenResults().AppendJSON(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := AnswersJSON(js); !ok {
+			b.Fatal("no answers found")
+		}
+	}
+}

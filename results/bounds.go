@@ -149,6 +149,15 @@ func resultSize(x *Result, size func(string) int) int {
 		size(x.Thumbnail) + size(x.ImgSrc) + size(x.IframeSrc) + ExtraSize(x.Extra)
 }
 
+// clipAnswer applies the field bounds to one answer: a link too long is
+// blanked.
+func clipAnswer(a *Answer) {
+	a.Answer = clip(a.Answer, MaxFieldBytes)
+	a.URL = clipLink(a.URL)
+	a.Engine = clip(a.Engine, MaxFieldBytes)
+	a.Template = clip(a.Template, MaxFieldBytes)
+}
+
 func clipInfobox(b *Infobox) {
 	b.Infobox = clip(b.Infobox, MaxFieldBytes)
 	b.ID = clip(b.ID, MaxFieldBytes)
@@ -229,7 +238,18 @@ func (r *Page) Bound() {
 	clear(r.Results[len(kept):])
 	r.Results = kept
 	budget = max(budget, 0)
-	for _, list := range []*[]string{&r.Answers, &r.Corrections, &r.Suggestions} {
+	r.Answers = firstN(r.Answers, MaxListItems)
+	for i := range r.Answers {
+		clipAnswer(&r.Answers[i])
+		if exact {
+			if budget -= answerObjSize(&r.Answers[i], size); budget < 0 {
+				r.Answers = firstN(r.Answers, i)
+				budget = 0
+				break
+			}
+		}
+	}
+	for _, list := range []*[]string{&r.Corrections, &r.Suggestions} {
 		*list = firstN(*list, MaxListItems)
 		clipAll(*list, MaxFieldBytes)
 		if exact {
@@ -267,7 +287,10 @@ func (r *Page) answerSize(size func(string) int) int {
 	for i := range r.Results {
 		n += resultSize(&r.Results[i], size)
 	}
-	n += strsSize(r.Answers, size) + strsSize(r.Corrections, size) + strsSize(r.Suggestions, size)
+	for i := range r.Answers {
+		n += answerObjSize(&r.Answers[i], size)
+	}
+	n += strsSize(r.Corrections, size) + strsSize(r.Suggestions, size)
 	for i := range r.Infoboxes {
 		n += infoboxSize(&r.Infoboxes[i], size)
 	}

@@ -51,7 +51,7 @@ func floodPage(n int, fill string) *Page {
 	}
 	for i := range 5000 {
 		r.Suggestions = append(r.Suggestions, "hello "+strconv.Itoa(i))
-		r.Answers = append(r.Answers, "answer "+strconv.Itoa(i))
+		r.Answers = append(r.Answers, Answer{Answer: "answer " + strconv.Itoa(i)})
 	}
 	for i := range 1000 {
 		r.Infoboxes = append(r.Infoboxes, Infobox{Infobox: "box " + strconv.Itoa(i), ID: "https://example.org/box/" + strconv.Itoa(i), Content: fill})

@@ -4,7 +4,11 @@
 // A Page holds the echoed query, the results, answers, corrections,
 // infoboxes, suggestions and unresponsive engines. It has one shape whether
 // the instance sent JSON or its HTML page; detect reads both into it.
-// AppendJSON writes a Page as SearXNG's classic JSON, with SearXNG's keys.
+// AppendJSONAs writes a Page in one of SearXNG's JSON shapes, with its
+// keys: Classic (number_of_results, answers as strings, as until
+// 2024-12), Current (answers as objects, no number_of_results, as since
+// 2026-05), or Full
+// (both kept: what searxgate caches and passes between its parts).
 // ParsedURL gives the parsed_url tuple SearXNG writes for a link.
 //
 // Merge unites the answers of several instances the way SearXNG unites its
@@ -16,8 +20,10 @@
 // results dropped are counted in Page.Dropped.
 //
 // Caveats:
-//   - Answers are strings, as in the classic shape; a linked answer keeps
-//     its link in the text (Page.Answers).
+//   - In the Classic shape an answer is one line of text with its link
+//     appended (Answer.Classic); a typed answer becomes its texts
+//     (translations) or its summary (weather), and one of a template not
+//     known here is left out.
 //   - A Page does not judge its links: detect keeps only http(s) links
 //     before Bound is applied.
 //   - AppendJSON writes the optional keys (publishedDate, thumbnail,

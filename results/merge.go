@@ -57,7 +57,12 @@ func Merge(answers ...*Page) *Page {
 			byKey[k] = s
 			order = append(order, s)
 		}
-		out.Answers = appendNew(out.Answers, seenAnswer, a.Answers)
+		for i := range a.Answers {
+			if k := strings.TrimSpace(sameAnswer(&a.Answers[i])); k != "" && !seenAnswer[k] {
+				seenAnswer[k] = true
+				out.Answers = append(out.Answers, a.Answers[i])
+			}
+		}
 		out.Corrections = appendNew(out.Corrections, seenCorr, a.Corrections)
 		out.Suggestions = appendNew(out.Suggestions, seenSugg, a.Suggestions)
 		for _, e := range a.UnresponsiveEngines {

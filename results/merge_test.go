@@ -39,7 +39,7 @@ func TestMergeUnitesAndRanks(t *testing.T) {
 			{URL: "https://only-a.example/", Title: "A", Engines: []string{"bing"}, Positions: []int{2}},
 			{URL: "https://tie-a.example/", Title: "TA", Engines: []string{"bing"}, Positions: []int{3}},
 		},
-		Answers: []string{"Go is a language"}, Suggestions: []string{"golang"},
+		Answers: TextAnswers("Go is a language"), Suggestions: []string{"golang"},
 		UnresponsiveEngines: [][2]string{{"qwant", "timeout"}},
 		Infoboxes:           []Infobox{{Infobox: "Go", ID: "https://go.dev", Content: "x", Engines: []string{"wikipedia"}}},
 	}
@@ -49,7 +49,7 @@ func TestMergeUnitesAndRanks(t *testing.T) {
 			{URL: "http://www.go.dev", Title: "Go programming language", Content: "a longer content", Engines: []string{"duckduckgo"}, Positions: []int{2}},
 			{URL: "https://tie-b.example/", Title: "TB", Engines: []string{"brave"}, Positions: []int{3}},
 		},
-		Answers: []string{"Go is a language", "another"}, Suggestions: []string{"golang", "go lang"},
+		Answers: TextAnswers("Go is a language", "another"), Suggestions: []string{"golang", "go lang"},
 		UnresponsiveEngines: [][2]string{{"qwant", "timeout"}, {"brave", "CAPTCHA"}},
 		Infoboxes:           []Infobox{{Infobox: "Go", ID: "https://go.dev", Content: "longer box", Engines: []string{"wikidata"}}},
 	}
@@ -71,7 +71,7 @@ func TestMergeUnitesAndRanks(t *testing.T) {
 	if g.Title != "Go programming language" || g.Content != "a longer content" {
 		t.Fatalf("merged go.dev kept %q / %q, want the longer title and content", g.Title, g.Content)
 	}
-	if m.NumberOfResults != 250 || !reflect.DeepEqual(m.Answers, []string{"Go is a language", "another"}) ||
+	if m.NumberOfResults != 250 || !reflect.DeepEqual(m.Answers, TextAnswers("Go is a language", "another")) ||
 		!reflect.DeepEqual(m.Suggestions, []string{"golang", "go lang"}) || len(m.UnresponsiveEngines) != 2 {
 		t.Fatalf("united parts: %+v", m)
 	}

@@ -11,16 +11,16 @@ import (
 )
 
 // Page is one answer's content in one shape, whether the instance sent
-// JSON or an HTML page. AppendJSON writes it as SearXNG's classic JSON.
+// JSON or an HTML page. AppendJSONAs writes it in one of SearXNG's JSON
+// shapes.
 type Page struct {
 	Query           string
 	NumberOfResults int64 // 0 when absent
 	Results         []Result
-	// Answers holds the answers as text. An answer that came with a link
-	// (newer SearXNG's answer objects, or a linked answer on an HTML page)
-	// keeps it in the text as "text (url)", so it survives being written
-	// in the classic shape, where answers are strings.
-	Answers             []string
+	// Answers holds the answers as newer SearXNG writes them (objects:
+	// text, link, engine, template, typed content); a classic answer, a
+	// string, is one with its text alone.
+	Answers             []Answer
 	Corrections         []string
 	Infoboxes           []Infobox
 	Suggestions         []string
@@ -103,17 +103,23 @@ func (r *Page) NothingFound() bool {
 	return len(r.Results) == 0 && len(r.Answers) == 0 && len(r.Infoboxes) == 0
 }
 
-// AppendJSON appends r as SearXNG's classic JSON answer: every top-level
-// key present, answers as strings, every result with url, title, content,
+// AppendJSON appends r in the Full shape (AppendJSONAs).
+func (r *Page) AppendJSON(dst []byte) []byte { return r.AppendJSONAs(dst, Full) }
+
+// AppendJSONAs appends r as SearXNG's JSON answer in shape: every
+// top-level key present (number_of_results but in the Current shape),
+// answers as objects or strings (Shape), every result with url, title, content,
 // engine, parsed_url, template, engines, positions, score and category
 // (publishedDate, thumbnail, img_src and iframe_src when known), then its Extra
 // fields in key order. Strings are escaped as encoding/json does.
-func (r *Page) AppendJSON(dst []byte) []byte {
+func (r *Page) AppendJSONAs(dst []byte, shape Shape) []byte {
 	dst = slices.Grow(dst, r.jsonSizeHint())
 	dst = append(dst, `{"query":`...)
 	dst = AppendString(dst, r.Query)
-	dst = append(dst, `,"number_of_results":`...)
-	dst = strconv.AppendInt(dst, r.NumberOfResults, 10)
+	if shape != Current {
+		dst = append(dst, `,"number_of_results":`...)
+		dst = strconv.AppendInt(dst, r.NumberOfResults, 10)
+	}
 	dst = append(dst, `,"results":[`...)
 	for i := range r.Results {
 		if i > 0 {
@@ -122,7 +128,7 @@ func (r *Page) AppendJSON(dst []byte) []byte {
 		dst = r.Results[i].appendJSON(dst)
 	}
 	dst = append(dst, `],"answers":`...)
-	dst = appendStrings(dst, r.Answers)
+	dst = appendAnswers(dst, r.Answers, shape)
 	dst = append(dst, `,"corrections":`...)
 	dst = appendStrings(dst, r.Corrections)
 	dst = append(dst, `,"infoboxes":[`...)
@@ -168,8 +174,8 @@ func (r *Page) jsonSizeHint() int {
 	for _, s := range r.Suggestions {
 		n += len(s) + 3
 	}
-	for _, s := range r.Answers {
-		n += len(s) + 3
+	for i := range r.Answers {
+		n += answerObjSize(&r.Answers[i], func(s string) int { return len(s) })
 	}
 	return n
 }
@@ -354,6 +360,9 @@ func (p URLParts) AppendParsedURL(dst []string) []string {
 	}
 	return append(dst, p.Scheme, p.Host, path, params, p.Query, p.Fragment)
 }
+
+// AppendStrings appends v as a JSON list of strings.
+func AppendStrings(dst []byte, v []string) []byte { return appendStrings(dst, v) }
 
 func appendStrings(dst []byte, v []string) []byte {
 	dst = append(dst, '[')

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"encoding/xml"
@@ -212,6 +213,10 @@ type option struct {
 
 type link struct{ Text, Href string }
 
+// answerView is one answer on the page: its text (a typed answer's as
+// results.Answer.Text gives it) and its link, shown by its host.
+type answerView struct{ Text, Href, Host string }
+
 type resultView struct {
 	Title, URL, Display, Content string
 	Engines                      []string
@@ -251,7 +256,7 @@ type searchPage struct {
 	TimeRanges  []option
 	SafeSearch  []option
 	Language    string
-	Answers     []link
+	Answers     []answerView
 	Corrections []link
 	Suggestions []link
 	Infoboxes   []infoboxView
@@ -398,8 +403,11 @@ func (p *searchPage) setControls(req proxy.Request, pr *prefs, tabs []string) {
 // suggestions, infoboxes, results and images, the count and the engines
 // that failed.
 func (p *searchPage) setResults(req proxy.Request, r *results.Page, image func(string) string) {
-	for _, a := range r.Answers {
-		p.Answers = append(p.Answers, link{Text: clean(a, maxContent)})
+	for i := range r.Answers {
+		a := &r.Answers[i]
+		if t := clean(a.Text(), maxContent); t != "" {
+			p.Answers = append(p.Answers, answerView{Text: t, Href: a.URL, Host: clean(cmp.Or(a.Host(), a.URL), maxTitle)})
+		}
 	}
 	for _, list := range []struct {
 		in  []string

@@ -83,7 +83,7 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 		return // a redirect, or why it is not passed on
 	}
 	if req.Format == proxy.FormatJSON {
-		body, err := classicJSON(res)
+		body, err := servedJSON(res, s.cfg.JSONShape)
 		if err != nil {
 			s.log.Error("an answer does not decode", "err", err)
 			plainError(ctx, fasthttp.StatusInternalServerError, "Internal Server Error")
@@ -252,29 +252,62 @@ var classicKeys = [][]byte{
 // bounds let through, with room to spare.
 const maxServedJSON = 2 * results.MaxAnswerBytes
 
-// classicJSON is the answer as SearXNG writes it, every key present with a
-// list (empty when there is nothing): the proxy's JSON as it is when it is
-// already so, rewritten from its results otherwise (an answer kept in
-// another shape, or with a key missing or null).
-func classicJSON(res *proxy.Response) ([]byte, error) {
-	// The proxy writes every answer with detect's AppendJSON: "query"
-	// first, "unresponsive_engines" last. Those two ends are looked at, not
-	// the whole body (a cache hit must cost little); anything else, such as
-	// a newer SearXNG's shape, is written again.
+// servedJSON is the answer as SearXNG writes it in shape, every key
+// present with a list (empty when there is nothing): the proxy's JSON as
+// it is when it is already so, or less its number_of_results for the
+// Current shape; rewritten from its results otherwise (answers kept in
+// the other shape, an answer kept in another form, a key missing or null).
+func servedJSON(res *proxy.Response, shape results.Shape) ([]byte, error) {
+	// The proxy writes every answer with results' AppendJSON (the Full
+	// shape): "query" first, "unresponsive_engines" last, answers as
+	// objects. Those two ends are looked at, and the answers read from
+	// the tail (a cache hit must cost little, not a decode); anything else,
+	// such as a newer SearXNG's shape, is written again.
 	// (A key's quotes inside a string are escaped, so the first
 	// `,"results":[` is the key, right after the query's.)
 	// An answer larger than the bounds allow (kept by an older searxgate,
 	// or a shared cache's) is read again, and so bounded (results.MaxResults).
 	js := res.JSON
-	if head := bytes.Index(js, classicKeys[2]); head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
-		bytes.Contains(js[:head], classicKeys[1]) && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
-		return js, nil
+	head := bytes.Index(js, classicKeys[2])
+	count := bytes.Index(js, classicKeys[1])
+	if head > 0 && len(js) <= maxServedJSON && bytes.HasPrefix(js, classicKeys[0]) &&
+		count > 0 && count < head && bytes.LastIndex(js, classicKeys[len(classicKeys)-1]) > head {
+		if start, end, ok := results.AnswersSpan(js); ok {
+			if out, ok := reshaped(js, count, head, start, end, shape); ok {
+				return out, nil
+			}
+		}
 	}
 	r, err := res.Results()
 	if err != nil {
 		return nil, err
 	}
-	return r.AppendJSON(make([]byte, 0, len(res.JSON)+128)), nil
+	return r.AppendJSONAs(make([]byte, 0, len(res.JSON)+128), shape), nil
+}
+
+// reshaped is a kept answer js in shape without a decode of its results,
+// when its answers (js[start:end]) allow: as it is when they are already
+// in the shape; in the Classic shape, with answer objects made strings;
+// in the Current shape, less its number_of_results (js[count:head]).
+func reshaped(js []byte, count, head, start, end int, shape results.Shape) ([]byte, bool) {
+	answers := js[start:end]
+	none := string(answers) == "[]"
+	objects := bytes.HasPrefix(answers, []byte("[{"))
+	switch {
+	case shape == results.Classic && (none || bytes.HasPrefix(answers, []byte(`["`))):
+		return js, true
+	case shape == results.Classic && objects:
+		texts, err := results.ClassicAnswersJSON(answers)
+		if err != nil {
+			return nil, false
+		}
+		out := make([]byte, 0, len(js))
+		return append(append(append(out, js[:start]...), texts...), js[end:]...), true
+	case shape == results.Current && (none || objects):
+		out := make([]byte, 0, len(js))
+		return append(append(out, js[:count]...), js[head:]...), true
+	}
+	return nil, false
 }
 
 // formatEnabled reports whether the operator serves format (all four when
@@ -338,7 +371,7 @@ func (s *Server) blankQuery(ctx *fasthttp.RequestCtx, req proxy.Request) {
 	switch req.Format {
 	case proxy.FormatJSON:
 		ctx.SetContentType(formatContentType(proxy.FormatJSON))
-		ctx.SetBody(empty.AppendJSON(nil))
+		ctx.SetBody(empty.AppendJSONAs(nil, s.cfg.JSONShape))
 	case proxy.FormatCSV:
 		writeCSV(ctx, req, empty)
 	case proxy.FormatRSS:
@@ -515,10 +548,19 @@ func writeCSV(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page) {
 		}
 		_ = w.Write(csvRow(x.Title, x.URL, x.Content, host, x.Engine, pyFloat(x.Score), "result"))
 	}
+	// An answer's row has its text as title, its link, host and engine
+	// (SearXNG's CSV has only the link, host and engine of an answer
+	// object, and no type).
+	for i := range r.Answers {
+		a := &r.Answers[i]
+		if t := a.Text(); t != "" {
+			_ = w.Write(csvRow(t, a.URL, "", a.Host(), a.Engine, "", "answer"))
+		}
+	}
 	for _, row := range []struct {
 		kind string
 		list []string
-	}{{"answer", r.Answers}, {"suggestion", r.Suggestions}, {"correction", r.Corrections}} {
+	}{{"suggestion", r.Suggestions}, {"correction", r.Corrections}} {
 		for _, a := range row.list {
 			_ = w.Write(csvRow(a, "", "", "", "", "", row.kind))
 		}
@@ -612,10 +654,20 @@ func (s *Server) rss(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Pag
 		}
 		b.WriteString("    </item>\n")
 	}
+	for i := range r.Answers {
+		a := &r.Answers[i]
+		if t := a.Text(); t != "" {
+			b.WriteString("    <item>\n      <title>" + xmlEscape(t) + "</title>\n      <type>answer</type>\n")
+			if a.URL != "" {
+				b.WriteString("      <link>" + xmlEscape(a.URL) + "</link>\n")
+			}
+			b.WriteString("    </item>\n")
+		}
+	}
 	for _, row := range []struct {
 		kind string
 		list []string
-	}{{"answer", r.Answers}, {"correction", r.Corrections}, {"suggestion", r.Suggestions}} {
+	}{{"correction", r.Corrections}, {"suggestion", r.Suggestions}} {
 		for _, a := range row.list {
 			b.WriteString("    <item>\n      <title>" + xmlEscape(a) + "</title>\n      <type>" + row.kind + "</type>\n    </item>\n")
 		}

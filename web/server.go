@@ -16,6 +16,7 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/results"
 )
 
 // Searcher answers searches; *proxy.Proxy is one.
@@ -76,6 +77,9 @@ type Config struct {
 	// request for another is refused with 403, as SearXNG refuses a format
 	// its settings do not enable. Empty = all four.
 	Formats []string
+	// JSONShape is the shape of format=json answers: results.Classic
+	// (the zero value; what SearXNG's clients read) or results.Current.
+	JSONShape results.Shape
 	// Client names the client of a request for proxy.Request.Client (the
 	// per-client admission and fair share); nil = the peer's address.
 	Client func(ctx *fasthttp.RequestCtx) string

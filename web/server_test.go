@@ -322,7 +322,7 @@ func TestHostileResultsBypassingDetect(t *testing.T) {
 			{URL: "vbscript:msgbox", Title: strings.Repeat("<big>", 50_000)},
 			{URL: "https://fine.example/", Title: "fine", Thumbnail: "//img.example/t.png"},
 		},
-		Answers:     []string{"<iframe src=javascript:alert(6)>"},
+		Answers:     results.TextAnswers("<iframe src=javascript:alert(6)>"),
 		Corrections: []string{`"><script>alert(7)</script>`},
 		Suggestions: []string{"</a><script>alert(8)</script>"},
 		Infoboxes: []results.Infobox{{Infobox: "<svg/onload=alert(9)>", ImgSrc: "javascript:alert(10)",

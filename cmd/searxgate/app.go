@@ -34,6 +34,7 @@ import (
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/redis"
+	"github.com/searxgate/searxgate/results"
 	"github.com/searxgate/searxgate/store"
 	"github.com/searxgate/searxgate/web"
 )
@@ -336,13 +337,15 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 		return err
 	}
 	cacheTTL, cacheKeep := a.proxy.CacheLifetime()
+	jsonShape, _ := results.ParseShape(cfg.JSONShape) // Validate checked it
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls, Doors: doors,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		CacheTTL: cacheTTL, CacheKeep: cacheKeep,
-		Client:  web.ClientOf(trusted),
-		Problem: a.Problem,
-		Clock:   a.clock,
+		Client:    web.ClientOf(trusted),
+		Problem:   a.Problem,
+		Clock:     a.clock,
+		JSONShape: jsonShape,
 		// Image links are signed with a key derived from the store's
 		// secret, so pages cached before a restart keep their images.
 		// Images go out as every fetch does: through the outbound proxy,

@@ -25,6 +25,7 @@ import (
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/redis"
+	"github.com/searxgate/searxgate/results"
 	"github.com/searxgate/searxgate/web"
 )
 
@@ -74,14 +75,18 @@ type Config struct {
 	PublicURL      string
 	LogFormat      string
 	LogLevel       string
-	AccessLog      bool
-	LinkToken      bool
-	Shutdown       time.Duration
-	Flush          time.Duration
-	ClientRate     int
-	ClientBurst    int
-	MaxConns       int
-	TrustProxy     []string
+	// JSONShape is the shape of format=json answers: "classic" (what the
+	// SearXNG clients read, docs/parity.md) or "current" (SearXNG's since
+	// 2026-05).
+	JSONShape   string
+	AccessLog   bool
+	LinkToken   bool
+	Shutdown    time.Duration
+	Flush       time.Duration
+	ClientRate  int
+	ClientBurst int
+	MaxConns    int
+	TrustProxy  []string
 
 	// APIKeys and APIKeyFile are the keys the search APIs (package api)
 	// take; the file is read again on SIGHUP.
@@ -165,6 +170,7 @@ func defaultConfig() Config {
 		Strategy:       "auto",
 		Refresh:        directory.DefaultRefresh,
 		LogFormat:      "text",
+		JSONShape:      "classic",
 		LogLevel:       "info",
 		Shutdown:       10 * time.Second,
 		Flush:          5 * time.Second,
@@ -240,6 +246,7 @@ func (c *Config) options() []option {
 		{"api-key", "a key the search APIs (Tavily, Brave, Open WebUI at /tavily, /res/v1, /openwebui) take, one client each (repeatable; env: comma-separated); without keys they are off unless searxgate is reached only on loopback", &c.APIKeys},
 		{"api-key-file", "a file of keys for the search APIs, one a line (# comments), read again on SIGHUP", &c.APIKeyFile},
 		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", &c.PublicURL},
+		{"json-shape", "the shape of JSON answers: classic (number_of_results, answers as strings with their link appended: what SearXNG's clients read) or current (as SearXNG since 2026-05: no number_of_results, answers as objects, typed ones whole)", &c.JSONShape},
 		{"log-format", "text or json", &c.LogFormat},
 		{"log-level", "debug, info, warn or error", &c.LogLevel},
 		{"access-log", "log every request (without the query text)", &c.AccessLog},
@@ -581,6 +588,9 @@ func (c *Config) validateServing(bad func(flagName, format string, args ...any))
 	case "text", "json":
 	default:
 		bad("log-format", "%q is not text or json", c.LogFormat)
+	}
+	if _, ok := results.ParseShape(c.JSONShape); !ok {
+		bad("json-shape", "%q is not %s", c.JSONShape, strings.Join(results.ShapeNames, " or "))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

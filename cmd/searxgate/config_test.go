@@ -92,6 +92,8 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{[]string{"--max-fanout", "0"}, nil, []string{"--max-fanout", "SEARXGATE_MAX_FANOUT"}},
 		{nil, map[string]string{"SEARXGATE_QUEUE": "many"}, []string{"SEARXGATE_QUEUE", "whole number"}},
 		{[]string{"--log-format", "xml"}, nil, []string{"--log-format", "SEARXGATE_LOG_FORMAT"}},
+		{[]string{"--json-shape", "2026"}, nil, []string{"--json-shape (SEARXGATE_JSON_SHAPE)", `"2026"`, "classic or current"}},
+		{nil, map[string]string{"SEARXGATE_JSON_SHAPE": "objects"}, []string{"--json-shape (SEARXGATE_JSON_SHAPE)", "classic or current"}},
 		{[]string{"--public-url", "example.org"}, nil, []string{"--public-url", "SEARXGATE_PUBLIC_URL"}},
 		{[]string{"stray"}, nil, []string{"unexpected argument"}},
 		// The operator's first minutes: a value of the wrong kind says the
@@ -118,6 +120,16 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v %v: error %q does not say %q", c.args, c.env, err, w)
 			}
+		}
+	}
+	// The JSON shape is classic unless set, by flag or variable.
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{{nil, nil, "classic"}, {[]string{"--json-shape", "current"}, nil, "current"}, {nil, map[string]string{"SEARXGATE_JSON_SHAPE": "current"}, "current"}} {
+		if cfg, err := parseConfig(c.args, env(c.env), io.Discard); err != nil || cfg.JSONShape != c.want {
+			t.Errorf("%v %v: shape %q (%v), want %q", c.args, c.env, cfg.JSONShape, err, c.want)
 		}
 	}
 	// With --allow-private the same list is fine.
