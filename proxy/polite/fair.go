@@ -72,15 +72,20 @@ type levels struct {
 // maxFairClients bounds the clients whose usage is kept.
 const maxFairClients = 10_000
 
-// fairBuckets is the number of buckets a window is kept in.
-const fairBuckets = 10
+// fairBuckets is the number of buckets a window is cut in; a bucket
+// leaves the window when its end does, so a window overlaps one more
+// (fairSlots are kept).
+const (
+	fairBuckets = 10
+	fairSlots   = fairBuckets + 1
+)
 
 type clientUse struct {
 	last int64  // nanoseconds since base of its last search or ask
 	gen  uint64 // the active list's generation it is in
 	// per window: counts by bucket, and the bucket number each count is of
-	counts [][fairBuckets]int32
-	starts [][fairBuckets]int64
+	counts [][fairSlots]int32
+	starts [][fairSlots]int64
 }
 
 // NewFair shares out the public budget windows (those with a positive Max
@@ -128,7 +133,7 @@ func (f *Fair) used(u *clientUse, i int, t int64) (n int, frees int64) {
 	width := int64(w.Per) / fairBuckets
 	oldest := t - int64(w.Per)
 	frees = -1
-	for b := range fairBuckets {
+	for b := range fairSlots {
 		if s := u.starts[i][b]; u.counts[i][b] > 0 && s+width > oldest {
 			n += int(u.counts[i][b])
 			if end := s + width + int64(w.Per); frees < 0 || end < frees {
@@ -247,7 +252,7 @@ func (f *Fair) nextLocked(u *clientUse, t int64, n, pub int) int64 {
 	for i, w := range f.windows {
 		width := int64(w.Per) / fairBuckets
 		for _, x := range []*clientUse{u, &f.all} {
-			for b := range fairBuckets {
+			for b := range fairSlots {
 				if x.counts[i][b] == 0 {
 					continue
 				}
@@ -309,7 +314,7 @@ func (f *Fair) seenLocked(client string, t int64) *clientUse {
 }
 
 func newClientUse(windows int) clientUse {
-	return clientUse{counts: make([][fairBuckets]int32, windows), starts: make([][fairBuckets]int64, windows)}
+	return clientUse{counts: make([][fairSlots]int32, windows), starts: make([][fairSlots]int64, windows)}
 }
 
 // floorDiv is a / b rounded down (b > 0).
@@ -326,7 +331,7 @@ func (f *Fair) count(u *clientUse, t int64) {
 	for i, w := range f.windows {
 		width := int64(w.Per) / fairBuckets
 		q := floorDiv(t, width)
-		b := int((q%fairBuckets + fairBuckets) % fairBuckets)
+		b := int((q%fairSlots + fairSlots) % fairSlots)
 		if s := q * width; u.starts[i][b] != s {
 			u.starts[i][b], u.counts[i][b] = s, 0
 		}

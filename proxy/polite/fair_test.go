@@ -144,7 +144,8 @@ func TestFairShareGivesWhatOthersLeave(t *testing.T) {
 func TestFairShareLendsTheSeatLate(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	f := NewFair(defaultWindows, func() int { return 1 }).WithBase(start).WithLend(2 * time.Second)
-	if got := served(f, "solo", 10, start); got != 5 {
+	p := &fleet{f: f, room: 10}
+	if got := p.serve("solo", 10, start); got != 5 {
 		t.Fatalf("alone, got %d of 10, want 5 (the seat kept)", got)
 	}
 	// Its searches leave at 22 s (their bucket's end): lent at 20 s.
@@ -155,7 +156,7 @@ func TestFairShareLendsTheSeatLate(t *testing.T) {
 	if ok, _ := f.Allowed("solo", start.Add(20*time.Second-time.Millisecond)); ok {
 		t.Fatal("lent before the time it said")
 	}
-	if got := served(f, "solo", 10, start.Add(20*time.Second)); got != 5 {
+	if got := p.serve("solo", 10, start.Add(20*time.Second)); got != 5 {
 		t.Fatalf("the seat lent, got %d more, want 5", got)
 	}
 	// Lend is at most a quarter of the shortest window.

@@ -1,0 +1,122 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/searxgate/searxgate/sim"
+)
+
+// TestThreeClientsShareTheWindow: on 3 public instances (10 searches in
+// 20 s each), three greedy clients one after another each get part of
+// the window at once (the attack this answers: A 20, B 10, C none), each
+// refusal is the client's share with the real time it ends, and at that
+// time the least served are let in first.
+func TestThreeClientsShareTheWindow(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	search := func(client, q string) error {
+		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
+		return err
+	}
+	burst := func(client string, n int) (served int) {
+		for i := range n {
+			err := search(client, fmt.Sprintf("%s %d", client, i))
+			if err == nil {
+				served++
+				continue
+			}
+			var na *NoAnswerError
+			// The searches' bucket (2 s) leaves the window 22 s on; the
+			// seat is lent half a deadline (2 s) before.
+			if !errors.As(err, &na) || na.Why != StopShare || na.RetryAfter != 20*time.Second {
+				t.Fatalf("%s's search %d: %v; want refused for its share until 20 s", client, i, err)
+			}
+		}
+		return served
+	}
+	// Alone, A gets half (the seat kept); B's share among A, B and a seat
+	// is 10, of which 5 at once (the seat for a third, 10, stays); C's is
+	// 7, of which 3 at once.
+	a, b, c := burst("A", 20), burst("B", 10), burst("C", 5)
+	if a != 15 || b != 5 || c != 3 {
+		t.Fatalf("A, B, C served %d, %d, %d; want 15, 5, 3", a, b, c)
+	}
+	var total uint64
+	for i := range 3 {
+		if n := e.searches(i); n > 10 {
+			t.Fatalf("instance %d got %d searches, over its 10 in 20 s", i, n)
+		}
+		total += e.searches(i)
+	}
+	if total != 23 {
+		t.Fatalf("the instances got %d searches, want 23", total)
+	}
+	// At 15 s each asks again (and so is still active): refused at once,
+	// for the 5 s left (a wait would outlast the deadline).
+	e.clock.Advance(15 * time.Second)
+	for _, client := range []string{"A", "B", "C"} {
+		var na *NoAnswerError
+		if err := search(client, client+" again"); !errors.As(err, &na) || na.Why != StopShare || na.RetryAfter != 5*time.Second {
+			t.Fatalf("%s at 15 s: %v; want refused for its share until 20 s", client, err)
+		}
+	}
+	// At 20 s the seat is lent: A, over its share, gets what is left once
+	// B and C can reach theirs (7), and then nothing until its own
+	// searches leave the window at 22 s; B and C go on.
+	e.clock.Advance(5 * time.Second)
+	if err := search("A", "A late"); err != nil {
+		t.Fatalf("A with the seat lent and room beyond the others' shares: %v", err)
+	}
+	if ok, at := e.proxy.fair.Allowed("A", e.clock.Now()); ok || !at.Equal(e.clock.Now().Add(2*time.Second)) {
+		t.Fatalf("A's next: allowed %v until %v; want refused until 22 s (B and C still below their share)", ok, at)
+	}
+	for i := range 4 {
+		if err := search("C", fmt.Sprintf("C late %d", i)); err != nil {
+			t.Fatalf("C's search %d below its share: %v", i, err)
+		}
+	}
+	for i := range 2 {
+		if err := search("B", fmt.Sprintf("B late %d", i)); err != nil {
+			t.Fatalf("B's search %d below its share: %v", i, err)
+		}
+	}
+}
+
+// TestAutocompleteSharesAWindowOfOne: of three public instances only one
+// suggests (2 in 20 s): a greedy client gets one suggestion and another
+// client still gets one; before, the share counted all three instances'
+// windows (6), the greedy client took both and the other got [] ×3.
+func TestAutocompleteSharesAWindowOfOne(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e.proxy.setCaps(e.urls[0], func(c *Caps) { c.Autocomplete = "duckduckgo" })
+	suggest := func(client, q string) bool {
+		out, err := e.proxy.Autocomplete(WithClient(context.Background(), client), q, "en")
+		return err == nil && len(out) > 0
+	}
+	count := func(client string, qs ...string) (n int) {
+		for _, q := range qs {
+			if suggest(client, q) {
+				n++
+			}
+		}
+		return n
+	}
+	if got := count("A", "aa", "ab", "ac"); got != 1 {
+		t.Fatalf("the greedy client got %d of 3, want 1 (the seat kept)", got)
+	}
+	if got := count("B", "ba", "bb", "bc"); got != 1 {
+		t.Fatalf("B got %d of 3 beside a greedy client, want 1", got)
+	}
+	if n := e.fleet.Instances()[0].Truth().Requests; n > 2 {
+		t.Fatalf("the suggesting instance got %d autocompletions, over its 2 in 20 s", n)
+	}
+}
