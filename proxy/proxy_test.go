@@ -735,19 +735,19 @@ func TestAutocompleteSharesThePublicBudget(t *testing.T) {
 		return err == nil && len(out) > 0
 	}
 	// 3 instances × 2 per 20 s = 6; alone, a client may take all but a
-	// newcomer's seat (half).
+	// newcomer's seat (a third).
 	greedy := 0
 	for _, q := range []string{"ta", "tb", "tc", "td", "te", "tf"} {
 		if suggest("greedy", q) {
 			greedy++
 		}
 	}
-	if greedy != 3 {
-		t.Fatalf("the greedy client got %d of 6 suggestions, want its share of 3", greedy)
+	if greedy != 4 {
+		t.Fatalf("the greedy client got %d of 6 suggestions, want its share of 4", greedy)
 	}
 	// Beside it, another client's first suggestion goes at once; its
-	// second would take the seat kept for a third client (2 of the 3
-	// left), who then gets one too.
+	// second would take the seat kept for a third client, who then gets
+	// one too.
 	if !suggest("other", "ua") {
 		t.Fatal("another client found no room left beside the greedy one")
 	}

@@ -151,15 +151,16 @@ func TestThreeClientsShareTheWindow(t *testing.T) {
 		}
 		return ok
 	}
-	a := burst("203.0.113.7", 20)
+	a := burst("203.0.113.7", 25)
 	b := burst("198.51.100.9", 10)
 	c := burst("192.0.2.33", 5)
-	// By the rule: A 15 (half, a seat kept), B 5 (of its share of 10, a
-	// seat of 10 kept), C 3 (of 7). Concurrent searches of one client
-	// may pass its check together, so A may get a little more; B and C
-	// must get their part.
-	if a > 17 || b < 4 || c < 2 {
-		t.Errorf("A, B, C answered %d, %d, %d; want A at most 17 (15 by the rule), B at least 4, C at least 2", a, b, c)
+	t.Logf("A, B, C answered %d, %d, %d", a, b, c)
+	// By the rule: A 20 (all but a seat of a third), B 5 (a seat of 5
+	// kept for a third client), C 2 (a seat of 3 kept). Concurrent
+	// searches of one client may pass its check together: A may get a
+	// little more, and B a little less.
+	if a > 22 || b < 3 || c < 2 || a+b+c > 30 {
+		t.Errorf("A, B, C answered %d, %d, %d; want about 20, 5, 2 (A at most 22, B at least 3, C at least 2)", a, b, c)
 	}
 	for id, tr := range f.Truth() {
 		if tr.Searches > 10 {

@@ -66,7 +66,6 @@ type levels struct {
 	version, gen uint64
 	tick         int64
 	used         []int
-	self         int // the asker's use in used, as of t (levelsLocked's caller sets it)
 }
 
 // maxFairClients bounds the clients whose usage is kept.
@@ -179,22 +178,31 @@ func (f *Fair) levelsLocked(t int64) {
 			n, _ := f.used(u, i, t)
 			lv.used = append(lv.used, n)
 		}
-		lv.self = -1
 		slices.Sort(lv.used)
 		lv.ok, lv.version, lv.gen, lv.tick = true, f.version, f.gen, tick
 	}
 }
 
-// owed is what the clients whose sorted uses are used need to reach
-// level.
-func owed(used []int, level int) (n int) {
+// owed is what the clients whose sorted uses are used, those below mine,
+// need to reach level (those at mine or above are not overtaken by a
+// client at mine: one of a tie goes first).
+func owed(used []int, mine, level int) (n int) {
 	for _, u := range used {
-		if u >= level {
+		if u >= mine || u >= level {
 			break
 		}
 		n += level - u
 	}
 	return n
+}
+
+// seatAndShare are a window's seat for a newcomer and each active
+// client's share, for capacity c among n active clients: a third of the
+// window shared by the active clients, at least 1, and the rest split
+// evenly, at least 1.
+func seatAndShare(c, n int) (seat, share int) {
+	seat = max(c/(3*n), 1)
+	return seat, max((c-seat)/n, 1)
 }
 
 // Allowed reports whether client may take one more public search at now;
@@ -211,9 +219,6 @@ func (f *Fair) Allowed(client string, now time.Time) (bool, time.Time) {
 	u := f.seenLocked(client, t)
 	n := f.activeLocked(t)
 	f.levelsLocked(t)
-	for i := range f.windows {
-		f.levels[i].self, _ = f.used(u, i, t) // seenLocked listed it
-	}
 	if f.allows(u, t, n, pub) {
 		return true, now
 	}
@@ -228,14 +233,13 @@ func (f *Fair) allows(u *clientUse, t int64, n, pub int) bool {
 		if c <= 0 {
 			continue
 		}
-		share := max(c/(n+1), 1)
+		seat, share := seatAndShare(c, n)
 		mine, _ := f.used(u, i, t)
-		level := min(share, mine+1)
-		// f.levels holds u too, at its use then: it owes itself nothing.
-		need := owed(f.levels[i].used, level) - max(level-f.levels[i].self, 0)
+		// f.levels holds u too, at its use then or more: never below mine.
+		need := owed(f.levels[i].used, mine, min(share, mine+1))
 		all, frees := f.used(&f.all, i, t)
 		if mine > 0 && (frees < 0 || frees-t > int64(f.lend)) {
-			need += share // the newcomer's seat, not lent
+			need += seat // not lent
 		}
 		if need > 0 && c-all-1 < need {
 			return false

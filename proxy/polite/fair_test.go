@@ -74,13 +74,12 @@ func TestFairShareThreeClientsEachGetAShare(t *testing.T) {
 	a := p.serve("A", 40, start)
 	b := p.serve("B", 40, start.Add(3*time.Second))
 	c := p.serve("C", 40, start.Add(5*time.Second))
-	// Alone, A keeps a seat of half; B's share among A, B and a seat is
-	// 10, of which it has 5 at once (the seat for a third, 10, stays);
-	// C's is 7, of which 3 at once.
-	if a != 15 || b != 5 || c != 3 {
-		t.Fatalf("A, B, C got %d, %d, %d; want 15, 5, 3", a, b, c)
+	// Alone, A keeps a seat of a third (10); beside it B's seat is a
+	// third shared by two (5), so B has 5 at once; C's seat 3, so C 2.
+	if a != 20 || b != 5 || c != 2 {
+		t.Fatalf("A, B, C got %d, %d, %d; want 20, 5, 2", a, b, c)
 	}
-	for i := range 7 {
+	for i := 0; p.room > 0; i++ {
 		if got := p.serve(fmt.Sprintf("late-%d", i), 5, start.Add(6*time.Second)); got < 1 {
 			t.Fatalf("newcomer %d got nothing with %d of the window free", i, p.room)
 		}
@@ -93,7 +92,8 @@ func TestFairShareThreeClientsEachGetAShare(t *testing.T) {
 
 // TestFairShareNeverOvertakesAnActiveClient: however many greedy clients
 // come after it, a client that searched once keeps room to reach what
-// each of them took (up to its share now), and the window keeps a seat.
+// each of them took (up to its share now; one of a tie goes first), and
+// the window keeps a seat.
 func TestFairShareNeverOvertakesAnActiveClient(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	p := &fleet{f: NewFair(defaultWindows, func() int { return 3 }).WithBase(start).WithLend(0), room: 30}
@@ -101,21 +101,25 @@ func TestFairShareNeverOvertakesAnActiveClient(t *testing.T) {
 		t.Fatal("the first search was refused")
 	}
 	least := 30
-	for k := range 5 {
+	var share int
+	for k := range 3 {
 		got := p.serve(fmt.Sprintf("greedy-%d", k), 30, start.Add(time.Duration(k+1)*time.Second))
 		least = min(least, got)
-		n := k + 2 // active: light and k+1 greedy ones
-		share := 30 / (n + 1)
-		if want := min(share, got) - 1 + share; got < 1 || p.room < want {
-			t.Fatalf("greedy-%d got %d and left %d, want at least 1 taken and %d left (the light one's way to %d, and a seat of %d)",
-				k, got, p.room, want, min(share, got), share)
+		var seat int
+		seat, share = seatAndShare(30, k+2) // active: light and k+1 greedy ones
+		// Of two at one level, one goes first: the light one may be left
+		// one behind, never more.
+		if want := max(min(share, got)-2, 0) + seat; got < 1 || p.room < want {
+			t.Fatalf("greedy-%d got %d and left %d, want at least 1 taken and %d left (the light one's way to %d less one, and a seat of %d)",
+				k, got, p.room, want, min(share, got), seat)
 		}
 	}
-	// Seven active: a share is 3. The light one goes up to the least
-	// served greedy ones' level, not past it while they are below theirs.
-	share := 30 / 8
-	if got, want := p.serve("light", 30, start.Add(10*time.Second)), min(share, least)-1; got != want {
-		t.Fatalf("the light client then got %d more, want %d (to the least served one's %d)", got, want, least)
+	// The light one goes up to the least served greedy ones' level (or
+	// its share), as far as the room beyond the seat goes.
+	seat, _ := seatAndShare(30, 5)
+	want := min(min(share, least)-1, p.room-seat)
+	if got := p.serve("light", 30, start.Add(10*time.Second)); got != want || want < 0 {
+		t.Fatalf("the light client then got %d more, want %d (to the least served one's %d, share %d)", got, want, least, share)
 	}
 }
 
@@ -126,27 +130,29 @@ func TestFairShareGivesWhatOthersLeave(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	f := NewFair(defaultWindows, func() int { return 3 }).WithBase(start)
 	f.Take("light", start)
-	// Capacity 30, two active: a share is 10, the seat 10.
-	if got := served(f, "heavy", 30, start.Add(time.Second)); got != 10 {
-		t.Fatalf("the heavy client beside a light one got %d, want 10", got)
+	// Capacity 30, two active: the seat is 5, a share 12. The heavy one
+	// takes its share, and one more: the room left is the light one's
+	// way to 12 and the seat.
+	if got := served(f, "heavy", 30, start.Add(time.Second)); got != 13 {
+		t.Fatalf("the heavy client beside a light one got %d, want 13", got)
 	}
-	if got := served(f, "light", 20, start.Add(2*time.Second)); got != 9 {
-		t.Fatalf("the light client then got %d of 20, want 9 (its share, less its one)", got)
+	if got := served(f, "light", 20, start.Add(2*time.Second)); got != 11 {
+		t.Fatalf("the light client then got %d of 20, want 11 (to its share of 12)", got)
 	}
 	if got := served(f, "newcomer", 20, start.Add(3*time.Second)); got < 1 {
 		t.Fatal("the seat was not kept")
 	}
 }
 
-// TestFairShareLendsTheSeatLate: a client alone gets half the window,
-// the other half when the window starts to free within lend; the refusal
-// says exactly when.
+// TestFairShareLendsTheSeatLate: a client alone gets all but the seat (a
+// third), the seat when the window starts to free within lend; the
+// refusal says exactly when.
 func TestFairShareLendsTheSeatLate(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	f := NewFair(defaultWindows, func() int { return 1 }).WithBase(start).WithLend(2 * time.Second)
 	p := &fleet{f: f, room: 10}
-	if got := p.serve("solo", 10, start); got != 5 {
-		t.Fatalf("alone, got %d of 10, want 5 (the seat kept)", got)
+	if got := p.serve("solo", 10, start); got != 7 {
+		t.Fatalf("alone, got %d of 10, want 7 (the seat kept)", got)
 	}
 	// Its searches leave at 22 s (their bucket's end): lent at 20 s.
 	ok, at := f.Allowed("solo", start.Add(10*time.Second))
@@ -156,8 +162,8 @@ func TestFairShareLendsTheSeatLate(t *testing.T) {
 	if ok, _ := f.Allowed("solo", start.Add(20*time.Second-time.Millisecond)); ok {
 		t.Fatal("lent before the time it said")
 	}
-	if got := p.serve("solo", 10, start.Add(20*time.Second)); got != 5 {
-		t.Fatalf("the seat lent, got %d more, want 5", got)
+	if got := p.serve("solo", 10, start.Add(20*time.Second)); got != 3 {
+		t.Fatalf("the seat lent, got %d more, want 3", got)
 	}
 	// Lend is at most a quarter of the shortest window.
 	if g := NewFair(defaultWindows, func() int { return 1 }).WithLend(time.Hour); g.lend != 5*time.Second {
@@ -166,23 +172,26 @@ func TestFairShareLendsTheSeatLate(t *testing.T) {
 }
 
 // TestFairShareOwesAWaitingNewcomer: a client that asked and waits for
-// its first search is owed, as one that searched: a client over its
-// share takes nothing of what frees before it.
+// its first search is owed, as one that searched: with the seat lent, a
+// client over its share takes nothing of what frees before it.
 func TestFairShareOwesAWaitingNewcomer(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	f := NewFair(defaultWindows, func() int { return 1 }).WithBase(start).WithLend(2 * time.Second)
-	served(f, "solo", 10, start)
-	served(f, "solo", 10, start.Add(20*time.Second)) // the seat lent: 10 of 10
+	p := &fleet{f: f, room: 10}
+	p.serve("solo", 10, start)
+	p.serve("solo", 10, start.Add(20*time.Second)) // the seat lent: 10 of 10
+	if ok, _ := f.Allowed("solo", start.Add(21*time.Second)); !ok {
+		t.Fatal("alone, with the seat lent, the client was refused")
+	}
 	if ok, _ := f.Allowed("waiting", start.Add(21*time.Second)); !ok {
 		t.Fatal("a newcomer's first search was refused")
 	}
-	// The window frees at 22 s; the newcomer has not searched yet.
-	ok, at := f.Allowed("solo", start.Add(22*time.Second))
-	if ok {
-		t.Fatal("the client over its share was let in before a waiting newcomer")
-	}
-	if !at.After(start.Add(22 * time.Second)) {
-		t.Fatalf("refused until %v", at.Sub(start))
+	// The newcomer waits (no room); the other, over its share, is refused
+	// until its first 7 leave at 22 s: then the newcomer's share (4) and
+	// a seat (1) fit in what is free.
+	ok, at := f.Allowed("solo", start.Add(21*time.Second))
+	if ok || !at.Equal(start.Add(22*time.Second)) {
+		t.Fatalf("the client over its share beside a waiting newcomer: allowed %v until %v; want refused until 22 s", ok, at.Sub(start))
 	}
 }
 
