@@ -10,31 +10,33 @@ import (
 // clients active now: those that asked for a public search or made one
 // within the shortest window. In a window whose capacity c is the public
 // instances times its Max, among n active clients (the asker counted):
-//   - each one's share is c/(n+1), at least 1: the +1 is a seat kept for
-//     a client that has not come yet;
+//   - a seat of c/(3n), at least 1, is kept free for a client that has
+//     not come yet: a third of the window, shared by the active clients;
+//   - each one's share is the rest split evenly, (c-seat)/n, at least 1;
 //   - a client's first search in the window always goes, so a newcomer
 //     is never turned away while the window has room;
-//   - any other search goes only if it leaves free, after it, what every
-//     other active client needs to reach the asker's level (its use, up
-//     to its share; max-min: nobody overtakes a less served client that
-//     could not catch up), and the seat;
+//   - any other search goes only if it leaves free, after it, what each
+//     less served active client needs to reach the asker's new level (up
+//     to the share: max-min; of a tie, one goes first), and the seat;
 //   - the seat is lent once the window's oldest counted search leaves it
 //     within lend (a quarter of the shortest window unless WithLend says
-//     less): a newcomer then waits at most that long for its first
-//     search, and what frees goes first to the least served.
+//     less): a newcomer then waits at most that long for room, and what
+//     frees goes first to the least served.
 //
 // So no number of clients takes an active client's way to its share, and
-// the window keeps a newcomer's seat whatever they do, until it frees.
-// A refused client is told the earliest time these rules let it in, as
-// the others' use stands now. The operator's own instances are not shared
-// out: a client over its share is still served by them. Fair knows no
-// instance: whether a search it allows fits an instance's own window is
-// the Politeness's to say.
+// the window keeps room for the next one whatever they do, until it
+// frees. A refused client is told the earliest time these rules let it
+// in, as the others' use stands now. The operator's own instances are not
+// shared out: a client over its share is still served by them. Fair knows
+// no instance: whether a search it allows fits an instance's own window
+// is the Politeness's to say.
 //
 // Usage is counted per client in buckets (a tenth of a window each), and
 // for all clients together in the same buckets, so a client costs a few
 // hundred bytes whatever its rate; the count of clients is bounded
-// (maxFairClients), the idlest dropped first.
+// (maxFairClients), the idlest dropped first. The others' use is read
+// again only after a search, a new list of active clients or a bucket's
+// end, so a check costs the active clients' count once per search.
 type Fair struct {
 	base     time.Time
 	windows  []Window
@@ -164,13 +166,13 @@ func (f *Fair) activeLocked(t int64) int {
 }
 
 // levelsLocked brings f.levels up to t: for each window, the use of
-// every active client, sorted. It is counted again only after a Take, a
-// new list of active clients or a bucket boundary.
+// every active client, sorted. It is read again from every client only
+// after a new list of active clients or a bucket's end; a search or a
+// newcomer changes it in place (changeLocked).
 func (f *Fair) levelsLocked(t int64) {
 	for i, w := range f.windows {
 		lv := &f.levels[i]
-		tick := floorDiv(t, int64(w.Per)/fairBuckets)
-		if lv.ok && lv.version == f.version && lv.gen == f.gen && lv.tick == tick {
+		if f.current(i, t) {
 			continue
 		}
 		lv.used = lv.used[:0]
@@ -179,7 +181,7 @@ func (f *Fair) levelsLocked(t int64) {
 			lv.used = append(lv.used, n)
 		}
 		slices.Sort(lv.used)
-		lv.ok, lv.version, lv.gen, lv.tick = true, f.version, f.gen, tick
+		lv.ok, lv.version, lv.gen, lv.tick = true, f.version, f.gen, floorDiv(t, int64(w.Per)/fairBuckets)
 	}
 }
 
@@ -288,9 +290,55 @@ func (f *Fair) Take(client string, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	u := f.seenLocked(client, t)
-	f.count(u, t)
-	f.count(&f.all, t)
+	f.changeLocked(u, t, true, func() {
+		f.count(u, t)
+		f.count(&f.all, t)
+	})
+}
+
+// changeLocked runs change, which changes u's use at t, and counts a new
+// version of the others' use: the levels current at t follow u's change
+// in place (listed: u was in them), the others are read again when next
+// needed.
+func (f *Fair) changeLocked(u *clientUse, t int64, listed bool, change func()) {
+	var buf [4]int
+	from := buf[:0]
+	for i := range f.windows {
+		n := -2 // not current: left to be read again
+		if f.current(i, t) {
+			n = -1 // not in them yet
+			if listed {
+				n, _ = f.used(u, i, t)
+			}
+		}
+		from = append(from, n)
+	}
+	change()
 	f.version++
+	for i, n := range from {
+		if n == -2 {
+			continue
+		}
+		to, _ := f.used(u, i, t)
+		f.levels[i].replace(n, to)
+		f.levels[i].version = f.version
+	}
+}
+
+// current reports whether f.levels[i] holds the active clients' use at t.
+func (f *Fair) current(i int, t int64) bool {
+	lv := &f.levels[i]
+	tick := floorDiv(t, int64(f.windows[i].Per)/fairBuckets)
+	return lv.ok && lv.version == f.version && lv.gen == f.gen && lv.tick == tick
+}
+
+// replace changes one use in lv from from (-1: none) to to, kept sorted.
+func (lv *levels) replace(from, to int) {
+	if i, ok := slices.BinarySearch(lv.used, from); ok && from >= 0 {
+		lv.used = slices.Delete(lv.used, i, i+1)
+	}
+	i, _ := slices.BinarySearch(lv.used, to)
+	lv.used = slices.Insert(lv.used, i, to)
 }
 
 // seenLocked returns client's usage, made when it has none, and counts it
@@ -310,9 +358,10 @@ func (f *Fair) seenLocked(client string, t int64) *clientUse {
 		u.last = t
 	}
 	if f.listed && u.gen != f.gen {
-		u.gen = f.gen
-		f.active = append(f.active, u)
-		f.version++
+		f.changeLocked(u, t, false, func() {
+			u.gen = f.gen
+			f.active = append(f.active, u)
+		})
 	}
 	return u
 }

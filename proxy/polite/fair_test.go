@@ -2,6 +2,8 @@ package polite
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -231,5 +233,62 @@ func TestFairShareRefusalSaysTheEarliestTime(t *testing.T) {
 				t.Errorf("lend %v: %s refused at the %v it was told", lend, c, at.Sub(start))
 			}
 		}
+	}
+}
+
+// BenchmarkFairAllowedTake: one search's check and count among many
+// active clients (the others' use is read again after each Take).
+func BenchmarkFairAllowedTake(b *testing.B) {
+	for _, clients := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			start := time.Unix(1_800_000_000, 0)
+			f := NewFair(defaultWindows, func() int { return 1000 }).WithBase(start)
+			names := make([]string, clients)
+			for i := range names {
+				names[i] = fmt.Sprintf("client-%d", i)
+				f.Take(names[i], start)
+			}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				now := start.Add(time.Duration(i) * time.Millisecond % (15 * time.Second))
+				c := names[i%clients]
+				if ok, _ := f.Allowed(c, now); ok {
+					f.Take(c, now)
+				}
+			}
+		})
+	}
+}
+
+// TestFairShareLevelsFollowInPlace: the others' use, changed in place on
+// each search and newcomer, is what reading every active client again
+// gives, through a random run of asks and searches.
+func TestFairShareLevelsFollowInPlace(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	f := NewFair(defaultWindows, func() int { return 2 }).WithBase(start)
+	rng := rand.New(rand.NewPCG(1, 2))
+	now := start
+	for step := range 5000 {
+		now = now.Add(time.Duration(rng.IntN(400)) * time.Millisecond)
+		c := fmt.Sprintf("c%d", rng.IntN(12))
+		if ok, _ := f.Allowed(c, now); ok && rng.IntN(3) > 0 {
+			f.Take(c, now)
+		}
+		tt := int64(now.Sub(f.base))
+		f.mu.Lock()
+		f.levelsLocked(tt)
+		for i := range f.windows {
+			var want []int
+			for _, u := range f.active {
+				n, _ := f.used(u, i, tt)
+				want = append(want, n)
+			}
+			slices.Sort(want)
+			if !slices.Equal(f.levels[i].used, want) {
+				f.mu.Unlock()
+				t.Fatalf("step %d, window %d: levels %v, reading every client gives %v", step, i, f.levels[i].used, want)
+			}
+		}
+		f.mu.Unlock()
 	}
 }
