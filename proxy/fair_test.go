@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/searxgate/searxgate/sim"
 )
 
 // TestThreeClientsShareTheWindow: on 3 public instances (10 searches in
@@ -16,14 +14,8 @@ import (
 // refusal is the client's share with the real time it ends, and then the
 // less served are let in first.
 func TestThreeClientsShareTheWindow(t *testing.T) {
-	e := newEnv(t, Config{Clock: timersOf(quietTimers)},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	search := func(client, q string) error {
-		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
-		return err
-	}
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)}, fastFleet(3)...)
+	search := e.searchAs
 	burst := func(client string, n int) (served int) {
 		for i := range n {
 			err := search(client, fmt.Sprintf("%s %d", client, i))
@@ -85,10 +77,7 @@ func TestThreeClientsShareTheWindow(t *testing.T) {
 // client still gets one; before, the share counted all three instances'
 // windows (6), the greedy client took both and the other got [] ×3.
 func TestAutocompleteSharesAWindowOfOne(t *testing.T) {
-	e := newEnv(t, Config{},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
-		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e := newEnv(t, Config{}, fastFleet(3)...)
 	e.proxy.setCaps(e.urls[0], func(c *Caps) { c.Autocomplete = "duckduckgo" })
 	suggest := func(client, q string) bool {
 		out, err := e.proxy.Autocomplete(WithClient(context.Background(), client), q, "en")
@@ -111,4 +100,10 @@ func TestAutocompleteSharesAWindowOfOne(t *testing.T) {
 	if n := e.fleet.Instances()[0].Truth().Requests; n > 2 {
 		t.Fatalf("the suggesting instance got %d autocompletions, over its 2 in 20 s", n)
 	}
+}
+
+// searchAs searches q as client.
+func (e *testEnv) searchAs(client, q string) error {
+	_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
+	return err
 }
