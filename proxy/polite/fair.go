@@ -254,7 +254,8 @@ func (f *Fair) allows(u *clientUse, t int64, n, pub int) bool {
 // as the others' use stands at t: the rules change only when a bucket
 // (u's or everyone's) leaves a window, or lend before.
 func (f *Fair) nextLocked(u *clientUse, t int64, n, pub int) int64 {
-	var at []int64
+	var buf [2 * 2 * 2 * fairSlots]int64 // two windows' times, on the stack
+	at := buf[:0]
 	for i, w := range f.windows {
 		width := int64(w.Per) / fairBuckets
 		for _, x := range []*clientUse{u, &f.all} {
