@@ -107,3 +107,68 @@ func (e *testEnv) searchAs(client, q string) error {
 	_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
 	return err
 }
+
+// TestAWaitingNewcomerIsServedFirst: with the window full and its seat
+// lent to the client that holds it, a newcomer waits in the queue and
+// gets the first slot that frees, before an older waiter of that client.
+func TestAWaitingNewcomerIsServedFirst(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers)}, fastFleet(3)...)
+	burst := func(at string, n int) {
+		for i := range n {
+			if err := e.searchAs("A", fmt.Sprintf("A %s %d", at, i)); err != nil {
+				t.Fatalf("A's search %d at %s: %v", i, at, err)
+			}
+		}
+	}
+	burst("0 s", 20)
+	// At 20 s the seat is lent (the burst leaves the share's window at
+	// 22 s); A fills the instances until 20.5 s.
+	e.clock.Advance(20 * time.Second)
+	burst("20 s", 10)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a failsafe
+	defer cancel()
+	wait := func(client string, queued int) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.proxy.Search(ctx, Request{Query: client + " waits", PageNo: 1, Format: FormatJSON, Client: client})
+			done <- err
+		}()
+		for e.proxy.queue.Len() < queued {
+			select {
+			case err := <-done:
+				t.Fatalf("%s's search did not wait: %v", client, err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return done
+	}
+	a := wait("A", 1)
+	b := wait("B", 2)
+	e.clock.Advance(time.Second) // the first searches leave the instances' windows
+	e.proxy.dispatch()
+	// Twenty slots freed; the older waiter, over its share, still waits.
+	if n := e.proxy.queue.Len(); n != 1 {
+		t.Fatalf("%d searches wait after the slots freed, want 1 (A's)", n)
+	}
+	select {
+	case err := <-b:
+		if err != nil {
+			t.Fatalf("the newcomer: %v", err)
+		}
+	case err := <-a:
+		t.Fatalf("the client holding the window was served first (%v)", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the newcomer was not served")
+	}
+	// At 23 s its burst has left the window: it is served in its turn.
+	e.clock.Advance(2 * time.Second)
+	e.proxy.dispatch()
+	select {
+	case err := <-a:
+		if err != nil {
+			t.Fatalf("the client once its burst left the window: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the client was not served once its burst left the window")
+	}
+}
