@@ -177,3 +177,24 @@ func nonEmpty(in []string) []string {
 	}
 	return out
 }
+
+// publicSuggesters counts the public instances, not disabled, whose terms
+// name an autocompletion backend and do not bar searxgate: what
+// autocompletion's windows add up over, for the clients' shares of them.
+func (g *registry) publicSuggesters() int {
+	n := 0
+	offersNone := func(inst string) bool {
+		r := g.get(inst)
+		if r == nil {
+			return true
+		}
+		c := r.terms()
+		return c.Autocomplete == "" || r.barredBy(c)
+	}
+	for _, f := range g.pool.FreeAt(offersNone) {
+		if !f.Own {
+			n++
+		}
+	}
+	return n
+}

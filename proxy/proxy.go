@@ -411,7 +411,9 @@ func New(cfg Config) (*Proxy, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	recs := newRegistry()
 	// The windows count from the proxy's clock (fake in tests), and each
-	// instance's live in its record.
+	// instance's live in its record. Autocompletion's windows add up over
+	// the public instances that suggest; a search's newcomer waits at
+	// most half a deadline for its seat in the fair share.
 	base := cfg.Clock.Now()
 	p := &Proxy{
 		cfg:  cfg,
@@ -419,8 +421,8 @@ func New(cfg Config) (*Proxy, error) {
 
 		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
 		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
-		acFair:   polite.NewFair(cfg.AutocompleteBudget, cfg.Pool.PublicLen).WithBase(base),
-		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base),
+		acFair:   polite.NewFair(cfg.AutocompleteBudget, recs.publicSuggesters).WithBase(base),
+		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base).WithLend(cfg.Deadline / 2),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
 		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),

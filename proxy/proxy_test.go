@@ -742,7 +742,7 @@ func TestAutocompleteSharesThePublicBudget(t *testing.T) {
 		return err == nil && len(out) > 0
 	}
 	// 3 instances × 2 per 20 s = 6; alone, a client may take all but a
-	// third.
+	// newcomer's seat (a third).
 	greedy := 0
 	for _, q := range []string{"ta", "tb", "tc", "td", "te", "tf"} {
 		if suggest("greedy", q) {
@@ -752,7 +752,16 @@ func TestAutocompleteSharesThePublicBudget(t *testing.T) {
 	if greedy != 4 {
 		t.Fatalf("the greedy client got %d of 6 suggestions, want its share of 4", greedy)
 	}
-	if !suggest("other", "ua") || !suggest("other", "ub") {
+	// Beside it, another client's first suggestion goes at once; its
+	// second would take the seat kept for a third client, who then gets
+	// one too.
+	if !suggest("other", "ua") {
 		t.Fatal("another client found no room left beside the greedy one")
+	}
+	if suggest("other", "ub") {
+		t.Fatal("the second client took the seat kept for a third")
+	}
+	if !suggest("third", "va") {
+		t.Fatal("a third client found no room left")
 	}
 }

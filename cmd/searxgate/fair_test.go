@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -117,4 +119,88 @@ func TestSlowInstanceDoesNotHoldFanout(t *testing.T) {
 	}
 	waitQuiet(t, g)
 	allClosed(t, g, "after fan-outs with a slow instance")
+}
+
+// TestThreeClientsShareTheWindow: behind a trusted proxy, three client
+// addresses that each send a burst, one after another, on 3 public
+// instances (30 searches in 20 s) each get part of the window (before,
+// two took it all: A 20, B 10, C 5 × 503); every refusal is a 503 with a
+// Retry-After from the time the client's share frees (within the
+// window's 20 s and its bucket).
+func TestThreeClientsShareTheWindow(t *testing.T) {
+	f, g := healthyFleet(t, 3, sim.Config{}, "--trust-proxy", "127.0.0.1", "--client-rate", "120", "--client-burst", "60")
+	burst := func(client string, n int) (ok int) {
+		out := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				q := url.QueryEscape(fmt.Sprintf("%s burst %d", client, i))
+				out[i] = g.get(t, "/search?format=json&q="+q, map[string]string{"X-Forwarded-For": client})
+			})
+		}
+		wg.Wait()
+		for i, a := range out {
+			if a.status == 200 {
+				ok++
+				continue
+			}
+			ra, err := strconv.Atoi(a.header.Get("Retry-After"))
+			if a.status != 503 || err != nil || ra < 1 || ra > 22 || !json.Valid(a.body) {
+				t.Errorf("%s's search %d: %d, Retry-After %q: %s; want 200, or 503 in JSON with the share's end", client, i, a.status, a.header.Get("Retry-After"), a.body)
+			}
+		}
+		return ok
+	}
+	a := burst("203.0.113.7", 25)
+	b := burst("198.51.100.9", 10)
+	c := burst("192.0.2.33", 5)
+	t.Logf("A, B, C answered %d, %d, %d", a, b, c)
+	// By the rule: A 20 (all but a seat of a third), B 5 (a seat of 5
+	// kept for a third client), C 2 (a seat of 3 kept). Concurrent
+	// searches of one client may pass its check together: A may get a
+	// little more, and B a little less.
+	if a > 22 || b < 3 || c < 2 || a+b+c > 30 {
+		t.Errorf("A, B, C answered %d, %d, %d; want about 20, 5, 2 (A at most 22, B at least 3, C at least 2)", a, b, c)
+	}
+	for id, tr := range f.Truth() {
+		if tr.Searches > 10 {
+			t.Errorf("%s saw %d searches in under 20 s, budget 10", id, tr.Searches)
+		}
+	}
+}
+
+// TestAutocompleteLeavesAnotherClientSuggestions: of three public
+// instances one suggests (2 in 20 s); a greedy client's suggestions leave
+// another client one (before: B got [] ×3 after A's two).
+func TestAutocompleteLeavesAnotherClientSuggestions(t *testing.T) {
+	cfg := sim.Config{Instances: []sim.InstanceConfig{{ID: "suggests", Behaviour: sim.Fast, Latency: 20 * time.Millisecond, JSON: true, Autocomplete: "duckduckgo"}}}
+	_, g := healthyFleet(t, 2, cfg, "--trust-proxy", "127.0.0.1")
+	// The instances' terms are read at start: /config then names the
+	// backend.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(g.get(t, "/config", nil).body), `"autocomplete":"duckduckgo"`); {
+		if time.Now().After(deadline) {
+			t.Fatal("the suggesting instance's terms were not read within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	suggested := func(client string, qs ...string) (n int) {
+		for _, q := range qs {
+			a := g.get(t, "/autocompleter?q="+q, map[string]string{"X-Forwarded-For": client})
+			var v []json.RawMessage
+			var list []string
+			if a.status != 200 || json.Unmarshal(a.body, &v) != nil || len(v) != 2 || json.Unmarshal(v[1], &list) != nil {
+				t.Fatalf("%s /autocompleter?q=%s: %d %s", client, q, a.status, a.body)
+			}
+			if len(list) > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	if got := suggested("203.0.113.7", "aa", "ab", "ac"); got != 1 {
+		t.Errorf("the greedy client got suggestions %d times of 3, want 1 (a seat kept)", got)
+	}
+	if got := suggested("198.51.100.9", "ba", "bb", "bc"); got < 1 {
+		t.Errorf("the second client got no suggestion beside a greedy one")
+	}
 }

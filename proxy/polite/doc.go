@@ -3,7 +3,8 @@
 //   - Politeness: how many searches each instance may get, in sliding
 //     windows below SearXNG's limiter, per class of instance.
 //   - ExtraBudget: how many searches hedges and retries may add.
-//   - Fair: each client's share of the public budget.
+//   - Fair: each client's share of the public budget among the clients
+//     active now, and a seat kept for the next one (fair.go).
 //   - Queue: the searches waiting for a slot, bounded, served by turns of
 //     client.
 //   - Slot: when the first slot a waiter may use frees.
