@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"sync"
 
 	"github.com/searxgate/searxgate/results"
@@ -8,8 +9,11 @@ import (
 
 // flights coalesces identical searches in flight at the same time: the
 // first caller of a key runs the search, the others wait for its answer.
+// A search runs as long as one of its callers still waits for it: when the
+// last has gone, it is cancelled (waiting for a slot, or asking upstream),
+// so nobody's gone search holds a slot, a budget or an instance.
 type flights struct {
-	mu sync.Mutex // guards m
+	mu sync.Mutex // guards m and every flight's waiting and cancel
 	m  map[string]*flight
 }
 
@@ -22,6 +26,11 @@ type flight struct {
 	// later by its leader's Results, so followers never read it.
 	results *results.Page
 	dups    int // callers that joined, guarded by flights.mu
+	// waiting counts the callers still waiting (the leader's own and
+	// those that joined); cancel ends the search, called when waiting
+	// falls to 0. Both guarded by flights.mu.
+	waiting int
+	cancel  context.CancelFunc
 }
 
 // join returns the flight for key and whether the caller is its leader
@@ -34,11 +43,34 @@ func (f *flights) join(key string) (*flight, bool) {
 	}
 	if fl, ok := f.m[key]; ok {
 		fl.dups++
+		fl.waiting++
 		return fl, false
 	}
-	fl := &flight{done: make(chan struct{})}
+	fl := &flight{done: make(chan struct{}), waiting: 1}
 	f.m[key] = fl
 	return fl, true
+}
+
+// arm gives fl the cancel of its search; called by the leader once, before
+// it searches. A flight whose callers all left before is cancelled at once.
+func (f *flights) arm(fl *flight, cancel context.CancelFunc) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl.cancel = cancel
+	if fl.waiting <= 0 {
+		cancel()
+	}
+}
+
+// leave is a caller of fl no longer waiting (its context ended); the last
+// to leave cancels the search.
+func (f *flights) leave(fl *flight) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl.waiting--
+	if fl.waiting <= 0 && fl.cancel != nil {
+		fl.cancel()
+	}
 }
 
 // finish publishes the leader's answer to everyone waiting on key.

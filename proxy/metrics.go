@@ -45,7 +45,7 @@ func (h *Histogram) Count() uint64 { return h.n.Load() }
 func (h *Histogram) Sum() float64 { return float64(h.sumNS.Load()) / 1e9 }
 
 // searchOutcomes are the ways a client search ends, as metrics count them.
-var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "failed", "limited"}
+var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "failed", "limited", "cancelled"}
 
 // SearchOutcomes returns the ways a client search ends (a copy).
 func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }

@@ -628,6 +628,7 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 		select {
 		case <-fl.done:
 		case <-ctx.Done():
+			p.flights.leave(fl)
 			return nil, ctx.Err()
 		}
 		var limited *LimitedError
@@ -650,9 +651,11 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 // leader ended without an answer or an error (it panicked).
 var errLeaderFailed = &NoAnswerError{Why: StopLeaderFailed}
 
-// lead runs a search others may join. It runs on a context only the
-// search's deadline ends: its own client going away must not fail the
-// others waiting on it. Their answer is published however it ends.
+// lead runs a search others may join. It runs on a context of its own,
+// ended by the search's deadline or when every caller waiting for it has
+// gone (flights.leave): its own client going away must not fail the
+// others waiting on it, and a search nobody waits for stops. Their answer
+// is published however it ends.
 func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start time.Time, fl *flight, stale Cached, hit bool) (res *Response, err error) {
 	defer func() {
 		if res == nil && err == nil {
@@ -660,7 +663,11 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		}
 		p.flights.finish(key.plain, fl, res, err)
 	}()
-	lctx := context.WithoutCancel(ctx)
+	lctx, cancelAll := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelAll()
+	p.flights.arm(fl, cancelAll)
+	gone := context.AfterFunc(ctx, func() { p.flights.leave(fl) })
+	defer gone()
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		lctx, cancel = context.WithDeadline(lctx, d)
@@ -688,6 +695,8 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 	switch {
 	case err != nil && (limitedErr(err) || shareRefused(err)):
 		p.metrics.search("limited", elapsed) // the client's own limit or share: no search failed
+	case errors.Is(err, context.Canceled):
+		p.metrics.search("cancelled", elapsed) // every caller went away: nobody's failure
 	case err != nil:
 		p.metrics.search("failed", elapsed)
 	case res.Stale:

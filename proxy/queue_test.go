@@ -530,3 +530,64 @@ func TestSecondOpinionsAreChargedToTheClient(t *testing.T) {
 		t.Fatalf("the client was charged %d times for 3 upstream searches, want 3", n)
 	}
 }
+
+// TestAQueuedSearchNobodyWaitsForStops: a search waiting for a slot whose
+// one caller goes away leaves the queue at once (no answer, no slot held
+// later for nobody); one that another caller still waits for goes on until
+// that caller leaves too.
+func TestAQueuedSearchNobodyWaitsForStops(t *testing.T) {
+	e, held := oneSlotHeld(t, Config{Clock: timersOf(quietTimers), Budget: []Window{}})
+	req := Request{Query: "nobody waits", PageNo: 1, Format: FormatJSON}
+	ctx, leave := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := e.proxy.Search(ctx, req); done <- err }()
+	waitFor(t, "the search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 1 })
+	leave()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the search whose caller left: %v, want context.Canceled", err)
+	}
+	waitFor(t, "the queue empty", func() bool { return e.proxy.queue.Len() == 0 })
+	if n := e.proxy.Metrics().Searches()["cancelled"]; n != 1 {
+		t.Fatalf("searches counted cancelled: %d, want 1", n)
+	}
+
+	// Two callers of one search: the first leaving does not end it.
+	req.Query = "two wait"
+	first, leaveFirst := context.WithCancel(context.Background())
+	second, leaveSecond := context.WithCancel(context.Background())
+	firstDone, secondDone := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := e.proxy.Search(first, req); firstDone <- err }()
+	waitFor(t, "the search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 1 })
+	go func() { _, err := e.proxy.Search(second, req); secondDone <- err }()
+	waitFor(t, "the second caller joined", func() bool {
+		e.proxy.flights.mu.Lock()
+		defer e.proxy.flights.mu.Unlock()
+		fl := e.proxy.flights.m[req.Key()]
+		return fl != nil && fl.waiting == 2
+	})
+	leaveFirst()
+	waitFor(t, "the first caller counted gone", func() bool {
+		e.proxy.flights.mu.Lock()
+		defer e.proxy.flights.mu.Unlock()
+		fl := e.proxy.flights.m[req.Key()]
+		return fl != nil && fl.waiting == 1
+	})
+	if d := e.proxy.queue.Len(); d != 1 {
+		t.Fatalf("queue length %d with the second caller still waiting, want the search still queued", d)
+	}
+	select {
+	case err := <-secondDone:
+		t.Fatalf("the second caller's search ended when the first left: %v", err)
+	default:
+	}
+	leaveSecond()
+	for name, done := range map[string]chan error{"first": firstDone, "second": secondDone} {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the %s caller: %v, want context.Canceled", name, err)
+		}
+	}
+	e.free(held)
+	if n := e.searches(0); n != 0 {
+		t.Fatalf("%d upstream searches for callers that had gone, want 0", n)
+	}
+}
