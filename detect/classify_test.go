@@ -117,7 +117,9 @@ var classifyCases = []struct {
 	{"searxng/a-search-html-external-bang.txt", "html", "!!g foo bar", Redirect, ExternalBang, 0, -1},
 	{"searxng/a-search-html-external-bang.txt", "html", "foo bar", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-html-feeling-lucky.txt", "html", "!! foo bar", Redirect, FeelingLucky, 0, -1},
-	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo !!bar", Redirect, ExternalBang, 0, -1},
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo !!ddg", Redirect, ExternalBang, 0, -1},
+	// "!!important" is no bang SearXNG knows: a word, so no redirect's.
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "c++ !!important", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo! bar", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-json-feeling-lucky.txt", "json", "!! foo bar", Soft, EnginesDown, 0, 0},
 	{"extra/redirect-302.txt", "json", "!!g hello", Refused, LimiterRedirect, 0, -1}, // to the instance's front page

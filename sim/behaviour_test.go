@@ -645,7 +645,9 @@ func TestBangAsSearXNG(t *testing.T) {
 		{"!!g !! foo", "https://www.google.com/search?q=foo", false, "foo"},
 		{"!! foo", "", true, "foo"},
 		{"!!zz foo", "", false, "!!zz foo"},
-		{"!! !!zz foo", "", true, "foo"},
+		{"!! !!zz foo", "", true, "!!zz foo"},
+		{"c++ !!important", "", false, "c++ !!important"},
+		{"!!g !!important foo", "https://www.google.com/search?q=%21%21important+foo", false, "!!important foo"},
 		{"plain words", "", false, "plain words"},
 	} {
 		site, lucky, rest := bang(tc.q)

@@ -71,7 +71,7 @@ var bangSites = map[string]string{
 // bang reads SearXNG's redirecting bangs in q: the site an external bang
 // sends to (with the rest of the query), or lucky for a lone "!!"
 // (feeling lucky); rest is the query without them. As in SearXNG, every
-// word is read: the last "!!x" word is the external bang, and a known one
+// word is read: the last known "!!x" word is the external bang, and it
 // wins over "!!" wherever either stands (SearXNG redirects to the bang
 // before it looks for a first result).
 func bang(q string) (site string, lucky bool, rest string) {
@@ -82,8 +82,8 @@ func bang(q string) (site string, lucky bool, rest string) {
 		switch {
 		case w == "!!":
 			lucky = true
-		case strings.HasPrefix(w, "!!"):
-			ext = w[2:]
+		case strings.HasPrefix(w, "!!") && bangSites[strings.ToLower(w[2:])] != "":
+			ext = w[2:] // an unknown one is a word
 		default:
 			plain = append(plain, w)
 		}
