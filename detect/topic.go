@@ -159,28 +159,9 @@ func echoOnly(buf []byte, asked wordSet, words [][]byte, x *results.Result) (boo
 // query's words, stop words and numbers; found is set once it holds a
 // word worth looking for.
 func onlyQueryWords(b []byte, asked wordSet, words [][]byte, found *bool) bool {
-	for len(b) > 0 {
-		// The next word: the run of letters and digits at the start of
-		// rest, once what is neither is skipped.
-		start := 0
-		for start < len(b) {
-			r, n := utf8.DecodeRune(b[start:])
-			if !notWordRune(r) {
-				break
-			}
-			start += n
-		}
-		end := start
-		for end < len(b) {
-			r, n := utf8.DecodeRune(b[end:])
-			if notWordRune(r) {
-				break
-			}
-			end += n
-		}
-		w := b[start:end]
-		b = b[end:]
-		if len(w) == 0 {
+	for {
+		var w []byte
+		if w, b = nextWord(b); w == nil {
 			break
 		}
 		if !*found {
@@ -196,6 +177,32 @@ func onlyQueryWords(b []byte, asked wordSet, words [][]byte, found *bool) bool {
 		}
 	}
 	return true
+}
+
+// nextWord returns the first word of b, the run of letters and digits
+// once what is neither is skipped, and what follows it; nil when b has
+// none.
+func nextWord(b []byte) (w, rest []byte) {
+	start := 0
+	for start < len(b) {
+		r, n := utf8.DecodeRune(b[start:])
+		if !notWordRune(r) {
+			break
+		}
+		start += n
+	}
+	end := start
+	for end < len(b) {
+		r, n := utf8.DecodeRune(b[end:])
+		if notWordRune(r) {
+			break
+		}
+		end += n
+	}
+	if end == start {
+		return nil, nil
+	}
+	return b[start:end], b[end:]
 }
 
 // wordSet is a query's words as a set: a list to walk for a query of a few,

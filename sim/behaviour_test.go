@@ -346,6 +346,26 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("every title reads %v: that is a template, not an echo", titles)
 			}
 		},
+		PartialEchoSpam: func(t *testing.T, in *Instance) {
+			m := get(t, searchURL(in, q, "json"), nil).json(t)
+			res, _ := m["results"].([]any)
+			if m["query"] != q || len(res) != 10 {
+				t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
+			}
+			titles := map[string]bool{}
+			for i, r := range res {
+				r := r.(map[string]any)
+				title, content := r["title"].(string), r["content"].(string)
+				if !strings.HasPrefix(title, "Buy ") || !strings.Contains(title, " cheap — spam ") ||
+					!strings.HasPrefix(content, "Best ") || strings.Contains(title, q) || strings.Contains(content, q) {
+					t.Errorf("result %d: %q / %q; want part of %q in the canned texts", i, title, content, q)
+				}
+				titles[title] = true
+			}
+			if len(titles) != len(res) {
+				t.Errorf("%d distinct titles of %d: the counter makes each its own", len(titles), len(res))
+			}
+		},
 		RedirectOtherHost: func(t *testing.T, in *Instance) {
 			a := get(t, searchURL(in, q, "json"), nil)
 			loc, err := url.Parse(a.header.Get("Location"))

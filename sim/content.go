@@ -242,6 +242,8 @@ func (in *Instance) page(s search) *page {
 			hostile(&r, q, cfg.ID, k)
 		case EchoSpam:
 			echoSpam(&r, q, k)
+		case PartialEchoSpam:
+			partialEchoSpam(&r, q, k)
 		case InvalidUTF8:
 			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
 			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
@@ -271,6 +273,26 @@ func echoSpam(r *result, q string, k int) {
 		r.Title = strings.ToUpper(r.Title)
 	}
 	r.Content = rot(k+1, n) + " " + rot(k, n)
+}
+
+// partialEchoSpam makes r the k-th result of spam that wraps parts of q
+// in one canned text: the title and the snippet each hold a different
+// cut of q's words (all of them for a one-word q), and a counter.
+func partialEchoSpam(r *result, q string, k int) {
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return
+	}
+	cut := func(shift int) string {
+		keep := max(len(words)-1, 1)
+		out := make([]string, 0, keep)
+		for i := range keep {
+			out = append(out, words[(i+shift)%len(words)])
+		}
+		return strings.Join(out, " ")
+	}
+	r.Title = fmt.Sprintf("Buy %s cheap — spam %d", cut(k), k+1)
+	r.Content = fmt.Sprintf("Best %s deals, offer %d", cut(k+1), k+1)
 }
 
 // hostile fills r with markup and dangerous links that still mention the

@@ -1,0 +1,122 @@
+package detect
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/searxgate/searxgate/results"
+)
+
+// TestTemplateSpam: parts of the query wrapped in one canned text with a
+// counter, on more than half of the results, are off topic; the whole
+// query in a canned text (SearXNG's test engine), honest results, and
+// too few canned ones are not.
+func TestTemplateSpam(t *testing.T) {
+	const q = "rust borrow checker"
+	mk := func(n int, title, content func(i int) string) []results.Result {
+		var rs []results.Result
+		for i := range n {
+			rs = append(rs, results.Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
+		}
+		return rs
+	}
+	cuts := []string{"rust borrow", "checker rust", "borrow checker", "Rust Borrow Checker"}
+	spamTitle := func(i int) string { return fmt.Sprintf("Buy %s cheap — spam %d", cuts[i%len(cuts)], i+1) }
+	spamSnippet := func(i int) string { return fmt.Sprintf("Best %s deals, offer %d", cuts[(i+1)%len(cuts)], i+1) }
+	honestTitles := []string{"The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
+		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them"}
+	honest := func(i int) string { return honestTitles[i%len(honestTitles)] }
+	honestSnippet := func(i int) string {
+		return []string{"The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker."}[i%2]
+	}
+	mixed := func(spam int) []results.Result {
+		rs := mk(10, honest, honestSnippet)
+		for i := range spam {
+			rs[i].Title, rs[i].Content = spamTitle(i), spamSnippet(i)
+		}
+		return rs
+	}
+	cases := []struct {
+		name string
+		rs   []results.Result
+		want bool
+	}{
+		{"partial-echo spam", mk(10, spamTitle, spamSnippet), true},
+		{"six of ten", mixed(6), true},
+		{"half", mixed(5), false},
+		{"whole query, canned", mk(10, func(i int) string { return fmt.Sprintf("Buy rust borrow checker cheap — spam %d", i) },
+			func(i int) string { return fmt.Sprintf("Best rust borrow checker deals, offer %d", i) }), false},
+		{"test engine", mk(10, func(i int) string { return fmt.Sprintf("Result %d for rust borrow checker", i+1) },
+			func(i int) string { return fmt.Sprintf("Fake backend snippet %d: the words were rust, borrow, checker", i+1) }), false},
+		{"honest", mk(10, honest, honestSnippet), false},
+		{"no snippet", mk(10, spamTitle, func(int) string { return "" }), false},
+		{"too few", mk(TemplateMin-1, spamTitle, spamSnippet), false},
+	}
+	for _, tc := range cases {
+		if got := templateSpam(queryWords(q), matchWords(queryWords(q)), tc.rs); got != tc.want {
+			t.Errorf("%s: templateSpam %v, want %v", tc.name, got, tc.want)
+		}
+		v := judge(ParseQuery(q), &results.Page{Query: q, Results: tc.rs}, nil)
+		if off := v.Kind == Soft && v.Reason == OffTopic; off != tc.want {
+			t.Errorf("%s: judged %s/%s, want off topic %v", tc.name, v.Kind, v.Reason, tc.want)
+		}
+	}
+}
+
+// queryInCommand reads the q a capture's curl command asked.
+var queryInCommand = regexp.MustCompile(`[?&']q=([^&' ]*)`)
+
+// TestTemplateSpamSparesCaptures: every search the real SearXNG captures
+// answered with results (2024 and 2026, ../shared/fixtures) stays on
+// topic, its query as captured.
+func TestTemplateSpamSparesCaptures(t *testing.T) {
+	judged := 0
+	for _, dir := range []string{"../../shared/fixtures/searxng", "../../shared/fixtures/searxng-2026"} {
+		index, err := os.ReadFile(filepath.Join(dir, "INDEX.tsv"))
+		if err != nil {
+			t.Fatalf("the shared captures: %v", err)
+		}
+		for _, line := range strings.Split(string(index), "\n") {
+			file, cmd, ok := strings.Cut(line, "\t")
+			m := queryInCommand.FindStringSubmatch(cmd)
+			if !ok || m == nil || !strings.Contains(file, "search") {
+				continue
+			}
+			q, err := url.QueryUnescape(m[1])
+			if err != nil || strings.TrimSpace(q) == "" {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(dir, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := parseCapture(raw)
+			if err != nil || c.status != 200 {
+				continue
+			}
+			format := "html"
+			if strings.Contains(cmd, "format=json") {
+				format = "json"
+			}
+			v := Classify(answerOf(c, format, q))
+			if v.Results == nil || len(v.Results.Results) == 0 {
+				continue
+			}
+			judged++
+			rs := v.Results.Results
+			if templateSpam(queryWords(q), matchWords(queryWords(q)), rs) || v.Reason == OffTopic {
+				t.Errorf("%s (%q): judged %s/%s, template spam %v", file, q, v.Kind, v.Reason,
+					templateSpam(queryWords(q), matchWords(queryWords(q)), rs))
+			}
+		}
+	}
+	if judged < 10 {
+		t.Fatalf("only %d captures with results judged", judged)
+	}
+	t.Logf("%d captures with results judged", judged)
+}
