@@ -19,21 +19,14 @@ import (
 func TestTemplateSpam(t *testing.T) {
 	const q = "rust borrow checker"
 	mk := func(n int, title, content func(i int) string) []results.Result {
-		var rs []results.Result
-		for i := range n {
-			rs = append(rs, results.Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
-		}
-		return rs
+		return resultsOf(n, "https://shop%d.example/", title, content)
 	}
 	cuts := []string{"rust borrow", "checker rust", "borrow checker", "Rust Borrow Checker"}
 	spamTitle := func(i int) string { return fmt.Sprintf("Buy %s cheap — spam %d", cuts[i%len(cuts)], i+1) }
 	spamSnippet := func(i int) string { return fmt.Sprintf("Best %s deals, offer %d", cuts[(i+1)%len(cuts)], i+1) }
-	honestTitles := []string{"The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
-		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them"}
-	honest := func(i int) string { return honestTitles[i%len(honestTitles)] }
-	honestSnippet := func(i int) string {
-		return []string{"The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker."}[i%2]
-	}
+	honest := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
+		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them")
+	honestSnippet := cycle("The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker.")
 	mixed := func(spam int) []results.Result {
 		rs := mk(10, honest, honestSnippet)
 		for i := range spam {
@@ -52,7 +45,9 @@ func TestTemplateSpam(t *testing.T) {
 		{"whole query, canned", mk(10, func(i int) string { return fmt.Sprintf("Buy rust borrow checker cheap — spam %d", i) },
 			func(i int) string { return fmt.Sprintf("Best rust borrow checker deals, offer %d", i) }), false},
 		{"test engine", mk(10, func(i int) string { return fmt.Sprintf("Result %d for rust borrow checker", i+1) },
-			func(i int) string { return fmt.Sprintf("Fake backend snippet %d: the words were rust, borrow, checker", i+1) }), false},
+			func(i int) string {
+				return fmt.Sprintf("Fake backend snippet %d: the words were rust, borrow, checker", i+1)
+			}), false},
 		{"honest", mk(10, honest, honestSnippet), false},
 		{"no snippet", mk(10, spamTitle, func(int) string { return "" }), false},
 		{"too few", mk(TemplateMin-1, spamTitle, spamSnippet), false},
@@ -120,3 +115,16 @@ func TestTemplateSpamSparesCaptures(t *testing.T) {
 	}
 	t.Logf("%d captures with results judged", judged)
 }
+
+// resultsOf makes n results, the i-th at url (a format of i) with
+// title(i) and content(i).
+func resultsOf(n int, url string, title, content func(i int) string) []results.Result {
+	var rs []results.Result
+	for i := range n {
+		rs = append(rs, results.Result{URL: fmt.Sprintf(url, i), Title: title(i), Content: content(i)})
+	}
+	return rs
+}
+
+// cycle gives ss in turn.
+func cycle(ss ...string) func(int) string { return func(i int) string { return ss[i%len(ss)] } }

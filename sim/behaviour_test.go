@@ -68,6 +68,19 @@ func TestBehaviours(t *testing.T) {
 		}
 		onTopic(t, a.json(t), q, in.ID(), 10)
 	}
+	// spamResults are the 10 results a spam instance answers q with.
+	spamResults := func(t *testing.T, in *Instance) []map[string]any {
+		m := get(t, searchURL(in, q, "json"), nil).json(t)
+		res, _ := m["results"].([]any)
+		if m["query"] != q || len(res) != 10 {
+			t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
+		}
+		out := make([]map[string]any, len(res))
+		for i, r := range res {
+			out[i] = r.(map[string]any)
+		}
+		return out
+	}
 	rateLimited := func(t *testing.T, in *Instance) (answer, answer) {
 		first := get(t, searchURL(in, q, "json"), nil)
 		second := get(t, searchURL(in, q, "json"), nil)
@@ -323,14 +336,8 @@ func TestBehaviours(t *testing.T) {
 			}
 		},
 		EchoSpam: func(t *testing.T, in *Instance) {
-			m := get(t, searchURL(in, q, "json"), nil).json(t)
-			res, _ := m["results"].([]any)
-			if m["query"] != q || len(res) != 10 {
-				t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
-			}
 			titles := map[string]bool{}
-			for i, r := range res {
-				r := r.(map[string]any)
+			for i, r := range spamResults(t, in) {
 				title, content, u := r["title"].(string), r["content"].(string), r["url"].(string)
 				for _, w := range strings.Fields(strings.ToLower(title + " " + content)) {
 					if !slices.Contains(strings.Fields(q), w) {
@@ -347,14 +354,9 @@ func TestBehaviours(t *testing.T) {
 			}
 		},
 		PartialEchoSpam: func(t *testing.T, in *Instance) {
-			m := get(t, searchURL(in, q, "json"), nil).json(t)
-			res, _ := m["results"].([]any)
-			if m["query"] != q || len(res) != 10 {
-				t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
-			}
+			res := spamResults(t, in)
 			titles := map[string]bool{}
 			for i, r := range res {
-				r := r.(map[string]any)
 				title, content := r["title"].(string), r["content"].(string)
 				if !strings.HasPrefix(title, "Buy ") || !strings.Contains(title, " cheap — spam ") ||
 					!strings.HasPrefix(content, "Best ") || strings.Contains(title, q) || strings.Contains(content, q) {

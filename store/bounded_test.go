@@ -26,23 +26,11 @@ func TestCacheFileBoundedUnderLargeFlushes(t *testing.T) {
 		var cost int64
 		for cost < maxBytes {
 			i++
-			key := make([]byte, 32)
-			for j := range key {
-				key[j] = byte(r.Uint32())
-			}
-			e := CacheEntry{Key: string(key), Source: "https://a.example/",
-				Value: make([]byte, 2000+r.IntN(40000)), StoredAt: t0.Add(time.Duration(i) * time.Second)}
+			e := randomEntry(r, i, 2000, 40000)
 			cost += entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
 			b.Cache = append(b.Cache, e)
 		}
-		if err := s.WriteBatch(b); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		biggest = max(biggest, fi.Size())
+		biggest = max(biggest, writeAndMeasure(t, s, path, b))
 	}
 	limit := int64(maxBytes + maxBytes/4 + allocSize + 1<<20)
 	if biggest > limit {
@@ -57,4 +45,28 @@ func TestCacheFileBoundedUnderLargeFlushes(t *testing.T) {
 		t.Fatalf("the cache counts %d bytes, over its bound", size)
 	}
 	t.Logf("%d entries written, %d compactions, largest file %d bytes", i, s.compactions, biggest)
+}
+
+// randomEntry is the i-th of a stream of cache entries: a random 32-byte
+// key, a value of size to size+spread bytes, stored i seconds after t0.
+func randomEntry(r *rand.Rand, i, size, spread int) CacheEntry {
+	key := make([]byte, 32)
+	for j := range key {
+		key[j] = byte(r.Uint32())
+	}
+	return CacheEntry{Key: string(key), Source: "https://a.example/",
+		Value: make([]byte, size+r.IntN(spread)), StoredAt: t0.Add(time.Duration(i) * time.Second)}
+}
+
+// writeAndMeasure writes b and returns the size of the file at path.
+func writeAndMeasure(t *testing.T, s *Store, path string, b Batch) int64 {
+	t.Helper()
+	if err := s.WriteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

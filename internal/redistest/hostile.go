@@ -3,7 +3,6 @@ package redistest
 import (
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -23,52 +22,17 @@ type Hostile struct {
 // command with its reply, and drops connections while that is nil.
 func HostileProxy(t testing.TB, s *Server) *Hostile {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addr := ""
+	if s != nil {
+		addr = s.Addr()
 	}
-	h := &Hostile{ln: ln}
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards conns
-	var conns []net.Conn
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
+	h := &Hostile{}
+	h.ln = proxyTo(t, addr, func(cl, up net.Conn, spawn func(func())) {
+		spawn(func() { h.serve(cl, up) })
+		if up != nil {
+			spawn(func() { _, _ = io.Copy(cl, up); _ = cl.Close() })
 		}
-		mu.Unlock()
-		wg.Wait()
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			cl, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var up net.Conn
-			if s != nil {
-				if up, err = net.Dial("tcp", s.Addr()); err != nil {
-					_ = cl.Close()
-					continue
-				}
-			}
-			mu.Lock()
-			conns = append(conns, cl)
-			if up != nil {
-				conns = append(conns, up)
-			}
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); h.serve(cl, up) }()
-			if up != nil {
-				wg.Add(1)
-				go func() { defer wg.Done(); _, _ = io.Copy(cl, up); _ = cl.Close() }()
-			}
-		}
-	}()
 	return h
 }
 
