@@ -6,83 +6,144 @@ import (
 	"github.com/searxgate/searxgate/results"
 )
 
-// templateSpam reports whether results are spam that wraps parts of the
+// templateSpam reports whether results are spam that wraps cuts of the
 // query in one canned text with a counter: "Buy rust borrow cheap —
-// spam 1", "Buy checker rust cheap — spam 2", each with the snippet
-// "Best rust deals, offer N". templated misses it (each title differs by
-// its counter), echoes too (the canned words are not the query's). Each
-// result's title and snippet are reduced to their skeleton: their folded
-// words but the query's, stop words and numbers. Off topic: more than
-// half of the results, and at least TemplateMin, share one skeleton pair,
-// neither empty, and a title or a snippet among them lacks a word of the
-// query. Honest results have titles and snippets of their own.
-// Not caught: a canned text around the whole query on every result
-// ("Result N for <q>"), which is what SearXNG's own test engine answers,
-// the real captures' results (see TestTemplateSpamSparesCaptures).
-// words are asked's worth looking for (matchWords).
+// spam 1" / "Best checker deals, offer 1", "Buy checker rust cheap —
+// spam 2" / "Best borrow deals, offer 2". templated misses it (each title
+// differs by its counter), echoes too (the canned words are not the
+// query's). Each result's title and snippet are reduced to their
+// skeleton: their folded words but the query's, stop words and numbers.
+// Off topic: more than half of the results, and at least TemplateMin,
+// share one skeleton pair, neither empty, and the query's words they hold
+// are not the same in each: a generator cutting the query differently
+// every time. An honest series ("Go generics, part 3: ...") or SearXNG's
+// own test engine ("Result 3 for hello world"), the real captures'
+// results (TestTemplateSpamSparesCaptures), hold the same words in every
+// result, and are spared; so is spam with the same cut on every result.
+// words are asked's worth looking for (matchWords). Titles are read
+// first, snippets only when most titles share a skeleton; skeletons are
+// compared by a 64-bit hash. It allocates nothing for results of usual
+// sizes.
 func templateSpam(asked []string, words [][]byte, rs []results.Result) bool {
 	n := len(rs)
-	if n < TemplateMin || len(asked) == 0 {
+	if n < TemplateMin || n > results.MaxResults || len(asked) == 0 {
 		return false
 	}
 	in := newWordSet(asked)
-	type group struct {
-		n       int
-		partial bool // a title or snippet of the group lacks one of words
-	}
-	groups := make(map[string]group, n)
-	var buf, title, snippet []byte
-	for i := range rs {
-		x := &rs[i]
-		var held [2]int // the words the title holds, and the snippet
-		for f, text := range [2]string{x.Title, x.Content} {
-			buf = appendFold(buf[:0], text)
-			for _, w := range words {
-				if bytes.Contains(buf, w) {
-					held[f]++
-				}
-			}
-		}
-		if held[0]+held[1] == 0 {
-			continue
-		}
-		title = skeleton(title[:0], in, x.Title)
-		snippet = skeleton(snippet[:0], in, x.Content)
-		if len(title) == 0 || len(snippet) == 0 {
-			continue
-		}
-		key := string(title) + "\x00" + string(snippet)
-		g := groups[key]
-		g.n++
-		g.partial = g.partial || held[0] < len(words) || held[1] < len(words)
-		groups[key] = g
-	}
 	need := max(n/2+1, TemplateMin)
-	for _, g := range groups {
-		if g.n >= need && g.partial {
-			return true
+	var scratch [512]byte
+	var title, held [results.MaxResults]uint64
+	for i := range rs {
+		title[i], held[i] = skeletonHash(scratch[:0], in, words, rs[i].Title)
+	}
+	t, ok := majority(title[:n], need)
+	if !ok {
+		return false
+	}
+	// The snippets' words first (folding is cheaper than the skeleton):
+	// a series holds the same words in every result and stops here.
+	first, varying := uint64(0), false
+	for i := range rs {
+		if title[i] != t {
+			continue
+		}
+		_, h := foldHeld(scratch[:0], words, rs[i].Content)
+		held[i] |= h << 32
+		if first == 0 {
+			first = held[i]
+		}
+		varying = varying || held[i] != first
+	}
+	if !varying {
+		return false
+	}
+	var snippet [results.MaxResults]uint64
+	for i := range rs {
+		if title[i] == t && held[i] != 0 { // a result without a word of the query is in no group
+			snippet[i], _ = skeletonHash(scratch[:0], in, words, rs[i].Content)
 		}
 	}
-	return false
+	sn, ok := majority(snippet[:n], need)
+	if !ok {
+		return false
+	}
+	first, varying = 0, false
+	for i := range rs {
+		if title[i] == t && snippet[i] == sn {
+			if first == 0 {
+				first = held[i]
+			}
+			varying = varying || held[i] != first
+		}
+	}
+	return varying
 }
 
-// skeleton appends to dst the folded words of text that are neither the
-// query's (in), nor stop words, nor numbers, one space apart.
-func skeleton(dst []byte, in wordSet, text string) []byte {
-	var scratch [256]byte
-	b := appendFold(scratch[:0], text)
+// majority returns the value, not 0, that at least need of hs hold, when
+// one does (need is more than half of them): Boyer and Moore's vote,
+// then a count.
+func majority(hs []uint64, need int) (uint64, bool) {
+	var cand uint64
+	votes := 0
+	for _, h := range hs {
+		switch {
+		case votes == 0:
+			cand, votes = h, 1
+		case h == cand:
+			votes++
+		default:
+			votes--
+		}
+	}
+	if cand == 0 {
+		return 0, false
+	}
+	count := 0
+	for _, h := range hs {
+		if h == cand {
+			count++
+		}
+	}
+	return cand, count >= need
+}
+
+// skeletonHash folds text into buf and returns the hash (FNV-1a, never
+// 0) of its skeleton, its words but the query's (in), stop words and
+// numbers, 0 for an empty skeleton; and which of words (the first 32) it
+// holds, bit j for words[j].
+func skeletonHash(buf []byte, in wordSet, words [][]byte, text string) (hash, held uint64) {
+	b, held := foldHeld(buf, words, text)
+	const offset, prime = 14695981039346656037, 1099511628211
+	hash = offset
+	empty := true
 	for {
 		var w []byte
 		if w, b = nextWord(b); w == nil {
 			break
 		}
-		if stopWords[string(w)] || allDigits(w) || in.has(w) {
+		if isStopWord(w) || allDigits(w) || in.has(w) {
 			continue
 		}
-		if len(dst) > 0 {
-			dst = append(dst, ' ')
+		empty = false
+		for _, c := range w {
+			hash = (hash ^ uint64(c)) * prime
 		}
-		dst = append(dst, w...)
+		hash = (hash ^ ' ') * prime
 	}
-	return dst
+	if empty {
+		return 0, held
+	}
+	return max(hash, 1), held
+}
+
+// foldHeld folds text into buf and says which of words (the first 32) it
+// holds, bit j for words[j].
+func foldHeld(buf []byte, words [][]byte, text string) (folded []byte, held uint64) {
+	folded = appendFold(buf, text)
+	for j, w := range words[:min(len(words), 32)] {
+		if bytes.Contains(folded, w) {
+			held |= 1 << j
+		}
+	}
+	return folded, held
 }

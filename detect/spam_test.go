@@ -12,10 +12,11 @@ import (
 	"github.com/searxgate/searxgate/results"
 )
 
-// TestTemplateSpam: parts of the query wrapped in one canned text with a
-// counter, on more than half of the results, are off topic; the whole
-// query in a canned text (SearXNG's test engine), honest results, and
-// too few canned ones are not.
+// TestTemplateSpam: cuts of the query, different in each result, wrapped
+// in one canned text with a counter, on more than half of the results,
+// are off topic; the whole query in a canned text (SearXNG's test
+// engine), a series, the same cut every time, honest results, and too
+// few canned ones are not.
 func TestTemplateSpam(t *testing.T) {
 	const q = "rust borrow checker"
 	mk := func(n int, title, content func(i int) string) []results.Result {
@@ -49,6 +50,10 @@ func TestTemplateSpam(t *testing.T) {
 				return fmt.Sprintf("Fake backend snippet %d: the words were rust, borrow, checker", i+1)
 			}), false},
 		{"honest", mk(10, honest, honestSnippet), false},
+		{"a series", mk(10, func(i int) string { return fmt.Sprintf("Rust borrow checker, part %d: lifetimes", i+1) },
+			func(i int) string { return fmt.Sprintf("The checker explained, part %d.", i+1) }), false},
+		{"the same cut every time", mk(10, func(i int) string { return fmt.Sprintf("Buy rust borrow cheap — spam %d", i) },
+			func(i int) string { return fmt.Sprintf("Best checker deals, offer %d", i) }), false},
 		{"no snippet", mk(10, spamTitle, func(int) string { return "" }), false},
 		{"too few", mk(TemplateMin-1, spamTitle, spamSnippet), false},
 	}
@@ -128,3 +133,31 @@ func resultsOf(n int, url string, title, content func(i int) string) []results.R
 
 // cycle gives ss in turn.
 func cycle(ss ...string) func(int) string { return func(i int) string { return ss[i%len(ss)] } }
+
+// BenchmarkTemplateSpam: the partial-echo rule on the 10 results of
+// BenchmarkClassifyJSON (a series: every title shares one skeleton, so
+// the snippets are read too).
+func BenchmarkTemplateSpam(b *testing.B) {
+	r, err := ParseJSON(tenResultsJSON())
+	if err != nil {
+		b.Fatal(err)
+	}
+	asked := queryWords("golang generics")
+	words := matchWords(asked)
+	b.ReportAllocs()
+	for b.Loop() {
+		if templateSpam(asked, words, r.Results) {
+			b.Fatal("a series judged spam")
+		}
+	}
+}
+
+// TestStopWordsShort: isStopWord looks only at words of four bytes or
+// fewer.
+func TestStopWordsShort(t *testing.T) {
+	for w := range stopWords {
+		if len(w) > 4 || !isStopWord([]byte(w)) {
+			t.Errorf("stop word %q: %d bytes", w, len(w))
+		}
+	}
+}
