@@ -20,7 +20,7 @@ func TestCacheFileBoundedUnderLargeFlushes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var biggest int64
 	i := 0
-	const batches = 10
+	const batches = 6
 	for range batches {
 		var b Batch
 		var cost int64
