@@ -94,8 +94,9 @@ var beyond = []netip.Prefix{
 
 var globalUnicast = netip.MustParsePrefix("2000::/3")
 
-// inSpecial reports whether a (unmapped) is in a special-purpose row or
-// one of beyond, but for the rows judged by the IPv4 address they carry.
+// inSpecial reports whether a is in a special-purpose row or one of
+// beyond. PublicAddr asks it only of addresses unmapped and outside the
+// NAT64 and 6to4 rows, which it judges by their IPv4 address.
 func inSpecial(a netip.Addr) bool {
 	rows := specialV4
 	if a.Is6() {
@@ -105,7 +106,7 @@ func inSpecial(a netip.Addr) bool {
 		}
 	}
 	for _, r := range rows {
-		if r.prefix.Contains(a) && r.prefix != nat64 && r.prefix != sixTo4 {
+		if r.prefix.Contains(a) {
 			return true
 		}
 	}
