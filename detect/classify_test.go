@@ -117,7 +117,9 @@ var classifyCases = []struct {
 	{"searxng/a-search-html-external-bang.txt", "html", "!!g foo bar", Redirect, ExternalBang, 0, -1},
 	{"searxng/a-search-html-external-bang.txt", "html", "foo bar", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-html-feeling-lucky.txt", "html", "!! foo bar", Redirect, FeelingLucky, 0, -1},
-	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo !!bar", Redirect, ExternalBang, 0, -1},
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo !!ddg", Redirect, ExternalBang, 0, -1},
+	// "!!important" is no bang SearXNG knows: a word, so no redirect's.
+	{"searxng/a-search-html-feeling-lucky.txt", "html", "c++ !!important", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-html-feeling-lucky.txt", "html", "foo! bar", Refused, LimiterRedirect, 0, -1},
 	{"searxng/a-search-json-feeling-lucky.txt", "json", "!! foo bar", Soft, EnginesDown, 0, 0},
 	{"extra/redirect-302.txt", "json", "!!g hello", Refused, LimiterRedirect, 0, -1}, // to the instance's front page
@@ -469,5 +471,47 @@ func TestClassifyConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBangRedirectToTheInstanceAddress: an instance on a loopback address
+// that answers a bang with a redirect to itself under another spelling
+// (localhost, [::1], 0.0.0.0, 127.0.0.2, the mapped form) on its own port
+// is refused as its limiter's; a numeric host in a legacy form too; the
+// same spellings on another port, and public hosts, are the bang's.
+func TestBangRedirectToTheInstanceAddress(t *testing.T) {
+	for loc, want := range map[string]Kind{
+		"http://localhost:18881/":           Refused,
+		"http://LOCALHOST.:18881/search":    Refused,
+		"http://searx.localhost:18881/":     Refused,
+		"http://[::1]:18881/":               Refused,
+		"http://0.0.0.0:18881/":             Refused,
+		"http://[::]:18881/":                Refused,
+		"http://127.0.0.2:18881/":           Refused,
+		"http://[::ffff:127.0.0.1]:18881/":  Refused,
+		"http://[::ffff:7f00:1]:18881/":     Refused,
+		"http://2130706433:18881/":          Refused,
+		"http://0x7f.1:18881/":              Refused,
+		"http://127.1/":                     Refused,
+		"http://localhost:18882/":           Redirect,
+		"http://localhost/":                 Redirect, // another port: another site
+		"https://www.google.com/search?q=x": Redirect,
+		"https://deadbeef.example/":         Redirect,
+		"https://add.example/":              Redirect,
+		"https://beef.cafe/":                Redirect,
+		"https://1.1.1.1/":                  Redirect,
+		"http://0177.0.0.1:18881/":          Refused,
+	} {
+		v := Classify(Answer{Status: 302, Header: Headers{"Location": loc}, Format: "html", Query: ParseQuery("!!g foo"),
+			Instance: "http://127.0.0.1:18881/", Now: fixtureNow})
+		if v.Kind != want {
+			t.Errorf("Location %q: %s/%s, want %s", loc, v.Kind, v.Reason, want)
+		}
+	}
+	// A named instance's own address spelled as such is refused too.
+	v := Classify(Answer{Status: 302, Header: Headers{"Location": "https://[2001:db8::7]/"}, Format: "html",
+		Query: ParseQuery("!!g foo"), Instance: "https://[2001:db8:0::7]:443/", Now: fixtureNow})
+	if v.Kind != Refused {
+		t.Errorf("the instance's own IPv6 address in another form: %s", v.Kind)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // query has bang syntax (a word starting with "!!"), and the Location is
 // an absolute http or https URL off the instance (under any of its names:
 // another case, port, trailing dot or subdomain; an address instance by
-// its address and port). Anything else, a
+// its address in any spelling and port, see self.go). Anything else, a
 // redirect to the instance itself or off it for a query without a bang,
 // is the instance's: a limiter redirect, never followed and never passed
 // on, so a hostile instance cannot make searxgate an open redirect.
@@ -34,7 +34,8 @@ func classifyRedirect(a Answer) Verdict {
 	if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return refused
 	}
-	if inst, err := url.Parse(a.Instance); err == nil && inst.Host != "" && (strings.EqualFold(inst.Host, u.Host) || sameSite(inst.Hostname(), u.Hostname())) {
+	if inst, err := url.Parse(a.Instance); err == nil && inst.Host != "" && (strings.EqualFold(inst.Host, u.Host) ||
+		sameSite(inst.Hostname(), u.Hostname()) || toInstanceAddr(inst, u)) {
 		return refused // back to the instance itself, under any of its names: its limiter
 	}
 	return Verdict{Kind: Redirect, Reason: reason, Location: u.String()}

@@ -12,9 +12,12 @@ import (
 // that asks what the syntax says asks a Query; none reads the text again.
 //
 // SearXNG decides some words by the instance's own lists: "!wp" is a bang
-// only where an engine is named so, "!!g" only where that bang is known,
-// ":de" a language only where a locale is. Those lists differ between
-// instances, so every "!x", "!!x" and ":x" word counts as syntax here.
+// only where an engine is named so, ":de" a language only where a locale
+// is. Those lists differ between instances, so every "!x" and ":x" word
+// counts as syntax here. "!!g" is an external bang only where SearXNG's
+// list of them (bangs.go; the same on every instance of a version) knows
+// the name: "c++ !!important" is three plain words to SearXNG, and a
+// redirect answering it is no bang's.
 // "<" and digits is a timeout on every instance.
 //
 // ParseQuery keeps no copy of the text and allocates nothing; a Query is
@@ -57,8 +60,10 @@ func KindOf(word string) WordKind {
 			return WordBang
 		case len(word) == 2:
 			return WordLucky
+		case knownBang(word[2:]):
+			return WordExternalBang
 		}
-		return WordExternalBang
+		return WordPlain // searx/query.py: an external bang SearXNG does not know is a word
 	case ':':
 		return WordLanguage
 	case '<':

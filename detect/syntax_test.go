@@ -13,19 +13,22 @@ func TestKindOf(t *testing.T) {
 	cases := map[string]WordKind{
 		"hello": WordPlain, "2+3": WordPlain, "?what": WordPlain, "foo!": WordPlain, "a<6": WordPlain,
 		"!": WordPlain, ":": WordPlain, "<": WordPlain,
-		"!!":     WordLucky,
-		"!!g":    WordExternalBang,
-		"!!!":    WordExternalBang, // searx/query.py: "!!" and more is an external bang
-		"!fb":    WordBang,
-		"!wp":    WordBang,
-		":de":    WordLanguage,
-		":en_US": WordLanguage,
-		"<3":     WordTimeout,
-		"<850":   WordTimeout,
-		"<6s":    WordPlain, // not digits: SearXNG searches the word
-		"<-6":    WordPlain,
-		"<+6":    WordPlain,
-		"<6.5":   WordPlain,
+		"!!":          WordLucky,
+		"!!g":         WordExternalBang,
+		"!!G":         WordExternalBang, // lowercased, as SearXNG does
+		"!!ddg":       WordExternalBang,
+		"!!!":         WordPlain, // searx/query.py: "!!" and a name SearXNG's bangs do not hold is a word
+		"!!important": WordPlain,
+		"!fb":         WordBang,
+		"!wp":         WordBang,
+		":de":         WordLanguage,
+		":en_US":      WordLanguage,
+		"<3":          WordTimeout,
+		"<850":        WordTimeout,
+		"<6s":         WordPlain, // not digits: SearXNG searches the word
+		"<-6":         WordPlain,
+		"<+6":         WordPlain,
+		"<6.5":        WordPlain,
 	}
 	for w, want := range cases {
 		if got := KindOf(w); got != want {
@@ -70,7 +73,10 @@ func TestQueryBang(t *testing.T) {
 	}{
 		{"foo bar", "", "", false},
 		{"!!g foo bar", ExternalBang, "g", false},
-		{"foo !!bar", ExternalBang, "bar", false},
+		{"foo !!w", ExternalBang, "w", false},
+		{"c++ !!important", "", "", false},
+		{"!!g !!important foo", ExternalBang, "g", false},
+		{"!!important !! foo", FeelingLucky, "", true},
 		{"!! foo bar", FeelingLucky, "", true},
 		{"foo !!", FeelingLucky, "", true},
 		{"foo! bar", "", "", false},
@@ -176,7 +182,7 @@ var kindPatterns = []struct {
 }{
 	{regexp.MustCompile(`^<[0-9]+$`), WordTimeout},
 	{regexp.MustCompile(`^:.`), WordLanguage},
-	{regexp.MustCompile(`^!!.`), WordExternalBang},
+	{regexp.MustCompile(`^!!.`), WordExternalBang}, // and a known name (knownBang), else WordPlain
 	{regexp.MustCompile(`^![^!]`), WordBang},
 	{regexp.MustCompile(`^!!$`), WordLucky},
 }
@@ -208,6 +214,9 @@ func FuzzParseQuery(f *testing.F) {
 					want = p.kind
 					break
 				}
+			}
+			if want == WordExternalBang && !knownBang(w[2:]) {
+				want = WordPlain
 			}
 			if k != want || KindOf(w) != want {
 				t.Fatalf("word %q: kind %d (KindOf %d), want %d", w, k, KindOf(w), want)

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -159,28 +160,9 @@ func echoOnly(buf []byte, asked wordSet, words [][]byte, x *results.Result) (boo
 // query's words, stop words and numbers; found is set once it holds a
 // word worth looking for.
 func onlyQueryWords(b []byte, asked wordSet, words [][]byte, found *bool) bool {
-	for len(b) > 0 {
-		// The next word: the run of letters and digits at the start of
-		// rest, once what is neither is skipped.
-		start := 0
-		for start < len(b) {
-			r, n := utf8.DecodeRune(b[start:])
-			if !notWordRune(r) {
-				break
-			}
-			start += n
-		}
-		end := start
-		for end < len(b) {
-			r, n := utf8.DecodeRune(b[end:])
-			if notWordRune(r) {
-				break
-			}
-			end += n
-		}
-		w := b[start:end]
-		b = b[end:]
-		if len(w) == 0 {
+	for {
+		var w []byte
+		if w, b = nextWord(b); w == nil {
 			break
 		}
 		if !*found {
@@ -191,12 +173,71 @@ func onlyQueryWords(b []byte, asked wordSet, words [][]byte, found *bool) bool {
 				}
 			}
 		}
-		if !stopWords[string(w)] && !allDigits(w) && !asked.has(w) {
+		if !isStopWord(w) && !allDigits(w) && !asked.has(w) {
 			return false
 		}
 	}
 	return true
 }
+
+// nextWord returns the first word of b, the run of letters and digits
+// once what is neither is skipped, and what follows it; nil when b has
+// none.
+func nextWord(b []byte) (w, rest []byte) {
+	start := 0
+	for start < len(b) {
+		if c := b[start]; c < utf8.RuneSelf {
+			if asciiWord[c] {
+				break
+			}
+			start++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[start:])
+		if !notWordRune(r) {
+			break
+		}
+		start += n
+	}
+	end := start
+	for end < len(b) {
+		if c := b[end]; c < utf8.RuneSelf {
+			if !asciiWord[c] {
+				break
+			}
+			end++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[end:])
+		if notWordRune(r) {
+			break
+		}
+		end += n
+	}
+	if end == start {
+		return nil, nil
+	}
+	return b[start:end], b[end:]
+}
+
+// asciiLower lower-cases an ASCII byte.
+var asciiLower = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'A' <= c && c <= 'Z' {
+			t[c] += 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// asciiWord says which ASCII bytes are letters or digits.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return t
+}()
 
 // wordSet is a query's words as a set: a list to walk for a query of a few,
 // a map for a long one (a 9,000-byte query has hundreds, and each word
@@ -281,6 +322,10 @@ func queryWords(q string) []string {
 
 func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
+// isStopWord reports whether w is one of stopWords (none is longer than
+// four bytes).
+func isStopWord(w []byte) bool { return len(w) <= 4 && stopWords[string(w)] }
+
 // stopWords are words too common to show that a result is about a query.
 var stopWords = map[string]bool{
 	"the": true, "an": true, "of": true, "and": true, "or": true, "in": true, "on": true,
@@ -336,13 +381,23 @@ const (
 // their diacritics (é→e, ß→ss, æ→ae), Greek its tonos, Cyrillic ё→е. Other
 // scripts are lower-cased only.
 func appendFold(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s))
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+		// A run of ASCII, written in place: most text is.
+		n, j := len(dst), i
+		for j < len(s) && s[j] < utf8.RuneSelf && n+j-i < cap(dst) {
+			j++
+		}
+		if j > i {
+			dst = dst[:n+j-i]
+			for k := i; k < j; k++ {
+				dst[n+k-i] = asciiLower[s[k]]
 			}
-			dst = append(dst, c)
+			i = j
+			continue
+		}
+		if c := s[i]; c < utf8.RuneSelf { // no room left
+			dst = append(dst, asciiLower[c])
 			i++
 			continue
 		}

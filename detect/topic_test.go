@@ -138,11 +138,7 @@ func TestFold(t *testing.T) {
 // off topic; real results, or too few to tell, are not.
 func TestTemplatedResults(t *testing.T) {
 	mk := func(n int, title, content func(i int) string) []results.Result {
-		var rs []results.Result
-		for i := range n {
-			rs = append(rs, results.Result{URL: fmt.Sprintf("https://shop%d.example/", i), Title: title(i), Content: content(i)})
-		}
-		return rs
+		return resultsOf(n, "https://shop%d.example/", title, content)
 	}
 	same := func(s string) func(int) string { return func(int) string { return s } }
 	cases := []struct {
@@ -180,13 +176,8 @@ func TestTemplatedResults(t *testing.T) {
 func TestEchoResults(t *testing.T) {
 	const q = "rust borrow checker"
 	mk := func(n int, title, content func(i int) string) []results.Result {
-		var rs []results.Result
-		for i := range n {
-			rs = append(rs, results.Result{URL: fmt.Sprintf("https://spam%d.example/rust-borrow-checker", i), Title: title(i), Content: content(i)})
-		}
-		return rs
+		return resultsOf(n, "https://spam%d.example/rust-borrow-checker", title, content)
 	}
-	cycle := func(ss ...string) func(int) string { return func(i int) string { return ss[i%len(ss)] } }
 	echoTitles := cycle("rust borrow", "Checker Rust", "borrow checker rust rust", "RUST BORROW CHECKER", "Borrow-Checker")
 	echoContents := cycle("rust borrow checker", "borrow checker", "", "Rust: borrow, checker.")
 	honestTitles := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",

@@ -272,7 +272,8 @@ func judge(query Query, r *results.Page, formats []string) Verdict {
 	case len(r.Results) < FewResults && len(r.UnresponsiveEngines) > 0:
 		v.Kind, v.Reason = Soft, EnginesDown
 	default:
-		if words := matchWords(asked); !mentioned(words, r.Results) || templated(r.Results) || echoes(asked, words, r.Results) {
+		if words := matchWords(asked); !mentioned(words, r.Results) || templated(r.Results) || echoes(asked, words, r.Results) ||
+			templateSpam(asked, words, r.Results) {
 			v.Kind, v.Reason = Soft, OffTopic
 		}
 	}

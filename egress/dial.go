@@ -113,6 +113,11 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 func (d *Dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	var ips []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Is4In6() && !d.AllowPrivate {
+			// Spelled so by a URL, not by a resolver (see Guard.check).
+			d.note(host, DialPrivate)
+			return nil, fmt.Errorf("%s: %w", host, ErrNotPublic)
+		}
 		ips = []netip.Addr{ip}
 	} else {
 		r := d.Resolver

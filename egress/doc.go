@@ -6,8 +6,9 @@
 //
 // Guard checks a URL before it is fetched. It refuses schemes other than
 // http and https. It refuses hosts that are, or resolve to, addresses that
-// are not public (PublicAddr). CheckLiteral judges only what the URL says
-// and leaves names to the Dialer.
+// are not public (PublicAddr: every row of the IANA special-purpose
+// address registries, special.go). CheckLiteral judges only what the URL
+// says and leaves names to the Dialer.
 //
 // Dialer resolves each name itself and checks every address it gets. So
 // neither a URL, nor a redirect, nor a name that changes its answer (DNS

@@ -75,7 +75,10 @@ func (g Guard) check(ctx context.Context, rawURL string, resolve bool) error {
 		return nil
 	}
 	if addr, ok := literalAddr(host); ok {
-		if !PublicAddr(addr) {
+		// A URL that spells an IPv4 address as IPv4-mapped IPv6
+		// ("[::ffff:1.2.3.4]") is refused: the registry's row is not
+		// globally reachable, and no instance or page needs the form.
+		if !PublicAddr(addr) || addr.Is4In6() {
 			return fmt.Errorf("%w: %s", ErrPrivateAddress, host)
 		}
 		return nil
@@ -184,23 +187,6 @@ func legacyIPv4(host string) (netip.Addr, bool) {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
 }
 
-// nonPublic are the ranges PublicAddr refuses beyond what netip's methods
-// name (loopback, private, link-local, multicast, unspecified).
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // CGNAT, shared address space
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated)
-	netip.MustParsePrefix("100::/64"),        // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
-}
-
 // embeds4 are IPv6 ranges that carry an IPv4 address whose publicness
 // decides theirs: NAT64 (the last 4 bytes) and 6to4 (bytes 2 to 5).
 var (
@@ -208,11 +194,13 @@ var (
 	sixTo4 = netip.MustParsePrefix("2002::/16")
 )
 
-// PublicAddr reports whether a is a public unicast address: not loopback,
-// private (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16,
-// fe80::/10), unspecified, multicast, CGNAT (100.64/10), documentation,
-// benchmarking or reserved; IPv4-mapped, NAT64 and 6to4 forms are judged by
-// the IPv4 address they carry.
+// PublicAddr reports whether a is a public unicast address: in no row of
+// the IANA special-purpose registries (special.go: loopback, private,
+// link-local, shared, documentation, benchmarking, reserved, discard,
+// local-use NAT64, Teredo, ORCHID, SRv6, ...), not multicast, and for IPv6
+// within 2000::/3. IPv4-mapped (as resolvers give IPv4 addresses), NAT64
+// (64:ff9b::/96) and 6to4 forms are judged by the IPv4 address they
+// carry.
 func PublicAddr(a netip.Addr) bool {
 	if !a.IsValid() {
 		return false
@@ -227,16 +215,7 @@ func PublicAddr(a netip.Addr) bool {
 			return PublicAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 		}
 	}
-	if a.IsLoopback() || a.IsPrivate() || a.IsUnspecified() || a.IsMulticast() ||
-		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(a) {
-			return false
-		}
-	}
-	return true
+	return !inSpecial(a)
 }
 
 // CheckLiteral is Check without resolving: it judges only what rawURL

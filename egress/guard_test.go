@@ -84,11 +84,11 @@ func TestGuardCheck(t *testing.T) {
 		{"https://255.255.255.255/", ErrPrivateAddress},
 		{"https://[::ffff:127.0.0.1]/", ErrPrivateAddress},
 		{"https://[::ffff:192.168.1.1]/", ErrPrivateAddress},
-		{"https://[::ffff:93.184.216.34]/", nil},
-		{"https://[64:ff9b::a00:1]/", ErrPrivateAddress},   // NAT64 of 10.0.0.1
-		{"https://[64:ff9b::5db8:d822]/", nil},             // NAT64 of 93.184.216.34
-		{"https://[2002:c0a8:101::1]/", ErrPrivateAddress}, // 6to4 of 192.168.1.1
-		{"https://[2001:db8::1]/", ErrPrivateAddress},      // documentation
+		{"https://[::ffff:93.184.216.34]/", ErrPrivateAddress}, // ::ffff:0:0/96 spelled out: not globally reachable
+		{"https://[64:ff9b::a00:1]/", ErrPrivateAddress},       // NAT64 of 10.0.0.1
+		{"https://[64:ff9b::5db8:d822]/", nil},                 // NAT64 of 93.184.216.34
+		{"https://[2002:c0a8:101::1]/", ErrPrivateAddress},     // 6to4 of 192.168.1.1
+		{"https://[2001:db8::1]/", ErrPrivateAddress},          // documentation
 		// legacy IPv4 forms some resolvers accept
 		{"https://2130706433/", ErrPrivateAddress}, // 127.0.0.1
 		{"https://0x7f.1/", ErrPrivateAddress},

@@ -39,7 +39,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 			// A proxy nobody declared: the request says it was forwarded,
 			// so it may come from anywhere. Remote, whatever the socket.
 			s.forwardedOnce.Do(func() {
-				s.log.Warn("/mcp refused a forwarded request (Forwarded, X-Forwarded-* or X-Real-IP) from a proxy not given with --trust-proxy: " +
+				s.log.Warn("/mcp refused a forwarded request (Forwarded, Via, X-Forwarded-*, X-Real-IP or another client address header) from a proxy not given with --trust-proxy: " +
 					"set --mcp-token, and --trust-proxy for the proxy")
 			})
 			http.Error(w, "Forbidden: this request was forwarded by a proxy, so it may come from beyond this machine, and /mcp needs a token then; "+
@@ -67,18 +67,34 @@ func (s *Server) access(next http.Handler) http.Handler {
 	})
 }
 
-// forwarded reports whether a request says a proxy forwarded it: any of
-// Forwarded, X-Real-IP or an X-Forwarded-* header (a proxy may add only
-// X-Forwarded-Host or X-Forwarded-Proto).
+// forwarded reports whether a request says a proxy forwarded it: any
+// X-Forwarded-* header (a proxy may add only X-Forwarded-Host or
+// X-Forwarded-Proto), or one of forwardHeaders.
 func forwarded(r *http.Request) bool {
 	for k := range r.Header {
 		if len(k) > len("X-Forwarded-") && strings.EqualFold(k[:len("X-Forwarded-")], "X-Forwarded-") ||
-			strings.EqualFold(k, "Forwarded") || strings.EqualFold(k, "X-Real-Ip") {
+			forwardHeaders[http.CanonicalHeaderKey(k)] {
 			return true
 		}
 	}
 	return false
 }
+
+// forwardHeaders are the headers, other than X-Forwarded-*, with which
+// proxies, CDNs and load balancers say a request passed them or name
+// the client behind them (canonical form).
+var forwardHeaders = func() map[string]bool {
+	m := map[string]bool{}
+	for _, h := range []string{
+		"Forwarded", "Via", "X-Real-IP", // RFC 7239, RFC 9110, nginx
+		"Forwarded-For", "X-Original-Forwarded-For", "X-Client-IP", "X-Cluster-Client-IP", "Client-IP",
+		"CF-Connecting-IP", "CF-Connecting-IPv6", "True-Client-IP", // Cloudflare, Akamai
+		"Fastly-Client-IP", "X-Envoy-External-Address", "X-ProxyUser-IP", "X-Azure-ClientIP",
+	} {
+		m[http.CanonicalHeaderKey(h)] = true
+	}
+	return m
+}()
 
 // MaxBatch is the most messages one JSON-RPC batch may hold, for the
 // protocol revisions that have batches (before 2025-06-18).

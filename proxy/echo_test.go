@@ -14,8 +14,23 @@ import (
 // instance's is, and the strike is the spam instance's own since others
 // answered the same queries well.
 func TestEchoSpamIsTheInstancesOwn(t *testing.T) {
+	spamIsTheInstancesOwn(t, sim.EchoSpam)
+}
+
+// TestPartialEchoSpamIsOffTopic: the same for results that wrap parts of
+// the query in one canned text with a counter ("Buy <q> cheap — spam
+// N").
+func TestPartialEchoSpamIsOffTopic(t *testing.T) {
+	spamIsTheInstancesOwn(t, sim.PartialEchoSpam)
+}
+
+// spamIsTheInstancesOwn checks that an instance of the spam behaviour,
+// ranked first among two good ones, is never served and takes the
+// off-topic strikes itself.
+func spamIsTheInstancesOwn(t *testing.T, spam sim.Behaviour) {
+	t.Helper()
 	e := newEnv(t, Config{},
-		sim.InstanceConfig{Behaviour: sim.EchoSpam, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: spam, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	for _, q := range []string{"rust borrow checker", "weather tomorrow", "a third question"} {

@@ -687,6 +687,9 @@ func transportError(u *url.URL, err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+		if last, perr := url.Parse(ue.URL); perr == nil && last.Host != "" {
+			u = last // the hop that failed, after any redirects
+		}
 	}
 	var dnsErr *net.DNSError
 	var busy *BusyError
@@ -697,7 +700,11 @@ func transportError(u *url.URL, err error) error {
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fmt.Errorf("%w: %s did not answer in time", ErrTimeout, u.Host)
 	case errors.As(err, &dnsErr):
-		return fmt.Errorf("%w: %s does not resolve", ErrUnreachable, u.Hostname())
+		name := dnsErr.Name // the name that failed, whatever hop asked it
+		if name == "" {
+			name = u.Hostname()
+		}
+		return fmt.Errorf("%w: %s does not resolve", ErrUnreachable, name)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("%w: %s refused the connection", ErrUnreachable, u.Host)
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -123,6 +124,9 @@ func (s *Shared) Put(key string, c proxy.Cached) {
 		return
 	}
 	v, k := s.encode(id, c, sealed), s.answerKey(id)
+	if len(v) > MaxValue {
+		return // never written: no replica could read it back (guard.go)
+	}
 	s.enqueue(func(ctx context.Context) error { return s.slow.Set(ctx, k, v, ttl).Err() })
 }
 
@@ -258,13 +262,13 @@ func (s *Shared) dropAnswers(doomed func(v string) bool) (int, error) {
 			return n, err
 		}
 		if doomed != nil && len(keys) > 0 {
-			vals, err := s.slow.MGet(ctx, keys...).Result()
+			heads, err := s.heads(ctx, keys)
 			if err != nil {
 				return n, err
 			}
 			kept := keys[:0]
-			for i, v := range vals {
-				if str, ok := v.(string); ok && doomed(str) {
+			for i, h := range heads {
+				if doomed(h) {
 					kept = append(kept, keys[i])
 				}
 			}
@@ -281,4 +285,26 @@ func (s *Shared) dropAnswers(doomed func(v string) bool) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// headLen is the longest clear header of a kept answer (see encode).
+const headLen = 1 + 8 + 8 + 2 + 0xffff
+
+// heads reads the clear header of each answer in keys (all of it when
+// shorter), in one round trip: a reply of many whole answers could pass
+// the guard's bound on one reply (guard.go).
+func (s *Shared) heads(ctx context.Context, keys []string) ([]string, error) {
+	pipe := s.slow.Pipeline()
+	cmds := make([]*goredis.StringCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = pipe.GetRange(ctx, k, 0, headLen-1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
 }

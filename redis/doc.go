@@ -25,8 +25,10 @@
 // Not shared: the in-flight cap, the latency and failure averages, each
 // client's fair share, autocompletion's budget, the own instances' budgets.
 //
-// When Redis fails, no search waits on it longer than OpTimeout, and only
-// once (see Options). The replica then keeps to 1/N of each window, N being
+// Every reply is read through a guard (guard.go): a length past what
+// searxgate ever reads fails the read before the client allocates it,
+// as a failure of Redis. When Redis fails, no search waits on it longer
+// than OpTimeout, and only once (see Options). The replica then keeps to 1/N of each window, N being
 // the replicas seen last, and answers from its own caches. It comes back
 // after Recover heartbeats in a row answered in time, and writes back what
 // it knows. When Redis forgets (a restart, FLUSHALL, a failover), an epoch

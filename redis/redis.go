@@ -171,6 +171,10 @@ func (o *Options) defaults() {
 	o.Clock = clock.Or(o.Clock)
 }
 
+// hostileEvery is how often a Redis that answers past the bounds (see
+// guard.go) is said in the log.
+const hostileEvery = time.Hour
+
 // slowTimeout bounds what no search waits on: heartbeats, the queued
 // writes, publishing.
 const slowTimeout = 500 * time.Millisecond
@@ -215,7 +219,12 @@ type Shared struct {
 	// local share and the windows as rebuilt decide together.
 	pause atomic.Int64
 	oom   atomic.Bool // a queued write met ErrOOM (logged once until one succeeds)
-	kick  chan struct{}
+	// hostile is when (local clock, Unix ns) a reply past the bounds
+	// was last said in the log (once every hostileEvery); hostileHeld
+	// counts those not said since.
+	hostile     atomic.Int64
+	hostileHeld atomic.Int64
+	kick        chan struct{}
 
 	// good counts the heartbeats in a row that answered within OpTimeout
 	// while searches do not ask Redis.
@@ -280,6 +289,9 @@ func New(opt Options) (*Shared, error) {
 	slow.ContextTimeoutEnabled = true
 	slow.DialTimeout, slow.ReadTimeout, slow.WriteTimeout = slowTimeout, slowTimeout, slowTimeout
 	slow.PoolSize = 8
+	// Every reply is read through the guard (guard.go).
+	fast.Dialer = guardDial(goredis.NewDialer(&fast))
+	slow.Dialer = guardDial(goredis.NewDialer(&slow))
 	s := &Shared{
 		opt:    opt,
 		fast:   goredis.NewClient(&fast),
@@ -368,7 +380,7 @@ func (s *Shared) do(ctx context.Context, f func(ctx context.Context) error) erro
 		return err
 	}
 	err = named(err)
-	if timedOut(err) || int(s.fails.Add(1)) >= s.opt.Failures {
+	if timedOut(err) || errors.Is(err, ErrReply) || int(s.fails.Add(1)) >= s.opt.Failures {
 		s.down(err)
 	}
 	return err
@@ -401,6 +413,18 @@ func (s *Shared) down(err error) {
 		msg = "redis refused this replica's credentials: it keeps to its share of each budget (check the user and password in --redis)"
 	case timedOut(err):
 		msg = "redis did not answer within the searches' timeout: this replica keeps to its share of each budget until it answers in time again (see --redis-timeout)"
+	case errors.Is(err, ErrReply):
+		// A server that keeps answering so would bring the replica
+		// down and back at every Recover heartbeats: said once an hour.
+		now, last := s.opt.Clock.Now().UnixNano(), s.hostile.Load()
+		if last != 0 && now-last < int64(hostileEvery) || !s.hostile.CompareAndSwap(last, now) {
+			s.hostileHeld.Add(1)
+			return
+		}
+		held := s.hostileHeld.Swap(0)
+		s.log.Warn("redis answered past searxgate's bounds (a hostile or broken server): the connection was dropped, and this replica keeps to its share of each budget until Redis answers properly",
+			"err", err, "replicas", n, "group", s.opt.Group, "held_back", held)
+		return
 	}
 	s.log.Warn(msg, "err", err, "replicas", n, "group", s.opt.Group)
 }

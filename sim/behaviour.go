@@ -121,6 +121,11 @@ const (
 	// cut differently in each (no two titles alike), each on a URL of its
 	// own.
 	EchoSpam Behaviour = "echo-spam"
+	// PartialEchoSpam answers spam that wraps parts of the query in one
+	// canned text with a counter: titles "Buy <some of the query's words>
+	// cheap — spam N", snippets "Best <others> deals, offer N", each on a
+	// URL of its own.
+	PartialEchoSpam Behaviour = "partial-echo-spam"
 )
 
 // Behaviours lists every behaviour, in the order of the constants.
@@ -136,7 +141,7 @@ var allBehaviours = []Behaviour{
 	OffTopic, EmptyEnginesDown, Hang, ResetMidBody, Dead, BrokenJSON, HugeBody,
 	Flapping, Unavailable503, Degrading, Hostile,
 	StallBody, SlowLoris, GzipBomb, InvalidUTF8, RedirectLoop, RedirectOtherHost,
-	NotFound404, EchoSpam,
+	NotFound404, EchoSpam, PartialEchoSpam,
 }
 
 // ParseBehaviour returns the behaviour named s (case-insensitive).

@@ -68,6 +68,19 @@ func TestBehaviours(t *testing.T) {
 		}
 		onTopic(t, a.json(t), q, in.ID(), 10)
 	}
+	// spamResults are the 10 results a spam instance answers q with.
+	spamResults := func(t *testing.T, in *Instance) []map[string]any {
+		m := get(t, searchURL(in, q, "json"), nil).json(t)
+		res, _ := m["results"].([]any)
+		if m["query"] != q || len(res) != 10 {
+			t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
+		}
+		out := make([]map[string]any, len(res))
+		for i, r := range res {
+			out[i] = r.(map[string]any)
+		}
+		return out
+	}
 	rateLimited := func(t *testing.T, in *Instance) (answer, answer) {
 		first := get(t, searchURL(in, q, "json"), nil)
 		second := get(t, searchURL(in, q, "json"), nil)
@@ -323,14 +336,8 @@ func TestBehaviours(t *testing.T) {
 			}
 		},
 		EchoSpam: func(t *testing.T, in *Instance) {
-			m := get(t, searchURL(in, q, "json"), nil).json(t)
-			res, _ := m["results"].([]any)
-			if m["query"] != q || len(res) != 10 {
-				t.Fatalf("query %v, %d results; want %q, 10", m["query"], len(res), q)
-			}
 			titles := map[string]bool{}
-			for i, r := range res {
-				r := r.(map[string]any)
+			for i, r := range spamResults(t, in) {
 				title, content, u := r["title"].(string), r["content"].(string), r["url"].(string)
 				for _, w := range strings.Fields(strings.ToLower(title + " " + content)) {
 					if !slices.Contains(strings.Fields(q), w) {
@@ -344,6 +351,21 @@ func TestBehaviours(t *testing.T) {
 			}
 			if len(titles) < 2 {
 				t.Errorf("every title reads %v: that is a template, not an echo", titles)
+			}
+		},
+		PartialEchoSpam: func(t *testing.T, in *Instance) {
+			res := spamResults(t, in)
+			titles := map[string]bool{}
+			for i, r := range res {
+				title, content := r["title"].(string), r["content"].(string)
+				if !strings.HasPrefix(title, "Buy ") || !strings.Contains(title, " cheap — spam ") ||
+					!strings.HasPrefix(content, "Best ") || strings.Contains(title, q) || strings.Contains(content, q) {
+					t.Errorf("result %d: %q / %q; want part of %q in the canned texts", i, title, content, q)
+				}
+				titles[title] = true
+			}
+			if len(titles) != len(res) {
+				t.Errorf("%d distinct titles of %d: the counter makes each its own", len(titles), len(res))
 			}
 		},
 		RedirectOtherHost: func(t *testing.T, in *Instance) {
@@ -645,7 +667,9 @@ func TestBangAsSearXNG(t *testing.T) {
 		{"!!g !! foo", "https://www.google.com/search?q=foo", false, "foo"},
 		{"!! foo", "", true, "foo"},
 		{"!!zz foo", "", false, "!!zz foo"},
-		{"!! !!zz foo", "", true, "foo"},
+		{"!! !!zz foo", "", true, "!!zz foo"},
+		{"c++ !!important", "", false, "c++ !!important"},
+		{"!!g !!important foo", "https://www.google.com/search?q=%21%21important+foo", false, "!!important foo"},
 		{"plain words", "", false, "plain words"},
 	} {
 		site, lucky, rest := bang(tc.q)

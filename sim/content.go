@@ -72,7 +72,7 @@ var bangSites = map[string]string{
 // bang reads SearXNG's redirecting bangs in q: the site an external bang
 // sends to (with the rest of the query), or lucky for a lone "!!"
 // (feeling lucky); rest is the query without them. As in SearXNG, every
-// word is read: the last "!!x" word is the external bang, and a known one
+// word is read: the last known "!!x" word is the external bang, and it
 // wins over "!!" wherever either stands (SearXNG redirects to the bang
 // before it looks for a first result).
 func bang(q string) (site string, lucky bool, rest string) {
@@ -83,8 +83,8 @@ func bang(q string) (site string, lucky bool, rest string) {
 		switch {
 		case w == "!!":
 			lucky = true
-		case strings.HasPrefix(w, "!!"):
-			ext = w[2:]
+		case strings.HasPrefix(w, "!!") && bangSites[strings.ToLower(w[2:])] != "":
+			ext = w[2:] // an unknown one is a word
 		default:
 			plain = append(plain, w)
 		}
@@ -250,6 +250,8 @@ func (in *Instance) page(s search) *page {
 			hostile(&r, q, cfg.ID, k)
 		case EchoSpam:
 			echoSpam(&r, q, k)
+		case PartialEchoSpam:
+			partialEchoSpam(&r, q, k)
 		case InvalidUTF8:
 			r.Title = q + " \xff\xfe result " + fmt.Sprint(k+1)
 			r.Content = fmt.Sprintf("Result %d about %s \xc3\x28 served by %s \xed\xa0\x80.", k+1, q, cfg.ID)
@@ -381,6 +383,26 @@ func echoSpam(r *result, q string, k int) {
 		r.Title = strings.ToUpper(r.Title)
 	}
 	r.Content = rot(k+1, n) + " " + rot(k, n)
+}
+
+// partialEchoSpam makes r the k-th result of spam that wraps parts of q
+// in one canned text: the title and the snippet each hold a different
+// cut of q's words (all of them for a one-word q), and a counter.
+func partialEchoSpam(r *result, q string, k int) {
+	words := strings.Fields(q)
+	if len(words) == 0 {
+		return
+	}
+	cut := func(shift int) string {
+		keep := max(len(words)-1, 1)
+		out := make([]string, 0, keep)
+		for i := range keep {
+			out = append(out, words[(i+shift)%len(words)])
+		}
+		return strings.Join(out, " ")
+	}
+	r.Title = fmt.Sprintf("Buy %s cheap — spam %d", cut(k), k+1)
+	r.Content = fmt.Sprintf("Best %s deals, offer %d", cut(k+1), k+1)
 }
 
 // hostile fills r with markup and dangerous links that still mention the

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // Batch is what one flush writes: one bbolt transaction, all or nothing,
-// synced to disk before WriteBatch returns. Within a batch the upserts are
+// synced to disk before WriteBatch returns (but for a large cache part,
+// written in several; see WriteBatch). Within a batch the upserts are
 // applied before the deletions, so a URL in both ends up deleted.
 type Batch struct {
 	Pool       map[string][]byte // instance URL -> state (JSON made by the pool); upsert
@@ -73,10 +75,13 @@ func (b Batch) validate() error {
 	return nil
 }
 
-// WriteBatch writes b in one transaction. An invalid key or value fails the
-// whole batch with ErrInvalid before anything is written. The result cache
-// is brought back within its bounds in the same transaction, oldest stored
-// first.
+// WriteBatch writes b: its pool and capabilities with the first of its
+// cache entries in one transaction, the rest of the cache entries in
+// further ones of at most a 64th of the cache's bound each (see
+// cacheChunks), each synced. An invalid key or value fails the whole
+// batch with ErrInvalid before anything is written. The result cache is
+// brought back within its bounds in each transaction, oldest stored
+// first, and the file is compacted after any that left it past its bound.
 func (s *Store) WriteBatch(b Batch) error {
 	if err := b.validate(); err != nil {
 		return err
@@ -87,42 +92,77 @@ func (s *Store) WriteBatch(b Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Clock.Now()
-	var totals cacheTotals
-	err := s.update(func(tx *bolt.Tx) error {
-		if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete, b.ReplacePool); err != nil {
-			return fmt.Errorf("store: writing pool state: %w", err)
-		}
-		if err := putAll(tx.Bucket(bucketCaps), b.Caps, b.CapsDelete, false); err != nil {
-			return fmt.Errorf("store: writing capabilities: %w", err)
-		}
-		totals = cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
-		if len(b.Cache) == 0 {
-			return nil
-		}
-		c := s.cacheTx(tx, &totals)
-		var put int64
-		for _, e := range b.Cache {
-			if err := c.put(e, now, s.opts.CacheMaxBytes); err != nil {
-				return fmt.Errorf("store: writing the result cache: %w", err)
+	chunks := s.cacheChunks(b.Cache)
+	for i, chunk := range chunks {
+		var totals cacheTotals
+		err := s.update(func(tx *bolt.Tx) error {
+			if i == 0 {
+				if err := putAll(tx.Bucket(bucketPool), b.Pool, b.PoolDelete, b.ReplacePool); err != nil {
+					return fmt.Errorf("store: writing pool state: %w", err)
+				}
+				if err := putAll(tx.Bucket(bucketCaps), b.Caps, b.CapsDelete, false); err != nil {
+					return fmt.Errorf("store: writing capabilities: %w", err)
+				}
 			}
-			put += entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
+			totals = cacheTotals{entries: s.cacheEntries, bytes: s.cacheBytes}
+			return s.putCache(tx, &totals, chunk, now)
+		})
+		if err != nil {
+			return err
 		}
-		s.maxBatch = max(s.maxBatch, min(put, s.opts.CacheMaxBytes))
-		_, err := c.evict(s.opts.CacheMaxEntries, s.opts.CacheMaxBytes)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	s.applyTotals(totals)
-	if len(b.Cache) == 0 {
-		return nil
-	}
-	// The batch is written: a compaction that fails leaves it in place.
-	if err := s.maybeCompact(); err != nil {
-		s.log.Warn("store: compacting the file failed; it stays larger than its bound until the next try", "err", err)
+		s.applyTotals(totals)
+		if len(chunk) == 0 {
+			continue
+		}
+		// The chunk is written: a compaction that fails leaves it in place.
+		if err := s.maybeCompact(); err != nil {
+			s.log.Warn("store: compacting the file failed; it stays larger than its bound until the next try", "err", err)
+		}
 	}
 	return nil
+}
+
+// putCache puts entries into the result cache within tx and evicts down
+// to its bounds.
+func (s *Store) putCache(tx *bolt.Tx, totals *cacheTotals, entries []CacheEntry, now time.Time) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	c := s.cacheTx(tx, totals)
+	var put int64
+	for _, e := range entries {
+		if err := c.put(e, now, s.opts.CacheMaxBytes); err != nil {
+			return fmt.Errorf("store: writing the result cache: %w", err)
+		}
+		put += entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
+	}
+	s.maxBatch = max(s.maxBatch, min(put, s.opts.CacheMaxBytes))
+	_, err := c.evict(s.opts.CacheMaxEntries, s.opts.CacheMaxBytes)
+	return err
+}
+
+// cacheChunks cuts entries into the runs one transaction writes: each
+// counts at most a 64th of the cache's bound (one entry alone may count
+// more). A transaction cannot reuse the pages it frees, and freed runs of
+// pages fragment: written in one transaction, a flush as large as the
+// bound grew the file to twice the bound, past the compaction's slack (a
+// quarter of it, or four times the largest write). Runs this small reuse
+// what the one before freed, and hold the file within the bound and a
+// quarter, with about two compactions for every bound's worth written
+// (TestCacheFileBoundedUnderLargeFlushes). There is always one run.
+func (s *Store) cacheChunks(entries []CacheEntry) [][]CacheEntry {
+	limit := max(s.opts.CacheMaxBytes/64, 1)
+	var out [][]CacheEntry
+	start, cost := 0, int64(0)
+	for i, e := range entries {
+		c := entryCost(len(e.Key), len(e.Source), len(e.Value), s.pageSize)
+		if i > start && cost+c > limit {
+			out = append(out, entries[start:i])
+			start, cost = i, 0
+		}
+		cost += c
+	}
+	return append(out, entries[start:])
 }
 
 // putAll writes kv into bk and deletes del; with only, it also deletes

@@ -20,9 +20,11 @@
 //
 // # Guarantees
 //
-// One Batch is one bbolt transaction, synced before WriteBatch returns. A
-// process killed at any moment leaves every batch WriteBatch reported
-// written. Every read returns copies the caller owns.
+// One Batch is one bbolt transaction, synced before WriteBatch returns,
+// but for the cache entries past a 64th of the cache's bound, written in
+// further transactions of that size (so that the file keeps its bound,
+// see WriteBatch). A process killed at any moment leaves every batch
+// WriteBatch reported written. Every read returns copies the caller owns.
 //
 // Open takes the file's lock with a timeout: a second searxgate on the same
 // file fails with ErrLocked. Before bbolt reads anything, Open checks the

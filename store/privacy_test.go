@@ -190,24 +190,12 @@ func TestCacheFileStaysBounded(t *testing.T) {
 		var b Batch
 		for range 10 {
 			i++
-			key := make([]byte, 32)
-			for j := range key {
-				key[j] = byte(r.Uint32())
-			}
-			b.Cache = append(b.Cache, CacheEntry{Key: string(key), Source: "https://a.example/",
-				Value: make([]byte, 500+r.IntN(20000)), StoredAt: t0.Add(time.Duration(i) * time.Second)})
+			b.Cache = append(b.Cache, randomEntry(r, i, 500, 20000))
 		}
 		if batch%10 == 0 { // the rest of the store changes too
 			b.Pool = map[string][]byte{fmt.Sprintf("https://%d.example/", batch): stateJSON("x", batch)}
 		}
-		if err := s.WriteBatch(b); err != nil {
-			t.Fatal(err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		biggest = max(biggest, fi.Size())
+		biggest = max(biggest, writeAndMeasure(t, s, path, b))
 	}
 	// base (the pool above, the meta pages) is well under 1 MiB.
 	limit := int64(maxBytes + maxBytes/4 + allocSize + 1<<20)

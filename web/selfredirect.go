@@ -58,7 +58,8 @@ func (o origin) reaches(target origin) bool {
 // selfRedirect reports whether loc, an absolute http(s) URL, sends the
 // browser back to searxgate itself: to the Host the client used, to
 // Config.PublicURL, to the address the request came in on, or to a
-// loopback name or address on searxgate's port. Such a redirect is never
+// loopback name or address, the machine's host name or one of its
+// addresses on searxgate's port. Such a redirect is never
 // passed on (it would make a hostile instance's answer a link that fires
 // searxgate's own endpoints from the client's browser). Another port of
 // the same address is another site: the real feeling-lucky redirect of an
@@ -90,6 +91,7 @@ func (s *Server) selfRedirect(ctx *fasthttp.RequestCtx, loc string) bool {
 			own = append(own, origin{normHost(a.Unmap().String()), port})
 		}
 		own = append(own, origin{loopbackHost, port})
+		own = append(own, machineOrigins(port)...)
 	}
 	for _, o := range own {
 		if o.reaches(target) {

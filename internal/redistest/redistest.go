@@ -237,15 +237,28 @@ type Delay struct {
 // when the test ends.
 func (s *Server) Delayed() *Delay {
 	s.t.Helper()
+	d := &Delay{}
+	d.ln = proxyTo(s.t, s.Addr(), func(cl, up net.Conn, spawn func(func())) {
+		spawn(func() { _, _ = io.Copy(up, cl); _ = up.Close() })
+		spawn(func() { d.copyBack(cl, up) })
+	})
+	return d
+}
+
+// proxyTo listens on a loopback port and, for each connection it
+// accepts, dials upAddr (none when it is "") and hands both to serve,
+// which starts its goroutines with spawn. The listener, every
+// connection and every goroutine end with the test.
+func proxyTo(t testing.TB, upAddr string, serve func(cl, up net.Conn, spawn func(func()))) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
-	d := &Delay{ln: ln}
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards conns
 	var conns []net.Conn
-	s.t.Cleanup(func() {
+	t.Cleanup(func() {
 		_ = ln.Close()
 		mu.Lock()
 		for _, c := range conns {
@@ -254,28 +267,30 @@ func (s *Server) Delayed() *Delay {
 		mu.Unlock()
 		wg.Wait()
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	spawn := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	spawn(func() {
 		for {
 			cl, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			up, err := net.Dial("tcp", s.Addr())
-			if err != nil {
-				_ = cl.Close()
-				continue
+			var up net.Conn
+			if upAddr != "" {
+				if up, err = net.Dial("tcp", upAddr); err != nil {
+					_ = cl.Close()
+					continue
+				}
 			}
 			mu.Lock()
-			conns = append(conns, cl, up)
+			conns = append(conns, cl)
+			if up != nil {
+				conns = append(conns, up)
+			}
 			mu.Unlock()
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, cl); _ = up.Close() }()
-			go func() { defer wg.Done(); d.copyBack(cl, up) }()
+			serve(cl, up, spawn)
 		}
-	}()
-	return d
+	})
+	return ln
 }
 
 // copyBack copies the server's answers to the client, each read held
