@@ -35,7 +35,7 @@ const memoryExit = 3
 type Worker struct {
 	command []string
 	memory  int64
-	turns   *fair.Queue // the workers, shared fairly among the clients waiting
+	turns   *fair.Queue   // the workers, shared fairly among the clients waiting
 	grace   time.Duration // how long past the PDF's time a child may take
 }
 
