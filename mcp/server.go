@@ -495,7 +495,7 @@ func renderRead(r *reader.Result) string {
 // what to do.
 func readError(err error) error {
 	switch {
-	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited):
+	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited), errors.Is(err, reader.ErrQueueFull):
 		return &toolError{outcome: OutcomeLimited, msg: err.Error()}
 	case errors.Is(err, reader.ErrBadURL), errors.Is(err, reader.ErrPrivate), errors.Is(err, reader.ErrType),
 		errors.Is(err, reader.ErrTooLarge), errors.Is(err, reader.ErrNoSection), errors.Is(err, reader.ErrPastEnd),

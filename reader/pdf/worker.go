@@ -37,7 +37,12 @@ type Worker struct {
 	memory  int64
 	turns   *fair.Queue   // the workers, shared fairly among the clients waiting
 	grace   time.Duration // how long past the PDF's time a child may take
+	wait    time.Duration // how long a read waits for its turn
 }
+
+// ErrNoWorker: a read's turn for a worker did not come within
+// WorkerConfig.Wait.
+var ErrNoWorker = errors.New("no PDF worker was free")
 
 // WorkerConfig says how to start the children and what each may use.
 type WorkerConfig struct {
@@ -51,6 +56,9 @@ type WorkerConfig struct {
 	// for its turn within its context, the clients waiting taking turns
 	// (package fair): one client's queue does not hold back another's.
 	Workers int
+	// Wait is how long a read waits for its turn at most (default 15 s);
+	// past it the read is refused with ErrNoWorker.
+	Wait time.Duration
 }
 
 // NewWorker returns a Worker with c's settings.
@@ -64,11 +72,17 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Workers <= 0 {
 		c.Workers = 2
 	}
-	return &Worker{command: c.Command, memory: c.Memory, turns: fair.NewQueue(c.Workers), grace: grace}
+	if c.Wait <= 0 {
+		c.Wait = 15 * time.Second
+	}
+	return &Worker{command: c.Command, memory: c.Memory, turns: fair.NewQueue(c.Workers), grace: grace, wait: c.Wait}
 }
 
 // Memory is what one child may map, in bytes.
 func (w *Worker) Memory() int64 { return w.memory }
+
+// Wait is how long a read waits for its turn at most.
+func (w *Worker) Wait() time.Duration { return w.wait }
 
 // request is what the worker reads first on stdin, on one line; the PDF's
 // bytes follow.
@@ -112,9 +126,14 @@ func (w *Worker) Extract(ctx context.Context, body []byte, lim Limits) (*Doc, er
 // workers). Its time runs from when its turn comes. A read whose ctx ends
 // leaves the queue, or has its child killed at once.
 func (w *Worker) Read(ctx context.Context, client string, body []byte, lim Limits) (*Doc, time.Duration, error) {
-	release, err := w.turns.Wait(ctx, client)
+	waitCtx, cancel := context.WithTimeoutCause(ctx, w.wait, ErrNoWorker)
+	release, err := w.turns.Wait(waitCtx, client)
+	cancel()
 	if err != nil {
-		return nil, 0, err
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		return nil, 0, fmt.Errorf("%w within %s", ErrNoWorker, w.wait)
 	}
 	defer release()
 	start := time.Now()
