@@ -216,8 +216,8 @@ func (c *Config) defaults() {
 
 // Reader reads pages for agents. It is safe for concurrent use.
 type Reader struct {
-	cfg   Config
-	fetch *egress.Fetcher
+	cfg    Config
+	fetch  *egress.Fetcher
 	cache  *cache
 	hosts  *hosts
 	queued *queued // the memory of the PDFs being read
