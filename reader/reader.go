@@ -224,7 +224,9 @@ type Reader struct {
 	costs  costs   // worker time owed to the client limit
 }
 
-// New returns a Reader.
+// QueueBytes is the most the PDFs being read hold.
+func (r *Reader) QueueBytes() int64 { return r.cfg.QueueBytes }
+
 // CacheBytes is the most the page cache holds (0 with NoCache).
 func (r *Reader) CacheBytes() int64 {
 	if r.cfg.NoCache {
@@ -233,6 +235,7 @@ func (r *Reader) CacheBytes() int64 {
 	return int64(r.cfg.CacheBytes)
 }
 
+// New returns a Reader.
 func New(cfg Config) *Reader {
 	cfg.defaults()
 	r := &Reader{cfg: cfg, hosts: newHosts(cfg.Clock, cfg.PerHostInFlight, cfg.PerHostPerMinute),

@@ -35,7 +35,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 	rc := reader.Config{AllowPrivate: cfg.ReaderAllowPrivate, UserAgent: userAgent(cfg.Contact),
 		CacheTTL: cfg.CacheTTL, NoCache: cfg.noCache(),
 		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
-		TLS: a.tls, PDFWorker: pdf.NewWorker(pdf.WorkerConfig{})}
+		TLS: a.tls, PDFWorker: pdf.NewWorker(pdf.WorkerConfig{}), QueueBytes: int64(cfg.ReaderQueueMiB) << 20}
 	a.reader = reader.New(rc)
 	exposed := mcpExposed(cfg)
 	if exposed && cfg.MCPToken == "" {
