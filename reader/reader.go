@@ -398,7 +398,7 @@ func (r *Reader) page(ctx context.Context, rawURL, client string) (*Page, bool, 
 	}
 	host := u.Hostname()
 	t := newTurn(ctx, now, r.cfg.Timeout/2)
-	release, err := r.hosts.acquire(ctx, r.serverKey(ctx, host), host, t, now.Add(r.cfg.Timeout))
+	release, err := r.hosts.acquire(ctx, r.serverKey(ctx, host), host, client, t, now.Add(r.cfg.Timeout))
 	if err != nil {
 		return nil, false, t.waited, err
 	}

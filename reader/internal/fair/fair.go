@@ -42,9 +42,23 @@ func (o *Order) Served(client string) {
 	o.served[client] = o.seq
 }
 
-// Forget drops a client that holds and waits for nothing: only clients
-// active now are remembered.
-func (o *Order) Forget(client string) { delete(o.served, client) }
+// remembered is how many clients an Order keeps before it forgets those
+// no longer active: a client that comes back soon after its last turn is
+// still known to have been served.
+const remembered = 64
+
+// Prune forgets the clients active says are not, once more than a few
+// are remembered: only the clients active now, and recently, are kept.
+func (o *Order) Prune(active func(client string) bool) {
+	if len(o.served) <= remembered {
+		return
+	}
+	for c := range o.served {
+		if !active(c) {
+			delete(o.served, c)
+		}
+	}
+}
 
 // Queue hands out a fixed number of slots in Order.
 type Queue struct {
@@ -142,14 +156,14 @@ func (q *Queue) dispatchLocked() {
 	}
 }
 
-// forgetLocked drops client's memory once it holds and waits for nothing.
+// forgetLocked drops client's count once it holds and waits for
+// nothing, and prunes the order.
 func (q *Queue) forgetLocked(client string) {
-	if q.running[client] > 0 {
-		return
-	}
-	if slices.ContainsFunc(q.waiting, func(w *waiter) bool { return w.client == client }) {
+	if q.running[client] > 0 || slices.ContainsFunc(q.waiting, func(w *waiter) bool { return w.client == client }) {
 		return
 	}
 	delete(q.running, client)
-	q.order.Forget(client)
+	q.order.Prune(func(c string) bool {
+		return q.running[c] > 0 || slices.ContainsFunc(q.waiting, func(w *waiter) bool { return w.client == c })
+	})
 }

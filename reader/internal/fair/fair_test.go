@@ -138,7 +138,20 @@ func TestCancelledWaitLeaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel()
-	if len(q.running) != 0 || len(q.order.served) != 0 {
-		t.Errorf("clients remembered after all left: %v %v", q.running, q.order.served)
+	if len(q.running) != 0 {
+		t.Errorf("clients counted after all left: %v", q.running)
+	}
+}
+
+// TestOrderForgets: past a few clients, those no longer active are
+// forgotten; the active ones are kept.
+func TestOrderForgets(t *testing.T) {
+	var o Order
+	for i := range 100 {
+		o.Served(string(rune('a' + i)))
+		o.Prune(func(c string) bool { return c == "a" })
+	}
+	if len(o.served) > remembered+1 || o.served["a"] == 0 {
+		t.Errorf("%d remembered, a's turn %d", len(o.served), o.served["a"])
 	}
 }
