@@ -81,6 +81,7 @@ type Server struct {
 	sdk     *sdk.Server
 	handler http.Handler
 	counts  *counter
+	callers callers // the HTTP requests being served, for their tools
 	// forwardedOnce says once that a forwarded request was refused.
 	forwardedOnce sync.Once
 }
@@ -131,6 +132,9 @@ func New(cfg Config) *Server {
 			JSONResponse:        true,
 			Logger:              sdkLog,
 			MaxRequestBodyBytes: 64 << 10,
+			// A tool call ends when its request does (newer protocol
+			// versions; withCaller does it for the older ones).
+			PropagateRequestCancellation: true,
 			// Done by access below, which also knows the public URL and
 			// works behind the fasthttp adaptor (no local address there).
 			DisableLocalhostProtection: true,

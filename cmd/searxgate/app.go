@@ -72,6 +72,7 @@ type App struct {
 	notes   *dialNotes     // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server    // the MCP face (/mcp)
 	reader  *reader.Reader // web_url_read's page reader
+	peers   *peers         // the client connections, watched while /mcp works for them
 	// shared is the state shared with the other replicas (--redis; nil
 	// without it): see shared.go.
 	shared *redis.Shared
@@ -352,6 +353,9 @@ func (a *App) listen(trusted []netip.Prefix) error {
 	a.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return listenError(cfg.Listen, err)
+	}
+	if a.peers != nil {
+		a.ln = a.peers.listener(a.ln)
 	}
 	a.server = &fasthttp.Server{
 		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),
