@@ -288,3 +288,81 @@ func TestPDFMemoryProcess(t *testing.T) {
 	default:
 	}
 }
+
+// TestHostShareProcess: the shipped binary, client A keeps 4 reads of one
+// web site in flight (each page takes the site 1 s); client B reads that
+// site 6 times, one after another, and is answered at least 5 times, each
+// within 5 s (before, B was refused "host busy" 4 times of 6 and waited
+// 7 s for the others).
+func TestHostShareProcess(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("a slow page"))
+	})
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("a quick page"))
+	})
+	ln, err := net.Listen("tcp", "127.0.0.60:0")
+	if err != nil {
+		t.Skipf("cannot listen on another loopback address: %v", err)
+	}
+	site := &http.Server{Handler: mux}
+	go func() { _ = site.Serve(ln) }()
+	t.Cleanup(func() { _ = site.Close() })
+	base := "http://" + ln.Addr().String()
+
+	_, dir := startFleet(t, 36, []sim.InstanceConfig{{ID: "host-good", Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	p := startProc(t, "serve", "--listen", "127.0.0.1:0", "--allow-private", "--reader-allow-private", "--data", t.TempDir(),
+		"--directory", dir, "--contact", "ops@example.org", "--client-rate", "0")
+	a, b := mcpFrom(t, p, "127.0.0.2"), mcpFrom(t, p, "127.0.0.3")
+
+	ctxA, stopA := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var n sync.Mutex
+	next := 0
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctxA.Err() == nil {
+				n.Lock()
+				next++
+				u := fmt.Sprintf("%s/slow?n=%d", base, next)
+				n.Unlock()
+				_, _ = a.CallTool(ctxA, &sdk.CallToolParams{Name: mcp.ToolRead, Arguments: map[string]any{"url": u}})
+			}
+		}()
+	}
+	defer func() { stopA(); wg.Wait() }()
+	time.Sleep(3 * time.Second) // A's reads have used the site's burst and wait their turns
+
+	ok := 0
+	for i := range 6 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		start := time.Now()
+		res, err := b.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolRead, Arguments: map[string]any{"url": fmt.Sprintf("%s/page?n=%d", base, i)}})
+		took := time.Since(start)
+		cancel()
+		switch {
+		case err != nil:
+			t.Logf("B's read %d: %v", i, err)
+		case res.IsError:
+			t.Logf("B's read %d refused after %s: %s", i, took.Round(10*time.Millisecond), resultText(res))
+		case took > 5*time.Second:
+			t.Logf("B's read %d took %s", i, took.Round(10*time.Millisecond))
+		default:
+			ok++
+			t.Logf("B's read %d answered in %s: %.80s", i, took.Round(10*time.Millisecond), resultText(res))
+		}
+	}
+	if ok < 5 {
+		t.Errorf("B read the site A keeps busy %d times of 6 within 5 s, want at least 5", ok)
+	}
+}
