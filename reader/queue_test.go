@@ -5,11 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/reader/pdf"
 )
 
 // heldSite serves /doc.pdf as a PDF of size bytes, announced, sending
@@ -122,5 +126,43 @@ func TestWorkerTimeCharged(t *testing.T) {
 	}
 	if ok, _ := c.admit(admit, "B", now); !ok || tokens["B"] != 3 {
 		t.Errorf("B: %v, tokens %d: a cheap read costs one turn", ok, tokens["B"])
+	}
+}
+
+// TestNoWorkerFree: a PDF whose turn for a worker does not come within
+// the worker's wait is refused as the queue being full, naming the wait,
+// and its memory is let go of.
+func TestNoWorkerFree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the stand-in worker is a shell script")
+	}
+	started := filepath.Join(t.TempDir(), "started")
+	w := pdf.NewWorker(pdf.WorkerConfig{Command: []string{"/bin/sh", "-c", ": > " + started + "; exec /bin/sleep 60"},
+		Workers: 1, Wait: 50 * time.Millisecond})
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "application/pdf")
+		_, _ = rw.Write([]byte("%PDF-1.4\n"))
+	}))
+	t.Cleanup(srv.Close)
+	r := New(Config{AllowPrivate: true, NoCache: true, PDFWorker: w})
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.Read(ctx, Request{URL: srv.URL + "/a.pdf", Client: "A"})
+		first <- err
+	}()
+	spinUntil(t, "A's PDF in the worker", func() bool { _, err := os.Stat(started); return err == nil })
+	_, err := r.Read(context.Background(), Request{URL: srv.URL + "/b.pdf", Client: "B"})
+	var qe *QueueError
+	if !errors.As(err, &qe) || !strings.Contains(err.Error(), "no PDF worker was free for "+srv.URL+"/b.pdf within 0.1 s") ||
+		!strings.HasSuffix(err.Error(), "; retry in 5 s") {
+		t.Errorf("B: %v, want refused for want of a worker", err)
+	}
+	cancel()
+	if err := <-first; !errors.Is(err, ErrTimeout) {
+		t.Errorf("A, gone: %v", err)
+	}
+	if all, _ := r.queued.held(""); all != 0 {
+		t.Errorf("%d bytes still held", all)
 	}
 }
