@@ -242,7 +242,9 @@ func (h *hosts) wait(ctx context.Context, key string, s *hostState, w *slotWaite
 		h.stateLocked(key, now)
 		h.dispatchLocked(s)
 		wake := deadline.Sub(now)
-		if next := h.nextToken(s); next > 0 && next < wake && len(s.running) < h.inFlight {
+		if next := h.nextToken(s); next > 0 && next < wake {
+			// The minute gives out its next request: a slot freed
+			// before then could not be given.
 			wake = next
 		}
 		h.mu.Unlock()

@@ -205,3 +205,43 @@ func TestHostMinuteSharedAmongClients(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotFreedBeforeTheMinute: a slot that frees while the minute has no
+// request to give goes out when the request comes, not when the waiting
+// read gives up.
+func TestSlotFreedBeforeTheMinute(t *testing.T) {
+	srv, release := heldPages(t)
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	r, base := publicReader(t, srv, func(c *Config) { c.Clock = clk; c.NoCache = true; c.PerHostInFlight = 1 })
+	for i := range 5 { // 5 of the burst of 6
+		if _, err := r.Read(context.Background(), Request{URL: fmt.Sprintf("%s/page?n=%d", base, i), Client: "A"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := make(chan readOut, 1)
+	go func() {
+		res, err := r.Read(context.Background(), Request{URL: base + "/slow?n=1", Client: "A"})
+		held <- readOut{res, err}
+	}()
+	spinUntil(t, "A's slow read holds the slot", func() bool { running, _ := r.hosts.turns("A"); return running == 1 })
+	out := make(chan readOut, 1)
+	go func() {
+		res, err := r.Read(context.Background(), Request{URL: base + "/page?n=B", Client: "B"})
+		out <- readOut{res, err}
+	}()
+	blockUntil(t, clk, 1)
+	release <- struct{}{} // the slot frees; the minute's next request is 2 s away
+	if o := <-held; o.err != nil {
+		t.Fatal(o.err)
+	}
+	clk.Advance(2 * time.Second)
+	var o readOut
+	select {
+	case o = <-out:
+	case <-time.After(time.Minute): // a watchdog: no time has to pass
+		t.Fatal("B still waits, 2 s on, with the slot free and the minute's request come")
+	}
+	if o.err != nil || o.res.Waited != "2.0 s for public.test's turn" {
+		t.Fatalf("B: %v %+v, want read 2 s on", o.err, o.res)
+	}
+}
