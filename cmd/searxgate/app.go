@@ -58,6 +58,7 @@ type App struct {
 	web    *web.Server
 	server *fasthttp.Server
 	ln     net.Listener
+	peers  *peers // the client connections, watched while /mcp works for them
 	source *directory.Source
 	ops    *operator.Operator
 	// cache is the proxy's persistent cache: sealed answers in the store,
@@ -72,7 +73,6 @@ type App struct {
 	notes   *dialNotes     // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server    // the MCP face (/mcp)
 	reader  *reader.Reader // web_url_read's page reader
-	peers   *peers         // the client connections, watched while /mcp works for them
 	// shared is the state shared with the other replicas (--redis; nil
 	// without it): see shared.go.
 	shared *redis.Shared
