@@ -57,12 +57,19 @@ func (s *Server) access(next http.Handler) http.Handler {
 		}
 		r.Header.Del(clientHeader)
 		r.Header.Set(clientHeader, s.cfg.Client(r))
-		// A context of our own that ends with the request: behind
-		// fasthttp's adaptor the request's context is the server's
-		// RequestCtx, which is reused once the handler returns, so nothing
-		// the SDK or a tool starts may keep it.
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
+		// A context of our own that ends with the request, or when the
+		// request's own ends (its client went): behind fasthttp's adaptor
+		// the request's context is the server's RequestCtx, which is reused
+		// once the handler returns, so nothing the SDK or a tool starts may
+		// keep it.
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		stop := context.AfterFunc(r.Context(), func() { cancel(context.Cause(r.Context())) })
+		defer stop()
+		id, remove := s.callers.add(ctx)
+		defer remove()
+		r.Header.Del(requestHeader)
+		r.Header.Set(requestHeader, id)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -81,6 +81,8 @@ func (s *Server) counted(h handlers) handlers {
 
 func countedFor[In, Out any](s *Server, tool string, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandlerFor[In, Out] {
 	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		ctx, done := s.withCaller(ctx, req)
+		defer done()
 		res, out, err := h(ctx, req, in)
 		outcome := OutcomeOK
 		if err != nil {

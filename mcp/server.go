@@ -82,6 +82,7 @@ type Server struct {
 	sdk     *sdk.Server
 	handler http.Handler
 	counts  *counter
+	callers callers // the HTTP requests being served, for their tools
 	// forwardedOnce says once that a forwarded request was refused.
 	forwardedOnce sync.Once
 }
@@ -132,6 +133,9 @@ func New(cfg Config) *Server {
 			JSONResponse:        true,
 			Logger:              sdkLog,
 			MaxRequestBodyBytes: 64 << 10,
+			// A tool call ends when its request does (newer protocol
+			// versions; withCaller does it for the older ones).
+			PropagateRequestCancellation: true,
 			// Done by access below, which also knows the public URL and
 			// works behind the fasthttp adaptor (no local address there).
 			DisableLocalhostProtection: true,
@@ -527,7 +531,7 @@ func renderRead(r *reader.Result) string {
 // what to do.
 func readError(err error) error {
 	switch {
-	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited):
+	case errors.Is(err, reader.ErrBusy), errors.Is(err, reader.ErrLimited), errors.Is(err, reader.ErrQueueFull):
 		return &toolError{outcome: OutcomeLimited, msg: err.Error()}
 	case errors.Is(err, reader.ErrBadURL), errors.Is(err, reader.ErrPrivate), errors.Is(err, reader.ErrType),
 		errors.Is(err, reader.ErrTooLarge), errors.Is(err, reader.ErrNoSection), errors.Is(err, reader.ErrPastEnd),

@@ -178,12 +178,33 @@ func TestStopWords(t *testing.T) {
 	}
 }
 
+// TestReadToolErrors: each refusal of the reader is a tool error in its
+// own words, with when to retry, counted as limited.
 func TestReadToolErrors(t *testing.T) {
-	_, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{err: &reader.BusyError{Host: "a.example", RetryAfter: 4 * time.Second}}})
-	s := connect(t, hs, nil)
-	res, text := call(t, s, ToolRead, map[string]any{"url": "https://a.example/"})
-	if !res.IsError || !strings.Contains(text, "retry in 4 s") {
-		t.Errorf("%v %q", res.IsError, text)
+	for _, tc := range []struct {
+		err  error
+		says string
+	}{
+		{&reader.BusyError{Host: "a.example", RetryAfter: 4 * time.Second}, "a.example is being read politely (a few pages at a time); its next turn is later than this read can wait; retry in 4 s"},
+		{&reader.QueueError{Reason: "the PDFs this client is having read already hold 4.9 MiB of the 8.0 MiB searxgate holds for one client's PDFs", RetryAfter: 5 * time.Second},
+			"reader queue full: the PDFs this client is having read already hold 4.9 MiB of the 8.0 MiB searxgate holds for one client's PDFs; retry in 5 s"},
+		{&reader.LimitedError{RetryAfter: 6 * time.Second}, "too many reads from this client; retry in 6 s"},
+	} {
+		srv, hs := serve(t, Config{Search: &fakeSearch{}, Read: fakeRead{err: tc.err}})
+		s := connect(t, hs, nil)
+		res, text := call(t, s, ToolRead, map[string]any{"url": "https://a.example/"})
+		if !res.IsError || !strings.Contains(text, tc.says) {
+			t.Errorf("%v %q, want it to say %q", res.IsError, text, tc.says)
+		}
+		for _, c := range srv.Counts() {
+			want := int64(0)
+			if c.Tool == ToolRead && c.Outcome == OutcomeLimited {
+				want = 1
+			}
+			if c.N != want {
+				t.Errorf("%T counted %v, want one limited read", tc.err, c)
+			}
+		}
 	}
 }
 

@@ -12,5 +12,6 @@ import (
 func TestImports(t *testing.T) {
 	deptest.Check(t, ".", "github.com/searxgate/searxgate/egress", "codeberg.org/readeck/go-readability/v2",
 		"github.com/JohannesKaufmann/html-to-markdown/v2/", "golang.org/x/net/html", "golang.org/x/net/html/",
-		"github.com/searxgate/searxgate/reader/pdf", "github.com/searxgate/searxgate/reader/internal/mdtext")
+		"github.com/searxgate/searxgate/reader/pdf", "github.com/searxgate/searxgate/reader/internal/mdtext",
+		"github.com/searxgate/searxgate/reader/internal/fair")
 }

@@ -34,8 +34,18 @@
 // read politely: at most PerHostInFlight fetches at once and
 // PerHostPerMinute a minute. Past either, a read waits its turn for at
 // most half its Timeout, and Result.Waited says how long. A turn that
-// cannot come by then is refused with a *BusyError that says when. Config.Admit, when set, limits each
-// client: a refused read is a *LimitedError.
+// cannot come by then is refused with a *BusyError that says when.
+//
+// What clients share is shared per client (Request.Client): a host's
+// turns and the PDF workers go round the clients waiting (the one holding
+// fewest first, then the one served longest ago), so one client's queue
+// never holds back another's read by more than one read. The bodies of
+// PDFs being read are bounded, all clients together (QueueBytes) and
+// each (ClientQueueBytes); past either a read is refused before its body
+// is read, with a *QueueError. A read whose context ends leaves its queue
+// and stops its PDF worker. Config.Admit, when set, limits each client
+// (a refused read is a *LimitedError), and a PDF's worker time counts
+// against it.
 //
 // Caveats:
 //   - The reader runs no scripts: a page built by JavaScript reads as its

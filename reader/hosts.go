@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/reader/internal/fair"
 )
 
 // hosts keeps the reader polite to each server: at most inFlight reads at
@@ -18,11 +19,15 @@ import (
 // is known by the address its name resolves to, so that four names for
 // one server count as one.
 //
-// A read that finds its server busy waits for its turn, first come first
-// served, until a deadline its caller sets; a turn that cannot come by
-// then is refused at once (the minute's, whose time is known) or when the
-// deadline passes (a slot's, which frees when a read ends), with a
-// *BusyError that says when it comes.
+// A read's turn is a slot and a request of the minute together. Reads
+// that find their server busy wait for a turn, shared among their
+// clients as the PDF workers are (package fair): the client holding the
+// fewest slots of that server first, then the one served longest ago,
+// then first come. So one client keeping a server busy delays another's
+// read by one read's time, not by its whole queue. A read waits until a
+// deadline its caller sets; a turn that cannot come by then is refused at
+// once (the minute's, when a slot is free: its time is known) or when the
+// deadline passes, with a *BusyError that says when it comes.
 type hosts struct {
 	clk      clock.Clock
 	inFlight int
@@ -35,21 +40,26 @@ type hosts struct {
 
 type hostState struct {
 	running []*slot       // the reads holding a slot
-	queue   []*slotWaiter // the reads waiting for one, first come first
-	tokens  float64       // below 1: turns already promised to waiting reads
+	queue   []*slotWaiter // the reads waiting for a turn, in the order they came
+	order   fair.Order    // whose read is next
+	tokens  float64       // below 1: requests already promised to redirects
 	last    time.Time
 }
 
 // slot is one read's hold on a server; until is when the read will have
 // let go of it at the latest.
-type slot struct{ until time.Time }
+type slot struct {
+	client string
+	until  time.Time
+}
 
-// slotWaiter is one read waiting for a slot: a read that ends hands its
-// slot to the first one (s set, ready closed).
+// slotWaiter is one read waiting for its turn: the turn given, s is set
+// and ready closed.
 type slotWaiter struct {
-	until time.Time
-	s     *slot
-	ready chan struct{}
+	client string
+	until  time.Time
+	s      *slot
+	ready  chan struct{}
 }
 
 // maxHosts bounds the hosts remembered; past it the idle ones are dropped.
@@ -162,68 +172,151 @@ func (h *hosts) charge(ctx context.Context, key, name string) error {
 	return h.token(ctx, strings.ToLower(key), name, t)
 }
 
-// acquire waits within t for key's turn (the server: its address): a
-// token of its minute, then a slot, which the read lets go of by until
-// at the latest. name is the host as the page's URL names it, for the
-// error.
-func (h *hosts) acquire(ctx context.Context, key, name string, t *turn, until time.Time) (release func(), err error) {
+// acquire waits within t for key's turn (the server: its address) for
+// client: a slot and a request of its minute, which the read lets go of
+// by until at the latest. name is the host as the page's URL names it,
+// for the error.
+func (h *hosts) acquire(ctx context.Context, key, name, client string, t *turn, until time.Time) (release func(), err error) {
+	if ctx.Err() != nil {
+		return nil, cancelled(ctx, name)
+	}
 	key = strings.ToLower(key)
-	if err := h.token(ctx, key, name, t); err != nil {
-		return nil, err
-	}
-	now := h.clk.Now()
+	start := h.clk.Now()
+	w := &slotWaiter{client: client, until: until, ready: make(chan struct{})}
 	h.mu.Lock()
-	s := h.stateLocked(key, now)
-	if len(s.running) < h.inFlight && len(s.queue) == 0 {
-		sl := &slot{until: until}
-		s.running = append(s.running, sl)
-		h.mu.Unlock()
-		return h.releaser(s, sl), nil
-	}
-	w := &slotWaiter{until: until, ready: make(chan struct{})}
+	s := h.stateLocked(key, start)
 	s.queue = append(s.queue, w)
+	h.dispatchLocked(s)
+	if w.s != nil {
+		h.mu.Unlock()
+		return h.releaser(key, s, w.s), nil
+	}
+	if next := h.nextToken(s); len(s.running) < h.inFlight && start.Add(next).After(t.deadline) {
+		// A slot is free and the minute's turn alone comes too late.
+		h.leaveLocked(s, w)
+		h.mu.Unlock()
+		return nil, &BusyError{Host: name, RetryAfter: next, Waited: t.waited}
+	}
 	h.mu.Unlock()
-
-	c, stop := h.clk.NewTimer(t.deadline.Sub(now))
-	defer stop()
-	select {
-	case <-w.ready:
-		t.waited += h.clk.Now().Sub(now)
-		return h.releaser(s, w.s), nil
-	case <-c:
-	case <-ctx.Done():
+	if h.wait(ctx, key, s, w, t.deadline) {
+		t.waited += h.clk.Now().Sub(start)
+		return h.releaser(key, s, w.s), nil
 	}
 	end := h.clk.Now()
-	t.waited += end.Sub(now)
+	t.waited += end.Sub(start)
 	h.mu.Lock()
 	if w.s != nil {
-		// Handed over as the wait ended.
+		// Given as the wait ended.
 		h.mu.Unlock()
-		rel := h.releaser(s, w.s)
+		rel := h.releaser(key, s, w.s)
 		if ctx.Err() == nil {
 			return rel, nil
 		}
 		rel()
-		h.giveBack(key)
 		return nil, cancelled(ctx, name)
 	}
-	s.queue = slices.DeleteFunc(s.queue, func(q *slotWaiter) bool { return q == w })
-	free := until
-	for _, r := range s.running {
-		if r.until.Before(free) {
-			free = r.until
+	h.leaveLocked(s, w)
+	retry := h.nextToken(s)
+	if len(s.running) >= h.inFlight {
+		free := until
+		for _, r := range s.running {
+			if r.until.Before(free) {
+				free = r.until
+			}
 		}
+		retry = free.Sub(end)
 	}
 	h.mu.Unlock()
-	h.giveBack(key)
 	if ctx.Err() != nil {
 		return nil, cancelled(ctx, name)
 	}
-	return nil, &BusyError{Host: name, RetryAfter: free.Sub(end), Waited: t.waited}
+	return nil, &BusyError{Host: name, RetryAfter: retry, Waited: t.waited}
 }
 
-// releaser lets go of sl once: its slot goes to the first read waiting.
-func (h *hosts) releaser(s *hostState, sl *slot) func() {
+// wait waits for w's turn until deadline, waking when the minute has a
+// request again to give it out; it reports whether the turn came.
+func (h *hosts) wait(ctx context.Context, key string, s *hostState, w *slotWaiter, deadline time.Time) bool {
+	for {
+		now := h.clk.Now()
+		h.mu.Lock()
+		h.stateLocked(key, now)
+		h.dispatchLocked(s)
+		wake := deadline.Sub(now)
+		if next := h.nextToken(s); next > 0 && next < wake {
+			// The minute gives out its next request: a slot freed
+			// before then could not be given.
+			wake = next
+		}
+		h.mu.Unlock()
+		c, stop := h.clk.NewTimer(wake)
+		select {
+		case <-w.ready:
+			stop()
+			return true
+		case <-ctx.Done():
+			stop()
+			return false
+		case <-c:
+			if wake == deadline.Sub(now) {
+				return false
+			}
+		}
+	}
+}
+
+// nextToken is how long until key's minute has a request to give; s is
+// refilled and h.mu held.
+func (h *hosts) nextToken(s *hostState) time.Duration {
+	if s.tokens >= 1 {
+		return 0
+	}
+	return time.Duration(math.Ceil((1 - s.tokens) / h.perSec * float64(time.Second)))
+}
+
+// dispatchLocked gives free slots, while the minute has requests, to the
+// reads next in order; h.mu is held and s refilled.
+func (h *hosts) dispatchLocked(s *hostState) {
+	for len(s.queue) > 0 && len(s.running) < h.inFlight && s.tokens >= 1 {
+		clients := make([]string, len(s.queue))
+		for i, w := range s.queue {
+			clients[i] = w.client
+		}
+		i := s.order.Pick(clients, func(c string) int {
+			n := 0
+			for _, r := range s.running {
+				if r.client == c {
+					n++
+				}
+			}
+			return n
+		})
+		w := s.queue[i]
+		s.queue = slices.Delete(s.queue, i, i+1)
+		s.tokens--
+		w.s = &slot{client: w.client, until: w.until}
+		s.running = append(s.running, w.s)
+		s.order.Served(w.client)
+		close(w.ready)
+	}
+}
+
+// leaveLocked takes w out of the queue; h.mu is held.
+func (h *hosts) leaveLocked(s *hostState, w *slotWaiter) {
+	s.queue = slices.DeleteFunc(s.queue, func(q *slotWaiter) bool { return q == w })
+	h.forgetLocked(s)
+}
+
+// forgetLocked prunes s's order of the clients that hold and wait for
+// nothing there; h.mu is held.
+func (h *hosts) forgetLocked(s *hostState) {
+	s.order.Prune(func(c string) bool {
+		return slices.ContainsFunc(s.running, func(r *slot) bool { return r.client == c }) ||
+			slices.ContainsFunc(s.queue, func(w *slotWaiter) bool { return w.client == c })
+	})
+}
+
+// releaser lets go of sl once: its slot goes to the read next in order.
+func (h *hosts) releaser(key string, s *hostState, sl *slot) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -233,15 +326,10 @@ func (h *hosts) releaser(s *hostState, sl *slot) func() {
 			if i < 0 {
 				return
 			}
-			if len(s.queue) == 0 {
-				s.running = slices.Delete(s.running, i, i+1)
-				return
-			}
-			w := s.queue[0]
-			s.queue = slices.Delete(s.queue, 0, 1)
-			w.s = &slot{until: w.until}
-			s.running[i] = w.s
-			close(w.ready)
+			s.running = slices.Delete(s.running, i, i+1)
+			h.forgetLocked(s)
+			h.stateLocked(key, h.clk.Now())
+			h.dispatchLocked(s)
 		})
 	}
 }

@@ -142,9 +142,10 @@ func TestConcurrentReadsTakeTurns(t *testing.T) {
 	}
 	<-ws.entered
 	<-ws.entered
-	// Four wait for a slot (until half the 15 s Timeout), the seventh for
-	// its minute's next request, in 2 s.
-	want := []time.Duration{2 * time.Second, 7500 * time.Millisecond, 7500 * time.Millisecond, 7500 * time.Millisecond, 7500 * time.Millisecond}
+	// Five wait for a slot (until half the 15 s Timeout); the minute's
+	// request is taken with the slot, and by then (2 s on) the seventh's
+	// has come.
+	want := []time.Duration{7500 * time.Millisecond, 7500 * time.Millisecond, 7500 * time.Millisecond, 7500 * time.Millisecond, 7500 * time.Millisecond}
 	if p := blockUntil(t, clk, 5); !slices.Equal(p, want) {
 		t.Fatalf("waiting %v, want %v", p, want)
 	}

@@ -173,7 +173,7 @@ func TestPDFThroughReader(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		p := &Page{URL: base + "/x.pdf"}
-		if _, err := r.pdfPage(ctx, p, pdftest.Paper().Bytes()); !errors.Is(err, ErrTimeout) {
+		if _, err := r.pdfPage(ctx, p, pdftest.Paper().Bytes(), ""); !errors.Is(err, ErrTimeout) {
 			t.Errorf("cancelled: %v", err)
 		}
 	})

@@ -131,8 +131,18 @@ type Config struct {
 	// PDFWorker, when set, reads each PDF in a child process whose
 	// memory, stack and time are bounded, so that no file can end this
 	// one (searxgate sets it). Nil reads PDFs in this process, guarded
-	// against the known bombs only.
+	// against the known bombs only. Its time is charged to the client:
+	// each second a child runs past the first costs one more turn of
+	// Admit, paid at the client's next read.
 	PDFWorker *pdf.Worker
+	// QueueBytes bounds the bytes held by the PDFs being read, from when
+	// their body starts to download until their worker is done with it,
+	// all clients together (default 32 MiB); ClientQueueBytes bounds one
+	// client's (default a quarter of QueueBytes, at least MaxBytes). A
+	// PDF past either is refused before its body is read, with a
+	// *QueueError.
+	QueueBytes       int64
+	ClientQueueBytes int64
 	// Admit, when set, is asked for each read that is not served from the
 	// cache (the per-client limit), with Request.Client.
 	Admit func(client string, now time.Time) (bool, time.Duration)
@@ -189,6 +199,12 @@ func (c *Config) defaults() {
 	if c.PDFTime <= 0 {
 		c.PDFTime = 5 * time.Second
 	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = 32 << 20
+	}
+	if c.ClientQueueBytes <= 0 {
+		c.ClientQueueBytes = max(c.QueueBytes/4, c.MaxBytes)
+	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -200,13 +216,17 @@ func (c *Config) defaults() {
 
 // Reader reads pages for agents. It is safe for concurrent use.
 type Reader struct {
-	cfg   Config
-	fetch *egress.Fetcher
-	cache *cache
-	hosts *hosts
+	cfg    Config
+	fetch  *egress.Fetcher
+	cache  *cache
+	hosts  *hosts
+	queued *queued // the memory of the PDFs being read
+	costs  costs   // worker time owed to the client limit
 }
 
-// New returns a Reader.
+// QueueBytes is the most the PDFs being read hold.
+func (r *Reader) QueueBytes() int64 { return r.cfg.QueueBytes }
+
 // CacheBytes is the most the page cache holds (0 with NoCache).
 func (r *Reader) CacheBytes() int64 {
 	if r.cfg.NoCache {
@@ -215,9 +235,11 @@ func (r *Reader) CacheBytes() int64 {
 	return int64(r.cfg.CacheBytes)
 }
 
+// New returns a Reader.
 func New(cfg Config) *Reader {
 	cfg.defaults()
-	r := &Reader{cfg: cfg, hosts: newHosts(cfg.Clock, cfg.PerHostInFlight, cfg.PerHostPerMinute)}
+	r := &Reader{cfg: cfg, hosts: newHosts(cfg.Clock, cfg.PerHostInFlight, cfg.PerHostPerMinute),
+		queued: newQueued(cfg.QueueBytes, cfg.ClientQueueBytes, cfg.PDFTime)}
 	if !cfg.NoCache {
 		r.cache = newCache(cfg.CacheEntries, cfg.CacheBytes)
 	}
@@ -370,13 +392,13 @@ func (r *Reader) page(ctx context.Context, rawURL, client string) (*Page, bool, 
 		return nil, false, 0, err
 	}
 	if r.cfg.Admit != nil {
-		if ok, wait := r.cfg.Admit(client, now); !ok {
+		if ok, wait := r.costs.admit(r.cfg.Admit, client, now); !ok {
 			return nil, false, 0, &LimitedError{RetryAfter: wait}
 		}
 	}
 	host := u.Hostname()
 	t := newTurn(ctx, now, r.cfg.Timeout/2)
-	release, err := r.hosts.acquire(ctx, r.serverKey(ctx, host), host, t, now.Add(r.cfg.Timeout))
+	release, err := r.hosts.acquire(ctx, r.serverKey(ctx, host), host, client, t, now.Add(r.cfg.Timeout))
 	if err != nil {
 		return nil, false, t.waited, err
 	}
@@ -390,12 +412,13 @@ func (r *Reader) page(ctx context.Context, rawURL, client string) (*Page, bool, 
 	}
 	// The download keeps what the wait left of the Timeout; the slot is
 	// the server's, let go of once the body is in.
-	d, err := r.download(context.WithValue(ctx, turnKey{}, t), u, r.cfg.Timeout-t.waited)
+	d, err := r.download(context.WithValue(ctx, turnKey{}, t), u, client, r.cfg.Timeout-t.waited)
 	release()
 	if err != nil {
 		return nil, false, t.waited, err
 	}
-	p, err := r.convert(ctx, d)
+	p, err := r.convert(ctx, d, client)
+	d.hold.release()
 	if err != nil {
 		return nil, false, t.waited, err
 	}
@@ -457,12 +480,12 @@ const accept = "text/html,application/xhtml+xml;q=0.9,text/markdown;q=0.9,text/p
 	"application/pdf;q=0.7,*/*;q=0.1"
 
 // convert makes a downloaded page Markdown.
-func (r *Reader) convert(ctx context.Context, d *downloaded) (*Page, error) {
+func (r *Reader) convert(ctx context.Context, d *downloaded, client string) (*Page, error) {
 	p := &Page{URL: d.final, ContentType: d.kind}
 	switch d.kind {
 	case kindPDF:
 		// The PDF's time is its own, not what is left of the download's.
-		return r.pdfPage(ctx, p, d.body)
+		return r.pdfPage(ctx, p, d.body, client)
 	case kindHTML:
 		a := extractArticle(d.body, d.url)
 		p.Title, p.Byline, p.Published, p.SiteName, p.Canonical, p.Markdown = a.Title, a.Byline, a.Published, a.SiteName, a.Canonical, a.Markdown
@@ -484,12 +507,15 @@ type downloaded struct {
 	final      string   // url, written
 	kind, lang string   // kindOf its content type
 	body       []byte   // text decoded to UTF-8; a PDF's bytes as they came
+	hold       *hold    // a PDF's share of the memory for PDFs being read
 }
 
 // download fetches u within timeout and MaxBytes. A body whose type the
 // reader does not read is refused before it is read, except a binary one
-// (application/octet-stream), read to see whether it is a PDF.
-func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration) (*downloaded, error) {
+// (application/octet-stream), read to see whether it is a PDF. A PDF's
+// (or binary) body is read only once client's share of the memory for
+// PDFs being read holds it.
+func (r *Reader) download(ctx context.Context, u *url.URL, client string, timeout time.Duration) (*downloaded, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	resp, err := r.fetch.Get(ctx, u.String(), http.Header{"Accept": {accept}, "Accept-Language": {"en-US,en;q=0.9"}})
@@ -511,7 +537,20 @@ func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration
 	if d.kind == "" && !binary {
 		return nil, typeError(d.final, mt)
 	}
+	if d.kind == kindPDF || binary {
+		size := r.cfg.MaxBytes
+		if resp.ContentLength > 0 {
+			size = min(size, resp.ContentLength)
+		}
+		if d.hold, err = r.queued.take(client, size); err != nil {
+			return nil, err
+		}
+	}
 	body, err := resp.ReadAll()
+	d.hold.resize(int64(len(body)))
+	if err != nil {
+		d.hold.release()
+	}
 	if errors.Is(err, egress.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: %s is more than the %d bytes searxgate reads", ErrTooLarge, d.final, r.cfg.MaxBytes)
 	}
@@ -520,6 +559,7 @@ func (r *Reader) download(ctx context.Context, u *url.URL, timeout time.Duration
 	}
 	if binary {
 		if !bytes.Contains(body[:min(len(body), 1024)], []byte("%PDF-")) {
+			d.hold.release()
 			return nil, typeError(d.final, mt)
 		}
 		d.kind = kindPDF

@@ -60,6 +60,7 @@ type App struct {
 	web    *web.Server
 	server *fasthttp.Server
 	ln     net.Listener
+	peers  *peers // the client connections, watched while /mcp works for them
 	source *directory.Source
 	ops    *operator.Operator
 	// cache is the proxy's persistent cache: sealed answers in the store,
@@ -362,6 +363,9 @@ func (a *App) listen(trusted []netip.Prefix) error {
 	a.ln, err = net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return listenError(cfg.Listen, err)
+	}
+	if a.peers != nil {
+		a.ln = a.peers.listener(a.ln)
 	}
 	a.server = &fasthttp.Server{
 		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),

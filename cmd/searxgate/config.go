@@ -45,6 +45,10 @@ type Config struct {
 	// private, nothing more.
 	ReaderAllowPrivate bool
 	ImageAllowPrivate  bool
+	// ReaderQueueMiB bounds the memory held by the PDFs being read (their
+	// bodies, downloading, waiting for a worker or in one), all clients
+	// together; one client may hold a quarter of it, at least one page.
+	ReaderQueueMiB int
 	// CAFile is a PEM file of CA certificates trusted besides the
 	// system's (own instances, pages or a TLS-inspecting proxy under a
 	// private CA).
@@ -177,6 +181,7 @@ func defaultConfig() Config {
 		ClientRate:     120,
 		ClientBurst:    60,
 		MaxConns:       10_000,
+		ReaderQueueMiB: 32,
 
 		MaxConnsPerIP:   64,
 		ReadTimeout:     5 * time.Second,
@@ -222,6 +227,7 @@ func (c *Config) options() []option {
 		{"instance", "an instance of your own, used first (repeatable; env: comma-separated)", &c.Instances},
 		{"allow-private", "allow instances on loopback and private addresses (home networks, tests); the page reader and the image proxy have their own switches", &c.AllowPrivate},
 		{"reader-allow-private", "let MCP's page reader (web_url_read) fetch loopback and private addresses", &c.ReaderAllowPrivate},
+		{"reader-queue-mib", "MiB the PDFs being read by web_url_read may hold at once, all clients together (one client a quarter, at least 5); past it a PDF is refused at once, with a time to retry", &c.ReaderQueueMiB},
 		{"image-proxy-allow-private", "let the image proxy fetch thumbnails on loopback and private addresses", &c.ImageAllowPrivate},
 		{"ca-file", "PEM file of CA certificates to trust besides the system's (own instances, pages, images, or a proxy under a private CA)", &c.CAFile},
 		{"contact", "how an instance's operator can reach you, put in the User-Agent (a URL or an e-mail address)", &c.Contact},
@@ -608,6 +614,11 @@ func (c *Config) validateServing(bad func(flagName, format string, args ...any))
 	}
 	if c.MaxConns < 1 {
 		bad("max-conns", "must be at least 1")
+	}
+	// One PDF of the largest size read must fit; past 256 MiB the queue
+	// alone nears the shipped unit's MemoryMax.
+	if c.ReaderQueueMiB < 5 || c.ReaderQueueMiB > 256 {
+		bad("reader-queue-mib", "%d is outside 5 (one PDF of the largest size read) to 256", c.ReaderQueueMiB)
 	}
 	if _, err := web.ParsePrefixes(c.TrustProxy); err != nil {
 		bad("trust-proxy", "%v", err)

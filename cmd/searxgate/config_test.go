@@ -90,6 +90,8 @@ func TestConfigErrorsNameFlagAndEnv(t *testing.T) {
 		{[]string{"--queue", "0"}, nil, []string{"--queue", "SEARXGATE_QUEUE"}},
 		{[]string{"--fanout", "4"}, nil, []string{"--fanout", "SEARXGATE_FANOUT", "--max-fanout"}},
 		{[]string{"--max-fanout", "0"}, nil, []string{"--max-fanout", "SEARXGATE_MAX_FANOUT"}},
+		{[]string{"--reader-queue-mib", "4"}, nil, []string{"--reader-queue-mib (SEARXGATE_READER_QUEUE_MIB)", "4 is outside 5 (one PDF of the largest size read) to 256"}},
+		{nil, map[string]string{"SEARXGATE_READER_QUEUE_MIB": "1024"}, []string{"--reader-queue-mib (SEARXGATE_READER_QUEUE_MIB)", "1024 is outside"}},
 		{nil, map[string]string{"SEARXGATE_QUEUE": "many"}, []string{"SEARXGATE_QUEUE", "whole number"}},
 		{[]string{"--log-format", "xml"}, nil, []string{"--log-format", "SEARXGATE_LOG_FORMAT"}},
 		{[]string{"--json-shape", "2026"}, nil, []string{"--json-shape (SEARXGATE_JSON_SHAPE)", `"2026"`, "classic or current"}},

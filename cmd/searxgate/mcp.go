@@ -35,7 +35,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 	rc := reader.Config{AllowPrivate: cfg.ReaderAllowPrivate, UserAgent: userAgent(cfg.Contact),
 		CacheTTL: cfg.CacheTTL, NoCache: cfg.noCache(),
 		Admit: a.limiter.Admit(), Logger: a.log, Clock: a.clock, Resolver: cfg.resolver, Proxy: cfg.proxyFunc(),
-		TLS: a.tls, PDFWorker: pdf.NewWorker(pdf.WorkerConfig{})}
+		TLS: a.tls, PDFWorker: pdf.NewWorker(pdf.WorkerConfig{}), QueueBytes: int64(cfg.ReaderQueueMiB) << 20}
 	a.reader = reader.New(rc)
 	exposed := mcpExposed(cfg)
 	if exposed && cfg.MCPToken == "" {
@@ -51,7 +51,17 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		},
 	})
 	client := web.ClientOf(trusted)
-	h := fasthttpadaptor.NewFastHTTPHandler(srv.Handler())
+	// A tool call ends when its client closes the connection (an agent
+	// cancelled it, the stdio bridge's request was cancelled, a proxy in
+	// front gave up): a PDF waiting for a worker leaves the queue, one in
+	// a worker has its child killed.
+	a.peers = newPeers(a.clock)
+	inner := srv.Handler()
+	h := fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, stop := a.peers.watch(r.Context(), r.RemoteAddr)
+		defer stop()
+		inner.ServeHTTP(w, r.WithContext(ctx))
+	}))
 	return srv, func(ctx *fasthttp.RequestCtx) {
 		ctx.SetUserValue(mcpClientKey{}, client(ctx))
 		h(ctx)

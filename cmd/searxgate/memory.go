@@ -6,11 +6,12 @@ package main
 const memoryMargin = 64 << 20
 
 // memoryBound is the most the caches hold (the answers', the
-// suggestions', the read pages') plus memoryMargin.
+// suggestions', the read pages') and the PDFs being read, plus
+// memoryMargin.
 func (a *App) memoryBound() (limit, caches int64) {
 	caches = a.proxy.CacheBytes()
 	if a.reader != nil {
-		caches += a.reader.CacheBytes()
+		caches += a.reader.CacheBytes() + a.reader.QueueBytes()
 	}
 	return caches + memoryMargin, caches
 }
@@ -28,6 +29,6 @@ func (a *App) setMemoryLimit(getenv func(string) string, set func(int64) int64) 
 	}
 	limit, caches := a.memoryBound()
 	set(limit)
-	a.log.Info("Go's memory limit is the caches' bounds and a margin (GOMEMLIMIT overrides it)",
+	a.log.Info("Go's memory limit is the caches' and the PDF queue's bounds and a margin (GOMEMLIMIT overrides it)",
 		"limit_mib", limit>>20, "caches_mib", caches>>20, "margin_mib", memoryMargin>>20)
 }

@@ -6,7 +6,10 @@
 // the numbers the parser sizes allocations by. Some files still exhaust
 // memory or stack, and Go cannot recover from that. So searxgate reads
 // every PDF through a Worker: one child process per PDF, bounded in memory,
-// stack and time. A child can fail without taking searxgate along.
+// stack and time. A child can fail without taking searxgate along. The
+// workers are shared in turns among the clients waiting (Worker.Read
+// names the client), and a read whose context ends leaves the queue or
+// has its child killed.
 // ServeIfWorker, called first in main, makes a process a child.
 //
 // Caveats: text comes in the order the pages draw it, so columns and tables

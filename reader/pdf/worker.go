@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/searxgate/searxgate/reader/internal/fair"
 )
 
 // workerEnv, set to "1", makes a process that calls ServeIfWorker a PDF
@@ -33,9 +35,14 @@ const memoryExit = 3
 type Worker struct {
 	command []string
 	memory  int64
-	slots   chan struct{}
+	turns   *fair.Queue   // the workers, shared fairly among the clients waiting
 	grace   time.Duration // how long past the PDF's time a child may take
+	wait    time.Duration // how long a read waits for its turn
 }
+
+// ErrNoWorker: a read's turn for a worker did not come within
+// WorkerConfig.Wait.
+var ErrNoWorker = errors.New("no PDF worker was free")
 
 // WorkerConfig says how to start the children and what each may use.
 type WorkerConfig struct {
@@ -46,8 +53,12 @@ type WorkerConfig struct {
 	// Memory is what one child may map, in bytes (default 128 MiB).
 	Memory int64
 	// Workers is how many PDFs are read at once (default 2); a read waits
-	// for its turn within its context.
+	// for its turn within its context, the clients waiting taking turns
+	// (package fair): one client's queue does not hold back another's.
 	Workers int
+	// Wait is how long a read waits for its turn at most (default 15 s);
+	// past it the read is refused with ErrNoWorker.
+	Wait time.Duration
 }
 
 // NewWorker returns a Worker with c's settings.
@@ -61,11 +72,17 @@ func NewWorker(c WorkerConfig) *Worker {
 	if c.Workers <= 0 {
 		c.Workers = 2
 	}
-	return &Worker{command: c.Command, memory: c.Memory, slots: make(chan struct{}, c.Workers), grace: grace}
+	if c.Wait <= 0 {
+		c.Wait = 15 * time.Second
+	}
+	return &Worker{command: c.Command, memory: c.Memory, turns: fair.NewQueue(c.Workers), grace: grace, wait: c.Wait}
 }
 
 // Memory is what one child may map, in bytes.
 func (w *Worker) Memory() int64 { return w.memory }
+
+// Wait is how long a read waits for its turn at most.
+func (w *Worker) Wait() time.Duration { return w.wait }
 
 // request is what the worker reads first on stdin, on one line; the PDF's
 // bytes follow.
@@ -96,16 +113,39 @@ func (e *kindError) Unwrap() error { return e.kind }
 // stop and answer before it is killed.
 const grace = 2 * time.Second
 
-// Extract reads the PDF in body as Extract does, in a child process, and
-// returns what the child read or why it could not. Its time runs from when
-// its turn comes.
+// Extract is Read for a client that is not named: all such reads share
+// one turn.
 func (w *Worker) Extract(ctx context.Context, body []byte, lim Limits) (*Doc, error) {
-	select {
-	case w.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	doc, _, err := w.Read(ctx, "", body, lim)
+	return doc, err
+}
+
+// Read reads the PDF in body as Extract does, in a child process, once
+// client's turn for a worker comes, and returns what the child read or
+// why it could not, and how long the child ran (what the read cost the
+// workers). Its time runs from when its turn comes. A read whose ctx ends
+// leaves the queue, or has its child killed at once.
+func (w *Worker) Read(ctx context.Context, client string, body []byte, lim Limits) (*Doc, time.Duration, error) {
+	waitCtx, cancel := context.WithTimeoutCause(ctx, w.wait, ErrNoWorker)
+	release, err := w.turns.Wait(waitCtx, client)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		return nil, 0, fmt.Errorf("%w within %s", ErrNoWorker, w.wait)
 	}
-	defer func() { <-w.slots }()
+	defer release()
+	start := time.Now()
+	doc, err := w.run(ctx, body, lim)
+	return doc, time.Since(start), err
+}
+
+// Waiting is how many reads wait for a worker: client's, and all.
+func (w *Worker) Waiting(client string) (own, all int) { return w.turns.Waiting(client) }
+
+// run reads body in one child process.
+func (w *Worker) run(ctx context.Context, body []byte, lim Limits) (*Doc, error) {
 	runCtx, cancel := context.WithTimeout(ctx, lim.Time+w.grace)
 	defer cancel()
 	head, err := json.Marshal(request{Limits: lim, Memory: w.memory})

@@ -247,3 +247,26 @@ func TextPages(n int) Spec {
 	}
 	return s
 }
+
+// Slow is a PDF of about 285 KB whose 120 pages cost a reader tens of
+// milliseconds each (hundreds of thousands of text moves that draw
+// nothing): read whole, it takes longer than searxgate's 5 s for one PDF.
+func Slow() []byte {
+	page := "BT /F1 12 Tf 72 700 Td " + strings.Repeat("1 0 Td ", 200_000) + "ET"
+	pages := make([]string, 120)
+	for i := range pages {
+		pages[i] = page
+	}
+	return Spec{Pages: pages, Compress: true}.Bytes()
+}
+
+// Large is a readable PDF of about size bytes: one page of text, and a
+// stream no page uses that pads it.
+func Large(size int) []byte {
+	var p PageText
+	p.Lines("F1", 12, 14, 72, 700, "A large PDF, mostly padding.")
+	s := Spec{Pages: []string{p.String()}}
+	pad := size - len(s.Bytes()) - 64
+	s.Extra = []string{Stream(strings.Repeat("x", max(pad, 0)), false)}
+	return s.Bytes()
+}
