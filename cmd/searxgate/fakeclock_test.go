@@ -8,6 +8,24 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 )
 
+// startGatewayOn runs searxgate in-process with args (--listen and the
+// rest: nothing is added) on the clock clk, names resolved by none, and
+// returns once its start-up check has judged the pool.
+func startGatewayOn(t *testing.T, clk *clock.Fake, args ...string) *gateway {
+	t.Helper()
+	cfg, err := parseConfig(args, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.clock, cfg.resolver = clk, &failResolver{}
+	g, err := runGateway(t, cfg, testLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.app.checked
+	return g
+}
+
 // queuedStep is how far getAsTimePasses moves the clock at a time while a
 // search waits in searxgate's queue.
 const queuedStep = 50 * time.Millisecond
