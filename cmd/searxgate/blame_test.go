@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -357,17 +356,8 @@ func TestOwnLimiterInstanceIsPaced(t *testing.T) {
 	f, _ := startFleetConfig(t, sim.Config{Seed: 5, Now: clk.Now, Instances: []sim.InstanceConfig{
 		{ID: "own", Behaviour: sim.Limiter, Latency: 10 * time.Millisecond, JSON: true}}})
 	inst := f.Instance("own")
-	cfg, err := parseConfig([]string{"--listen", "127.0.0.1:0", "--allow-private", "--directory", "none", "--data", t.TempDir(),
-		"--instance", inst.URL(), "--client-rate", "0"}, env(nil), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.clock, cfg.resolver = clk, &failResolver{}
-	g, err := runGateway(t, cfg, testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-g.app.checked
+	g := startGatewayOn(t, clk, "--listen", "127.0.0.1:0", "--allow-private", "--directory", "none", "--data", t.TempDir(),
+		"--instance", inst.URL(), "--client-rate", "0")
 	start := clk.Now()
 	const step, steps = 400 * time.Millisecond, 60 // 24 s: more than a 20 s window
 	ok, refused := 0, 0
