@@ -11,11 +11,7 @@ import (
 )
 
 func TestDialerChecksEveryAddress(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := nettest.Listen(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
