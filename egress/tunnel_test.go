@@ -83,11 +83,7 @@ func (p *connectProxy) seen() ([]string, []string) {
 // the proxy is asked for the checked address; a private target is refused
 // before the proxy hears of it, and so is one the proxy is skipped for.
 func TestTunnel(t *testing.T) {
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
+	echo := nettest.Listen(t)
 	go func() {
 		for {
 			c, err := echo.Accept()
