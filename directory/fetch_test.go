@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/egress"
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
 func TestHTTPFetcher(t *testing.T) {
@@ -174,17 +174,6 @@ func TestHTTPFetcher(t *testing.T) {
 	})
 }
 
-// names maps the test's names to public addresses (never dialled for
-// real: the fetcher's Connect reaches the test server).
-type names map[string]string
-
-func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := n[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(a)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 // TestFetcherGuard: the guard checks the list URL and every redirect, and
 // every connection goes through the guarded dialer (here one whose
 // connections reach the test server, on 127.0.0.1, whatever address the
@@ -249,7 +238,7 @@ func TestFetcherGuard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// A fetcher of its own: no connection kept from another case.
 			f := NewFetcher(egress.NewFetcher(egress.Config{Timeout: 5 * time.Second, MaxBytes: 1 << 20, UserAgent: "searxgate/test",
-				Connect: dial, Resolver: names{"list.example": "93.184.216.34", "mirror.example": "93.184.216.35", "inside.example": "10.0.0.9"}}))
+				Connect: dial, Resolver: nettest.NewResolver(nettest.Names{"list.example": "93.184.216.34", "mirror.example": "93.184.216.35", "inside.example": "10.0.0.9"})}))
 			res, err := f.Fetch(ctx, tt.url, Saved{})
 			if tt.wantErr == nil && (err != nil || !bytes.Equal(res.Body, body)) {
 				t.Fatalf("err %v, %d bytes", err, len(res.Body))

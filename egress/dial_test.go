@@ -4,26 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
-type fixedResolver map[string][]netip.Addr
-
-func (r fixedResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := r[host]; ok {
-		return a, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 func TestDialerChecksEveryAddress(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := nettest.Listen(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -38,11 +26,11 @@ func TestDialerChecksEveryAddress(t *testing.T) {
 	_, deadPort, _ := net.SplitHostPort(closed.Addr().String())
 	closed.Close()
 
-	res := fixedResolver{
-		"public.example": {netip.MustParseAddr("203.0.113.7")},
-		"mixed.example":  {netip.MustParseAddr("203.0.113.7"), netip.MustParseAddr("10.0.0.5")},
-		"home.example":   {netip.MustParseAddr("127.0.0.1")},
-	}
+	res := nettest.NewResolver(nettest.Names{
+		"public.example": "203.0.113.7",
+		"mixed.example":  "203.0.113.7 10.0.0.5",
+		"home.example":   "127.0.0.1",
+	})
 	notes := map[string]string{}
 	d := &Dialer{Resolver: res, Timeout: 2 * time.Second, OnFailure: func(h, why string) { notes[h] = why }}
 	for host, want := range map[string]string{"mixed.example": DialPrivate, "home.example": DialPrivate, "127.0.0.1": DialPrivate, "nowhere.invalid": DialDNS} {

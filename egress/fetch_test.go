@@ -17,10 +17,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
 // site is a test server on 127.0.0.1 that the fetcher reaches under public
-// addresses: names resolve through table, and every connection the guard
+// addresses: names resolve through siteNames, and every connection the guard
 // allows is routed to the server. It records the addresses dialled.
 type site struct {
 	srv   *httptest.Server
@@ -51,7 +53,7 @@ func (s *site) dialed() []string {
 	return out
 }
 
-var siteNames = table{"a.example": "93.184.216.34", "b.example": "93.184.216.35", "inside.example": "10.0.0.9"}
+var siteNames = nettest.NewResolver(nettest.Names{"a.example": "93.184.216.34", "b.example": "93.184.216.35", "inside.example": "10.0.0.9"})
 
 // hops answers /hop/N with a redirect to /hop/N-1, and /hop/0 with "done".
 func hops(w http.ResponseWriter, r *http.Request) {
@@ -259,7 +261,7 @@ func TestFetcherProxyAndRoots(t *testing.T) {
 	}
 	via := func(host, port string) (*url.URL, error) { return &url.URL{Scheme: "http", Host: px.addr}, nil }
 	// The test certificate names example.com and 127.0.0.1.
-	names := table{"example.com": "127.0.0.1"}
+	names := nettest.NewResolver(nettest.Names{"example.com": "127.0.0.1"})
 	tlsCfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	f := NewFetcher(Config{AllowPrivate: true, Resolver: names, Proxy: via, TLS: tlsCfg})
 	resp, err := f.Get(context.Background(), "https://example.com:"+port+"/", nil)

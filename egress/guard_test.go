@@ -7,50 +7,27 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
-// fakeResolver answers from a table; a name not in it does not resolve.
-type fakeResolver struct {
-	mu      sync.Mutex // guards asked
-	answers map[string][]string
-	asked   []string
-}
-
-var errNXDomain = errors.New("no such host")
-
-func (r *fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	r.mu.Lock()
-	r.asked = append(r.asked, host)
-	r.mu.Unlock()
-	ips, ok := r.answers[host]
-	if !ok {
-		return nil, errNXDomain
-	}
-	out := make([]net.IPAddr, len(ips))
-	for i, s := range ips {
-		out[i] = net.IPAddr{IP: net.ParseIP(s)}
-	}
-	return out, nil
-}
-
 func TestGuardCheck(t *testing.T) {
-	res := &fakeResolver{answers: map[string][]string{
-		"public.example":      {"93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"},
-		"loop.example":        {"127.0.0.1"},
-		"ten.example":         {"10.1.2.3"},
-		"oneseventwo.example": {"172.20.0.5"},
-		"home.example":        {"192.168.1.10"},
-		"ula.example":         {"fd12:3456:789a::1"},
-		"linklocal6.example":  {"fe80::1"},
-		"linklocal4.example":  {"169.254.169.254"},
-		"cgnat.example":       {"100.64.0.1"},
-		"mapped.example":      {"::ffff:10.0.0.1"},
-		"mixed.example":       {"93.184.216.34", "10.0.0.1"},
-		"empty.example":       {},
-	}}
+	res := nettest.NewResolver(nettest.Names{
+		"public.example":      "93.184.216.34 2606:2800:220:1:248:1893:25c8:1946",
+		"loop.example":        "127.0.0.1",
+		"ten.example":         "10.1.2.3",
+		"oneseventwo.example": "172.20.0.5",
+		"home.example":        "192.168.1.10",
+		"ula.example":         "fd12:3456:789a::1",
+		"linklocal6.example":  "fe80::1",
+		"linklocal4.example":  "169.254.169.254",
+		"cgnat.example":       "100.64.0.1",
+		"mapped.example":      "::ffff:10.0.0.1",
+		"mixed.example":       "93.184.216.34 10.0.0.1",
+		"empty.example":       "",
+	})
 	tests := []struct {
 		url  string
 		want error
@@ -122,13 +99,13 @@ func TestGuardCheck(t *testing.T) {
 			t.Errorf("Check(%q) = %v, want %v", tt.url, err, tt.want)
 		}
 	}
-	if !errors.Is(g.Check(context.Background(), "https://nxdomain.example/"), errNXDomain) {
+	if dns := (*net.DNSError)(nil); !errors.As(g.Check(context.Background(), "https://nxdomain.example/"), &dns) || !dns.IsNotFound {
 		t.Error("the resolver's error is not wrapped")
 	}
 }
 
 func TestGuardAllowPrivate(t *testing.T) {
-	res := &fakeResolver{answers: map[string][]string{"home.example": {"192.168.1.10"}}}
+	res := nettest.NewResolver(nettest.Names{"home.example": "192.168.1.10"})
 	g := Guard{AllowPrivate: true, Resolver: res}
 	for _, u := range []string{"http://127.0.0.1:8888/", "https://home.example/", "http://localhost/", "https://[fe80::1]/"} {
 		if err := g.Check(context.Background(), u); err != nil {
@@ -140,8 +117,8 @@ func TestGuardAllowPrivate(t *testing.T) {
 			t.Errorf("Check(%q) with AllowPrivate = %v, want %v", u, err, want)
 		}
 	}
-	if len(res.asked) != 0 {
-		t.Errorf("AllowPrivate still resolved %v", res.asked)
+	if asked := res.Asked(); len(asked) != 0 {
+		t.Errorf("AllowPrivate still resolved %v", asked)
 	}
 }
 
@@ -201,7 +178,7 @@ func TestPublicAddr(t *testing.T) {
 
 // CheckLiteral judges what a URL says and leaves names to the dialer.
 func TestGuardCheckLiteral(t *testing.T) {
-	g := Guard{Resolver: &fakeResolver{answers: map[string][]string{"private.example": {"10.0.0.1"}}}}
+	g := Guard{Resolver: nettest.NewResolver(nettest.Names{"private.example": "10.0.0.1"})}
 	for raw, want := range map[string]error{
 		"https://private.example/": nil, // not resolved here: the dialer checks it
 		"https://unknown.example/": nil,
@@ -240,7 +217,7 @@ func FuzzGuardCheck(f *testing.F) {
 		"https://[::ffff:10.0.0.1]/", "https://0x7f.1/", "https://[64:ff9b::a00:1]/", "https://localhost./", "ftp://x/"} {
 		f.Add(s)
 	}
-	res := &fakeResolver{answers: map[string][]string{"public.example": {"93.184.216.34"}}}
+	res := nettest.NewResolver(nettest.Names{"public.example": "93.184.216.34"})
 	g := Guard{Resolver: res}
 	f.Fuzz(func(t *testing.T, raw string) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

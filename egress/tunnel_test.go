@@ -7,11 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
 // connectProxy is an HTTP proxy on 127.0.0.1 that opens CONNECT tunnels
@@ -78,24 +79,11 @@ func (p *connectProxy) seen() ([]string, []string) {
 	return append([]string(nil), p.asked...), append([]string(nil), p.auth...)
 }
 
-type table map[string]string
-
-func (tb table) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := tb[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(a)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 // TestTunnel: with a proxy, the target is resolved and checked first and
 // the proxy is asked for the checked address; a private target is refused
 // before the proxy hears of it, and so is one the proxy is skipped for.
 func TestTunnel(t *testing.T) {
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer echo.Close()
+	echo := nettest.Listen(t)
 	go func() {
 		for {
 			c, err := echo.Accept()
@@ -106,7 +94,8 @@ func TestTunnel(t *testing.T) {
 		}
 	}()
 	_, port, _ := net.SplitHostPort(echo.Addr().String())
-	names := table{"instance.test": "127.0.0.1", "inside.test": "10.9.9.9"}
+	table := nettest.Names{"instance.test": "127.0.0.1", "inside.test": "10.9.9.9"}
+	names := nettest.NewResolver(table) // sees what the test adds to table
 
 	ok := startConnectProxy(t, http.StatusOK)
 	via := func(p *connectProxy, user string) ProxyFunc {
@@ -145,7 +134,7 @@ func TestTunnel(t *testing.T) {
 			t.Errorf("%s through the proxy: %v, want ErrNotPublic", target, err)
 		}
 	}
-	names["direct.test"] = "10.1.1.1"
+	table["direct.test"] = "10.1.1.1"
 	if _, err := guarded.DialContext(context.Background(), "tcp", "direct.test:443"); !errors.Is(err, ErrNotPublic) {
 		t.Errorf("a host the proxy is skipped for: %v, want ErrNotPublic", err)
 	}

@@ -6,23 +6,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/searxgate/searxgate/internal/nettest"
 	"github.com/searxgate/searxgate/reader"
 )
-
-// names answers lookups from a table, never the network.
-type names map[string]string
-
-func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := n[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(a)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 // TestReadThroughGuard runs web_url_read with the real reader, as a
 // searxgate without --allow-private: public.test is a public name whose
@@ -59,7 +49,7 @@ func TestReadThroughGuard(t *testing.T) {
 	defer site.Close()
 	const publicIP = "93.184.215.14"
 	rd := reader.New(reader.Config{
-		Resolver: names{"public.test": publicIP, "internal.test": "192.168.7.7"},
+		Resolver: nettest.NewResolver(nettest.Names{"public.test": publicIP, "internal.test": "192.168.7.7"}),
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if host, _, _ := net.SplitHostPort(addr); host != publicIP {
 				return nil, fmt.Errorf("test dialer: refusing %s", addr)

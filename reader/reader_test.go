@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -15,17 +14,8 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/internal/nettest"
 )
-
-// fakeResolver answers names from a table, never the network.
-type fakeResolver map[string]string
-
-func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := f[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(a)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
 
 // publicIP is a public address no test ever reaches: the test dialer sends
 // every connection to the test server on 127.0.0.1.
@@ -111,7 +101,7 @@ func publicReader(t *testing.T, srv *httptest.Server, mod func(*Config)) (*Reade
 	_, port, _ := net.SplitHostPort(target)
 	cfg := Config{
 		UserAgent: "searxgate/test (+ops@example.org)",
-		Resolver:  fakeResolver{"public.test": publicIP, "internal.test": "10.1.2.3"},
+		Resolver:  nettest.NewResolver(nettest.Names{"public.test": publicIP, "internal.test": "10.1.2.3"}),
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			host, _, _ := net.SplitHostPort(addr)
 			if host != publicIP {
@@ -368,7 +358,7 @@ func TestPolitenessPerServer(t *testing.T) {
 	r := New(Config{
 		UserAgent:        "searxgate/test",
 		PerHostPerMinute: 5, // a burst of 1
-		Resolver:         fakeResolver{"one.test": publicIP, "two.test": publicIP},
+		Resolver:         nettest.NewResolver(nettest.Names{"one.test": publicIP, "two.test": publicIP}),
 		Dial:             toSrv,
 	})
 	var busy *BusyError
@@ -379,12 +369,12 @@ func TestPolitenessPerServer(t *testing.T) {
 		t.Errorf("a second name for the same server read at once: %v, want busy", err)
 	}
 
-	r2 := New(Config{UserAgent: "searxgate/test", PerHostPerMinute: 5, Resolver: fakeResolver{"one.test": publicIP}, Dial: toSrv})
+	r2 := New(Config{UserAgent: "searxgate/test", PerHostPerMinute: 5, Resolver: nettest.NewResolver(nettest.Names{"one.test": publicIP}), Dial: toSrv})
 	if _, err := r2.Read(context.Background(), Request{URL: "http://one.test:" + port + "/hop"}); !errors.As(err, &busy) {
 		t.Errorf("a redirect was not charged: %v, want busy after one request's budget", err)
 	}
 
-	r3 := New(Config{UserAgent: "searxgate/test", Resolver: fakeResolver{"one.test": publicIP}, Dial: toSrv})
+	r3 := New(Config{UserAgent: "searxgate/test", Resolver: nettest.NewResolver(nettest.Names{"one.test": publicIP}), Dial: toSrv})
 	if _, err := r3.Read(context.Background(), Request{URL: "http://one.test:" + port + "/fat-headers"}); err == nil {
 		t.Error("200 KB of response headers were read")
 	}

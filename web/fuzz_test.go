@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"net"
-	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/internal/nettest"
 	"github.com/searxgate/searxgate/proxy"
 )
 
@@ -60,7 +60,7 @@ func FuzzEndpoints(f *testing.F) {
 	}}
 	// Image fetches resolve nothing and connect nowhere: the fuzzer cannot
 	// forge a signature, and if it did nothing would leave the process.
-	images := ImageConfig{Resolver: noLookup{}, Connect: func(context.Context, string, string) (net.Conn, error) {
+	images := ImageConfig{Resolver: new(nettest.Resolver), Connect: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no network in the fuzz target")
 	}}
 	s, err := New(Config{Search: fs, Autocomplete: &fakeAutocomplete{}, Operator: &fakeOperator{known: map[string]bool{}}, AdminToken: "t",
@@ -180,13 +180,6 @@ func FuzzClean(f *testing.F) {
 			}
 		}
 	})
-}
-
-// noLookup resolves nothing.
-type noLookup struct{}
-
-func (noLookup) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	return nil, &net.DNSError{Err: "no lookups in the fuzz target", Name: host, IsNotFound: true}
 }
 
 // FuzzPrefs reads arbitrary preference values, as cookies or parameters

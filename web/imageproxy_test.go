@@ -2,9 +2,7 @@ package web
 
 import (
 	"context"
-	"errors"
 	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/searxgate/searxgate/internal/nettest"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -24,9 +23,9 @@ import (
 // the listener. Nothing leaves the process.
 type imageHosts struct {
 	ln      *fasthttputil.InmemoryListener
-	names   map[string][]string // host -> addresses
-	release chan struct{}       // closed at the end: unblocks /hang
-	entered chan struct{}       // one send per /hang request
+	names   *nettest.Resolver // host -> addresses
+	release chan struct{}     // closed at the end: unblocks /hang
+	entered chan struct{}     // one send per /hang request
 
 	mu       sync.Mutex // guards connects and reqs
 	connects []string
@@ -44,13 +43,13 @@ func startImageHosts(t testing.TB) *imageHosts {
 	t.Helper()
 	h := &imageHosts{
 		ln: fasthttputil.NewInmemoryListener(),
-		names: map[string][]string{
-			"img.example":     {publicIP},
-			"tracker.example": {publicIP},
-			"evil.example":    {"127.0.0.1"},
-			"mixed.example":   {publicIP, "10.0.0.7"},
-			"rebind.example":  {"192.168.1.1"},
-		},
+		names: nettest.NewResolver(nettest.Names{
+			"img.example":     publicIP,
+			"tracker.example": publicIP,
+			"evil.example":    "127.0.0.1",
+			"mixed.example":   publicIP + " 10.0.0.7",
+			"rebind.example":  "192.168.1.1",
+		}),
 		release: make(chan struct{}),
 		entered: make(chan struct{}, 4),
 	}
@@ -112,18 +111,6 @@ func (h *imageHosts) serve(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-func (h *imageHosts) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	addrs, ok := h.names[host]
-	if !ok {
-		return nil, errors.New("no such host")
-	}
-	out := make([]netip.Addr, len(addrs))
-	for i, a := range addrs {
-		out[i] = netip.MustParseAddr(a)
-	}
-	return out, nil
-}
-
 func (h *imageHosts) connect(_ context.Context, _, addr string) (net.Conn, error) {
 	h.mu.Lock()
 	h.connects = append(h.connects, addr)
@@ -138,7 +125,7 @@ func (h *imageHosts) seen() ([]string, []seenRequest) {
 }
 
 func (h *imageHosts) config() ImageConfig {
-	return ImageConfig{Resolver: h, Connect: h.connect, MaxBytes: 1024, Timeout: 2 * time.Second, UserAgent: "searxgate/test"}
+	return ImageConfig{Resolver: h.names, Connect: h.connect, MaxBytes: 1024, Timeout: 2 * time.Second, UserAgent: "searxgate/test"}
 }
 
 // hostileThumbs is an answer from an instance that names images to make

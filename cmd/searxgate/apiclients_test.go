@@ -21,6 +21,9 @@ import (
 // node or the clients the test is skipped, and fails under CI=true.
 func apiClientsDir(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping a test that runs the API clients in node")
+	}
 	dir := filepath.Join("testdata", "apiclients")
 	_, err := exec.LookPath("node")
 	if err == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -346,13 +347,22 @@ func TestQueryTimeoutLongerThanTheDeadline(t *testing.T) {
 // window gets no refusal from it, what does not fit is refused by
 // searxgate at once with Retry-After, and the operator is told how to lift
 // the limit.
+//
+// The clock is the test's, shared by searxgate and the limiter's windows:
+// a search every 400 ms of it for 24 s, 2.5 a second, past the limiter's
+// 15 in 20 s. It stands still while a search is answered.
 func TestOwnLimiterInstanceIsPaced(t *testing.T) {
-	f, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Limiter, Latency: 10 * time.Millisecond, JSON: true})
+	clk := clock.NewFake(time.Now())
+	f, _ := startFleetConfig(t, sim.Config{Seed: 5, Now: clk.Now, Instances: []sim.InstanceConfig{
+		{ID: "own", Behaviour: sim.Limiter, Latency: 10 * time.Millisecond, JSON: true}}})
 	inst := f.Instance("own")
-	end := time.Now().Add(24 * time.Second)
+	g := startGatewayOn(t, clk, "--listen", "127.0.0.1:0", "--allow-private", "--directory", "none", "--data", t.TempDir(),
+		"--instance", inst.URL(), "--client-rate", "0")
+	start := clk.Now()
+	const step, steps = 400 * time.Millisecond, 60 // 24 s: more than a 20 s window
 	ok, refused := 0, 0
-	for i := 0; time.Now().Before(end); i++ {
-		a := g.get(t, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("steady %d", i)), nil)
+	for i := range steps {
+		a := g.getAsTimePasses(t, clk, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("steady %d", i)))
 		switch a.status {
 		case 200:
 			ok++
@@ -364,8 +374,9 @@ func TestOwnLimiterInstanceIsPaced(t *testing.T) {
 		default:
 			t.Fatalf("search %d: %d %s", i, a.status, a.body)
 		}
-		time.Sleep(400 * time.Millisecond) // 2.5 a second: past the limiter's 15 in 20 s
+		clk.Advance(step)
 	}
+	t.Logf("%d answered, %d refused by searxgate in %v of the clock", ok, refused, clk.Now().Sub(start))
 	if tr := inst.Truth(); tr.Refusals != 0 {
 		t.Fatalf("the own instance's limiter refused searxgate %d times (%d searches)", tr.Refusals, tr.Searches)
 	}

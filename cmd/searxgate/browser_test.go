@@ -41,6 +41,9 @@ import (
 // Chromium can reach nothing but 127.0.0.1: every other name resolves to
 // nothing and every other address goes to a proxy that does not exist.
 func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the browser test (headless Chromium)")
+	}
 	bin := findChromium()
 	if bin == "" {
 		if os.Getenv("CI") == "true" {

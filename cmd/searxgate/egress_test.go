@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/internal/nettest"
 	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -139,16 +139,6 @@ func TestOwnInstanceBasicAuth(t *testing.T) {
 	}
 }
 
-// tableResolver maps names to addresses, never the network.
-type tableResolver map[string]string
-
-func (tr tableResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := tr[host]; ok {
-		return []netip.Addr{netip.MustParseAddr(a)}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
 // tunnelProxy is an HTTP proxy on 127.0.0.1 that opens CONNECT tunnels
 // and remembers the targets it was asked for.
 type tunnelProxy struct {
@@ -238,7 +228,7 @@ func TestOutboundProxy(t *testing.T) {
 	_, sitePort, _ := net.SplitHostPort(site.Listener.Addr().String())
 	// Names, not loopback addresses: Go's proxy rules never proxy
 	// loopback targets.
-	names := tableResolver{"home.test": "127.0.0.1", "pages.test": "127.0.0.1"}
+	names := nettest.NewResolver(nettest.Names{"home.test": "127.0.0.1", "pages.test": "127.0.0.1"})
 	px := startTunnelProxy(t)
 	var logs logLines
 	g, _ := startEnv(t, names, map[string]string{"HTTPS_PROXY": "http://" + px.addr, "NO_PROXY": "direct.test"}, &logs,
@@ -261,7 +251,7 @@ func TestOutboundProxy(t *testing.T) {
 	// Without --reader-allow-private, a loopback target is refused before
 	// the proxy hears of it, and a NO_PROXY host is refused too.
 	px2 := startTunnelProxy(t)
-	names2 := tableResolver{"pages.test": "127.0.0.1", "direct.test": "127.0.0.1"}
+	names2 := nettest.NewResolver(nettest.Names{"pages.test": "127.0.0.1", "direct.test": "127.0.0.1"})
 	g2, _ := startEnv(t, names2, map[string]string{"https_proxy": px2.addr, "no_proxy": "direct.test"}, io.Discard,
 		"--allow-private=false", "--directory", "none")
 	s2 := connectMCP(t, g2, nil)
@@ -389,7 +379,7 @@ func TestImageProxyEgress(t *testing.T) {
 	}
 	// The test certificate names example.com; a name, not a loopback
 	// address, because Go's proxy rules never proxy loopback targets.
-	names := tableResolver{"example.com": "127.0.0.1"}
+	names := nettest.NewResolver(nettest.Names{"example.com": "127.0.0.1"})
 	thumb := "https://example.com:" + port + "/thumb.png"
 	env := map[string]string{"HTTPS_PROXY": "http://" + px.addr}
 

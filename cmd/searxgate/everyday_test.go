@@ -59,7 +59,9 @@ func TestOwnInstanceParallelAndNothingFound(t *testing.T) {
 		if errs[i] != nil || answers[i].status != 200 {
 			t.Fatalf("parallel search %d: %v %d %s", i, errs[i], answers[i].status, answers[i].body)
 		}
-		if elapsed[i] > 4*time.Second+time.Second/2 {
+		// Room for a loaded machine; a search that waited for a window
+		// (20 s) instead of the deadline is still caught.
+		if elapsed[i] > 4*time.Second+2*time.Second {
 			t.Errorf("parallel search %d took %v, past the 4 s deadline", i, elapsed[i])
 		}
 	}
@@ -86,7 +88,8 @@ func TestOwnInstanceParallelAndNothingFound(t *testing.T) {
 // searches at once from one client. No instance gets more than its 10
 // searches in 20 s; what fits the client's share is answered (two thirds
 // of the windows: a third is kept for whoever comes next); the rest are
-// refused within 1.5 s, with a Retry-After from the real time its share
+// refused within 3 s (before the 4 s deadline: at once, not after waiting
+// for it), with a Retry-After from the real time its share
 // frees (the reserve's release, 15 s in, or the windows' end).
 func TestPublicBudgetRefusesFastAndHonestly(t *testing.T) {
 	var cfgs []sim.InstanceConfig
@@ -122,8 +125,8 @@ func TestPublicBudgetRefusesFastAndHonestly(t *testing.T) {
 			ok++
 		case 503:
 			refused++
-			if elapsed[i] > 1500*time.Millisecond {
-				t.Errorf("search %d refused after %v, want under 1.5 s", i, elapsed[i])
+			if elapsed[i] > 3*time.Second {
+				t.Errorf("search %d refused after %v, want under 3 s (before the 4 s deadline)", i, elapsed[i])
 			}
 			// The windows filled within the first second or two: the
 			// first frees about 20 s after it started.

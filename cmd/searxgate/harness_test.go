@@ -6,13 +6,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/searxgate/searxgate/internal/nettest"
 )
 
 // dirEntry is one instance of a directory file a test writes: its URL and
@@ -66,23 +67,15 @@ func writeDirectory(t *testing.T, entries ...dirEntry) string {
 // network: nothing a test does leaves the machine.
 type failResolver struct {
 	lookups atomic.Int64
-	mu      sync.Mutex // guards hosts
-	hosts   []string
+	names   nettest.Resolver // the zero one: resolves nothing
 }
 
-func (r *failResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+func (r *failResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	r.lookups.Add(1)
-	r.mu.Lock()
-	r.hosts = append(r.hosts, host)
-	r.mu.Unlock()
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	return r.names.LookupNetIP(ctx, network, host)
 }
 
-func (r *failResolver) looked() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.hosts...)
-}
+func (r *failResolver) looked() []string { return r.names.Asked() }
 
 // startGatewayWith runs searxgate in-process with the given flags (and
 // --listen on a free port, --allow-private, a temp data folder unless

@@ -44,8 +44,12 @@ func TestMain(m *testing.M) {
 }
 
 // searxgateBinary builds the binary from this package once per test run.
+// Under -short it skips the test: process tests are left to the full run.
 func searxgateBinary(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping a test that builds and runs the searxgate binary")
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not on PATH: cannot build searxgate to run it as a process")

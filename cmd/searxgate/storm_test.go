@@ -66,16 +66,7 @@ func engineErrorStorm(t *testing.T, flags ...string) stormResult {
 	fleet, dir := startFleetConfig(t, fc)
 	args := append([]string{"--listen", "127.0.0.1:0", "--data", t.TempDir(), "--allow-private", "--directory", dir,
 		"--trust-proxy", "127.0.0.1", "--client-rate", "120", "--client-burst", "60", "--deadline", "400ms"}, flags...)
-	cfg, err := parseConfig(args, env(nil), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.clock, cfg.resolver = clk, &failResolver{}
-	g, err := runGateway(t, cfg, testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-g.app.checked
+	g := startGatewayOn(t, clk, args...)
 
 	search := func(s *stormSearch) {
 		req, err := http.NewRequest(http.MethodGet, "http://"+g.addr+"/search?format=json&q="+url.QueryEscape(s.q), nil)

@@ -1,7 +1,8 @@
 // Package redistest runs a real redis-server on loopback for tests: on a
 // free port, in a temporary folder, with nothing saved. Without the binary
 // a test is skipped, unless CI=true (then it fails: .ci/run installs
-// Debian's redis-server).
+// Debian's redis-server). Under go test -short a test that starts one is
+// skipped: the fast inner loop runs no process.
 package redistest
 
 import (
@@ -36,6 +37,9 @@ type Server struct {
 // the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping a test that starts redis-server")
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
