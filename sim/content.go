@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -332,8 +331,8 @@ func (in *Instance) categorize(r *result, cat, q string, k int) {
 }
 
 // enrich adds a first page's extras: its result count, an answer and an
-// infobox (general searches), corrections of misspelt words, and on
-// every second instance an engine that timed out beside its results.
+// infobox (general searches), corrections of misspelt words, and for
+// about every second query an engine that timed out beside its results.
 func (in *Instance) enrich(p *page, q, cat, sl string) {
 	p.NumberOfResults = 1000 + len(p.Results)*(137*len(q)+len(sl))
 	words := strings.Fields(q)
@@ -358,7 +357,7 @@ func (in *Instance) enrich(p *page, q, cat, sl string) {
 			URLs: [][2]string{{"The first result", p.Results[0].URL}},
 		}}
 	}
-	if n, err := strconv.Atoi(strings.TrimPrefix(in.cfg.ID, "sim-")); err == nil && n%2 == 0 && len(in.site.EngineList) > 1 {
+	if slowForWikidata(q) {
 		p.Unresponsive = append(p.Unresponsive, [2]string{"wikidata", "timeout"})
 	}
 }
@@ -426,4 +425,15 @@ func hostile(r *result, q, id string, k int) {
 		r.Title = q + ` <b onmouseover="alert(5)">bold</b>`
 		r.Content = q + ` <svg onload=alert(6)> ` + id
 	}
+}
+
+// slowForWikidata reports whether the demo's wikidata engine times out on
+// q: on about every second query, on every instance alike, as an engine's
+// trouble with one query shows wherever it is asked.
+func slowForWikidata(q string) bool {
+	sum := 0
+	for i := 0; i < len(q); i++ {
+		sum += int(q[i])
+	}
+	return sum%2 == 0
 }
