@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/results"
@@ -269,6 +271,9 @@ func TestTavilyFailures(t *testing.T) {
 		{&proxy.NoAnswerError{Why: proxy.StopBudget}, 432, "", "retries and second opinions"},
 		{&proxy.NoAnswerError{Why: proxy.StopQuery}, 400, "", "rephrase"},
 		{&proxy.NoAnswerError{Why: proxy.StopDeadline}, 503, "", "in time"},
+		{&proxy.NoAnswerError{Why: proxy.StopAttempts, Tried: []proxy.Attempt{{Instance: "http://127.0.0.1:9/", Own: true,
+			Outcome: "failed", Reason: pool.Reason(detect.ConnRefused), Owner: pool.OwnerInstance.String()}}}, 503, "",
+			"your own instance http://127.0.0.1:9/ refuses connections"},
 		{errors.New("boom"), 500, "", "failed"},
 	} {
 		s := newTest(&fakeSearch{err: c.err}, nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -84,6 +85,9 @@ func searchFailure(err error) failure {
 			f = failure{503, 503, 503, "NO_ANSWER", string(na.Why), 0}
 		}
 		f.text = "no instance answered: " + f.text
+		if causes := na.Explain(); len(causes) > 0 {
+			f.text += " (" + strings.Join(causes, "; ") + ")"
+		}
 		f.retryAfter = na.RetryAfter
 		return f
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
