@@ -191,9 +191,9 @@ func TestPanickingParserIsTheInstancesGarbage(t *testing.T) {
 }
 
 // TestClientGoneBlamesNoInstance: a client that leaves while its search is
-// at an instance does not end the search (others may have joined it, see
-// lead), and the instance's answer is judged as its own (here good),
-// never as its failure.
+// at an instance (the last caller waiting for it, so the search stops: see
+// lead) may or may not get the answer already read, but the instance's
+// answer is judged as its own (here good), never as its failure.
 func TestClientGoneBlamesNoInstance(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	ctx, leave := context.WithCancel(context.Background())
@@ -201,8 +201,8 @@ func TestClientGoneBlamesNoInstance(t *testing.T) {
 		leave() // the client leaves while the answer is being read
 		return detect.Classify(a)
 	}
-	if _, err := e.proxy.Search(ctx, Request{Query: "client leaves", PageNo: 1, Format: FormatJSON}); err != nil {
-		t.Fatalf("search: %v, want the answer (the search goes on without its client)", err)
+	if _, err := e.proxy.Search(ctx, Request{Query: "client leaves", PageNo: 1, Format: FormatJSON}); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("search: %v, want the answer or the client's cancellation", err)
 	}
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
