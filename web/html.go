@@ -348,10 +348,26 @@ func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Reque
 	if retrySecs > 0 {
 		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
 	}
+	d.Message = pageMessage(status, d.Message, retrySecs > 0)
 	if req.Query != "" {
 		d.Retry = "/search?" + req.Values(req.PageNo).Encode()
 	}
 	s.render(ctx, status, "error.html", d)
+}
+
+// pageMessage is an error's message as the error page shows it below its
+// heading: a 503's "no instance answered: " is the heading's words, and
+// "; retry in N s" the page's own line, so neither is said twice.
+func pageMessage(status int, msg string, retryLine bool) string {
+	if status == fasthttp.StatusServiceUnavailable {
+		if rest, ok := strings.CutPrefix(msg, "no instance answered: "); ok && rest != "" {
+			msg = strings.ToUpper(rest[:1]) + rest[1:]
+		}
+	}
+	if i := strings.LastIndex(msg, "; retry in "); retryLine && i > 0 {
+		msg = msg[:i]
+	}
+	return msg
 }
 
 func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *results.Page, res *proxy.Response) {

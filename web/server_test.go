@@ -197,7 +197,7 @@ func TestRefusals(t *testing.T) {
 		{"queue html", queued(9 * time.Second), "html", 503, "9", "text/html", []string{"No instance answered", "expected to be free in 9 s"}},
 		{"queue csv", queued(9 * time.Second), "csv", 503, "9", "application/csv", nil},
 		{"deadline no hint", &proxy.NoAnswerError{Why: "deadline"}, "json", 503, "", "application/json", []string{`"tried":[]`}},
-		{"deadline no hint html", &proxy.NoAnswerError{Why: "deadline"}, "html", 503, "", "text/html", []string{"the search deadline passed"}},
+		{"deadline no hint html", &proxy.NoAnswerError{Why: "deadline"}, "html", 503, "", "text/html", []string{"The search deadline passed"}},
 		{"cancelled", context.Canceled, "rss", 503, "", "text/xml", []string{"<title>Error</title>", "<description>search cancelled</description>"}},
 	}
 	for _, tt := range tests {
@@ -604,5 +604,25 @@ func TestArchivable(t *testing.T) {
 		if got := archivable(u); got != want {
 			t.Errorf("archivable(%q) = %v, want %v", u, got, want)
 		}
+	}
+}
+
+// TestErrorPageSaysItOnce: the 503 page's heading is not repeated in its
+// message, nor its retry line: each is said once.
+func TestErrorPageSaysItOnce(t *testing.T) {
+	err := &proxy.NoAnswerError{Why: proxy.StopQueueFull, RetryAfter: 9 * time.Second}
+	fs := &fakeSearch{answer: func(proxy.Request) (*proxy.Response, error) { return nil, err }}
+	_, c := serve(t, Config{Search: fs})
+	r := c.get("/search?q=hello")
+	if r.status != 503 {
+		t.Fatalf("status %d, want 503", r.status)
+	}
+	for _, once := range []string{"o instance answered", "9 s"} {
+		if n := strings.Count(r.body, once); n != 1 {
+			t.Errorf("the page says %q %d times, want once:\n%.1500s", once, n, r.body)
+		}
+	}
+	if !strings.Contains(r.body, "Too many searches are waiting for an instance") {
+		t.Errorf("the message lost its words:\n%.1500s", r.body)
 	}
 }
