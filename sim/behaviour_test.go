@@ -346,6 +346,8 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("every title reads %v: that is a template, not an echo", titles)
 			}
 		},
+		Thin:    func(t *testing.T, in *Instance) { checkSuspended(t, in, q, 4, thinSuspended) },
+		Partial: func(t *testing.T, in *Instance) { checkSuspended(t, in, q, 7, [][2]string{partialDown}) },
 		RedirectOtherHost: func(t *testing.T, in *Instance) {
 			a := get(t, searchURL(in, q, "json"), nil)
 			loc, err := url.Parse(a.header.Get("Location"))

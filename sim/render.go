@@ -60,7 +60,8 @@ type site struct {
 	Limiter      bool
 	Public       bool
 	EngineList   []string
-	Autocomplete string // the backend /config names
+	Categories   []string // the categories it has engines for; empty: general and images
+	Autocomplete string   // the backend /config names
 }
 
 // writeJSON appends the classic SearXNG JSON answer (keys in SearXNG's
@@ -682,7 +683,9 @@ func writeConfig(s *site) []byte {
 	b := make([]byte, 0, 2048)
 	b = append(b, `{"autocomplete":`...)
 	b = appendJSONString(b, s.Autocomplete, false)
-	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":["general"],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
+	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":[`...)
+	b = appendJSONStrings(b, s.categories())
+	b = append(b, `],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
 	for i, e := range s.EngineList {
 		if i > 0 {
 			b = append(b, ',')
