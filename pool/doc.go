@@ -22,7 +22,7 @@
 // # Quality
 //
 // Learn takes what each good answer holds. fullness is an EWMA (weight
-// 0.3) of min(1, results/page) over the answers that list an engine the
+// 0.3; the first answer sets it) of min(1, results/page) over the answers that list an engine the
 // instance reports suspended ("Suspended: CAPTCHA", "too many requests",
 // "access denied"); an answer with no suspended engine counts 1: fewer
 // results with every engine answering are the query's. It starts at 1

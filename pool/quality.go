@@ -148,8 +148,12 @@ func (p *Pool) Learn(url string, a Answer) {
 		}
 		cat := strings.ToLower(a.Category)
 		if cat == "" || cat == "general" {
-			q.full = q.decayed(nowM, p.cfg.QualityHalfLife)
-			q.full += fullnessAlpha * (f - q.full)
+			if q.samples == 0 {
+				q.full = f // the first answer replaces the guess, as a first latency does
+			} else {
+				q.full = q.decayed(nowM, p.cfg.QualityHalfLife)
+				q.full += fullnessAlpha * (f - q.full)
+			}
 			q.samples++
 			q.at = nowM
 		} else if _, ok := q.cats[cat]; ok || len(q.cats) < maxCategories {
@@ -273,6 +277,23 @@ func (p *Pool) Thin() map[string]bool {
 	var out map[string]bool
 	for _, in := range p.list {
 		if in.q != nil && in.q.decayed(nowM, p.cfg.QualityHalfLife) < ThinBelow {
+			if out == nil {
+				out = make(map[string]bool)
+			}
+			out[in.url] = true
+		}
+	}
+	return out
+}
+
+// Unproven returns the instances no answer has measured the fullness of
+// yet; nil when none.
+func (p *Pool) Unproven() map[string]bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out map[string]bool
+	for _, in := range p.list {
+		if in.q == nil || in.q.samples == 0 {
 			if out == nil {
 				out = make(map[string]bool)
 			}
