@@ -142,4 +142,3 @@ func saysThin(res *Response) bool {
 	n := res.Thin()
 	return strings.Contains(n, "suspended on ") && strings.Contains(n, " results from ")
 }
-
