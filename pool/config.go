@@ -34,10 +34,11 @@ type Config struct {
 	// (no penalty).
 	FailurePenalty float64
 	// ThinCost is what a thin answer costs a search in the score: the
-	// score adds ThinCost * (1 - fullness) (doc.go, "Ranking"). Set it
-	// to the search deadline: a thin instance then ranks after a full
-	// one unless the full one is slower by more than that. Default 3s;
-	// negative means 0 (quality is not ranked).
+	// score adds ThinCost * min(1, (1 - fullness)/HalfPage) (doc.go,
+	// "Ranking"). A thin instance ranks after a full one unless the full
+	// one is slower by more than that, and after one not measured yet
+	// at the default prior. Default 3s; negative means 0 (quality is not
+	// ranked).
 	ThinCost time.Duration
 	// QualityHalfLife is how fast what thin answers taught fades, so an
 	// instance whose engines came back is tried again. Default 30min.

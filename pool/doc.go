@@ -8,7 +8,7 @@
 //
 // Each instance scores the expected time to a good answer
 //
-//	(latency_ms * (1 + FailurePenalty*failure) + ThinCost_ms*(1 - fullness)) * jitter
+//	(latency_ms*(1 + FailurePenalty*failure) + ThinCost_ms*min(1, (1 - fullness)/HalfPage)) * jitter
 //
 // and the lowest goes first. latency_ms is an EWMA of answer times, or the
 // instance's prior until it is measured. failure is an EWMA of outcomes: 1
@@ -28,9 +28,11 @@
 // results with every engine answering are the query's. It starts at 1
 // and what thin answers taught fades with QualityHalfLife (default 30 min)
 // since the last one, so a recovered instance is tried again. ThinCost
-// (default 3 s; the gateway sets its deadline) is what a thin answer
-// costs: a thin instance 60 ms away with fullness 0.4 scores 1860, after a
-// full one at 450 ms, before a full one at 2 s. Fullness is kept apart per
+// (default 3 s) is what a thin answer costs: an answer of half a page
+// (HalfPage) or less is worth no more than none. A thin instance 60 ms
+// away with fullness 0.4 scores 3060: after a full one at 450 ms and one
+// not measured yet (the default prior, 2.5 s), before a full one at 4 s.
+// A partial one (fullness 0.7, 60 ms) scores 1860. Fullness is kept apart per
 // category asked. The engines that answered, and those reported
 // suspended (until SearXNG's own suspension time: 24 h for a CAPTCHA or
 // access denied, 1 h for too many requests, 2 min else, or until the

@@ -10,8 +10,9 @@ import (
 // Quality defaults (see doc.go, "Quality").
 const (
 	// DefaultThinCost is what a thin answer is taken to cost a search, in
-	// the score: the time to a good answer it adds when every answer of
-	// an instance is empty. Default 3s.
+	// the score: the time to a good answer it adds when the answers of an
+	// instance hold half a page or less. Default 3s, more than the
+	// default prior: a thin instance ranks after one not measured yet.
 	DefaultThinCost = 3 * time.Second
 	// DefaultQualityHalfLife is the half-life of what an instance's thin
 	// answers taught: an instance not asked for that long is trusted to
@@ -215,14 +216,18 @@ func (q *quality) decayed(nowM int64, h time.Duration) float64 {
 	return 1 - (1-q.full)*k
 }
 
-// thinPenalty is the score's thin term in ms at nowM: ThinCost times the
-// chance an answer is thin (1 - fullness).
+// thinPenalty is the score's thin term in ms at nowM (doc.go, "Ranking"):
+// ThinCost * min(1, (1 - fullness) / HalfPage).
 func (p *Pool) thinPenalty(in *instance, nowM int64) float64 {
 	if in.q == nil {
 		return 0
 	}
-	return durMS(p.cfg.ThinCost) * (1 - in.q.decayed(nowM, p.cfg.QualityHalfLife))
+	return durMS(p.cfg.ThinCost) * min(1, (1-in.q.decayed(nowM, p.cfg.QualityHalfLife))/HalfPage)
 }
+
+// HalfPage is the fullness at and under which an answer is worth no more
+// than none in the score: it costs the whole ThinCost.
+const HalfPage = 0.5
 
 // suspendedAt reports whether engine is suspended on q at nowM.
 func (q *quality) suspendedAt(engine string, nowM int64) bool {

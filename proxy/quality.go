@@ -80,8 +80,17 @@ func suspended(r *results.Page) []string {
 // thinPage reports whether r is a thin answer by its instance's doing: it
 // lists a suspended engine and holds fewer results than a full page
 // would (pool.ThinBelow of pool.DefaultPage).
-func thinPage(r *results.Page) bool {
-	return r != nil && !r.NothingFound() && float64(len(r.Results)) < pool.ThinBelow*pool.DefaultPage && len(suspended(r)) > 0
+func thinPage(r *results.Page) bool { return thinnerThan(r, pool.ThinBelow) }
+
+// hedgeBelow is the fullness under which a thin answer is worth a quality
+// hedge: half a page. A partial answer (one engine suspended, 7 results
+// of 10) is said to be thin but served as it is.
+const hedgeBelow = 0.5
+
+// thinnerThan reports whether r lists a suspended engine and holds fewer
+// than frac of a full page.
+func thinnerThan(r *results.Page, frac float64) bool {
+	return r != nil && !r.NothingFound() && float64(len(r.Results)) < frac*pool.DefaultPage && len(suspended(r)) > 0
 }
 
 // ThinNote says why an answer is thin, for the faces: "google, bing
@@ -141,9 +150,9 @@ func (r *Response) Thin() string {
 const maxQualityHedges = 2
 
 // holdThin decides what a search does with r, a good answer with results:
-// when r is thin by its instance's doing, nothing else is in flight, and
-// one more instance expected full can be asked now within the budget and
-// the deadline, the fuller of r and the answer held so far is held and
+// when r is thin by its instance's doing (under hedgeBelow of a page),
+// nothing else is in flight, and one more instance expected full can be
+// asked now within the budget and the deadline, the fuller of r and the answer held so far is held and
 // that instance asked (a quality hedge, charged as an extra); holdThin
 // then reports true. Never for a bang, a search naming its engines or a
 // later page (thin by the query's doing), and at most maxQualityHedges
@@ -151,7 +160,7 @@ const maxQualityHedges = 2
 func (s *search) holdThin(r attemptResult) bool {
 	req := &s.req
 	if s.qualityHedges >= maxQualityHedges || s.fanout > 1 || s.inflight > 0 || s.started >= s.p.cfg.MaxAttempts ||
-		req.PageNo > 1 || len(req.Engines) > 0 || namesEngines(req.Syntax) || !thinPage(r.verdict.Results) {
+		req.PageNo > 1 || len(req.Engines) > 0 || namesEngines(req.Syntax) || !thinnerThan(r.verdict.Results, hedgeBelow) {
 		return false
 	}
 	if !s.launch(launchQuality) {
