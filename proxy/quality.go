@@ -237,7 +237,9 @@ func (p *Proxy) lacking(req *Request) map[string]bool {
 			asked = append(asked, strings.ToLower(strings.TrimPrefix(w, "!")))
 		}
 	}
-	cats := req.Categories
+	// Every instance has general engines: asking for it names nothing
+	// (the search page sends it with most searches).
+	cats := slices.DeleteFunc(slices.Clone(req.Categories), func(c string) bool { return c == "general" })
 	if len(asked) == 0 && len(cats) == 0 {
 		return noneLacking
 	}

@@ -164,6 +164,9 @@ func TestEnginesAskedGoWhereTheyAnswer(t *testing.T) {
 	if got := ask(Request{Query: "!go banged"}); got != e.urls[1] {
 		t.Fatalf("!go went to %s, want the one where google is not suspended", got)
 	}
+	if got := ask(Request{Query: "general words", Categories: []string{"general"}}); got != e.urls[0] || len(e.proxy.lacking(&Request{Categories: []string{"general"}})) != 0 {
+		t.Fatalf("a general search went to %s, want the first: every instance has general engines", got)
+	}
 	if got := ask(Request{Query: "!wp wiki"}); got != e.urls[0] {
 		t.Fatalf("!wp went to %s, want the first (wikipedia answers on both)", got)
 	}
