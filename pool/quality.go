@@ -115,6 +115,57 @@ func suspendFor(reason string) time.Duration {
 	return suspendOther
 }
 
+// ReasonDirectory is the suspension reason of an engine the directory saw
+// fail (SeedFailing); DirectorySuspension how long it is believed.
+const (
+	ReasonDirectory     = "searx.space: its test searches found nothing"
+	DirectorySuspension = 24 * time.Hour
+)
+
+// SeedFailing takes, for each instance of failing, the engines the
+// directory saw never answer there (its test searches of them found
+// nothing) as suspended for DirectorySuspension, unless an answer already
+// said how the engine does there. It moves no score: the directory says
+// nothing of how full the answers are. Unknown URLs are ignored.
+func (p *Pool) SeedFailing(failing map[string][]string) {
+	nowM := p.mono(p.clock.Now())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for u, engines := range failing {
+		if in := p.byURL[u]; in != nil {
+			p.priorFailing(in, engines, nowM)
+		}
+	}
+}
+
+// priorFailing takes the directory's failing engines of in as suspended,
+// unless an answer already said how the engine does there; mu must be
+// held for writing.
+func (p *Pool) priorFailing(in *instance, engines []string, nowM int64) {
+	for _, e := range engines {
+		q := in.q
+		if q != nil {
+			if _, seen := q.answer[e]; seen {
+				continue
+			}
+			if _, known := q.susp[e]; known {
+				continue
+			}
+		}
+		if q == nil {
+			q = &quality{full: 1, at: never}
+			in.q = q
+		}
+		if len(q.susp) >= maxEngines {
+			return
+		}
+		if q.susp == nil {
+			q.susp = make(map[string]susp, len(engines))
+		}
+		q.susp[e] = susp{reason: ReasonDirectory, until: nowM + int64(DirectorySuspension)}
+	}
+}
+
 // Suspends reports whether reason, as SearXNG lists an unresponsive
 // engine, says the engine is suspended on the instance (its state, not
 // the query's): "Suspended: ...", a CAPTCHA, too many requests, access

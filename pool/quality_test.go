@@ -175,3 +175,26 @@ func TestQualitySurvivesRestart(t *testing.T) {
 		t.Fatalf("rank after a restart %v, want the full one first", got)
 	}
 }
+
+func TestSeedFailingIsAPrior(t *testing.T) {
+	const u, v = "https://a.example/", "https://b.example/"
+	f := newFixture(t, Config{})
+	f.Seed([]Prior{{URL: u}, {URL: v}})
+	f.Learn(v, Answer{Hits: 10, Page: 10, Engines: []string{"google"}}) // v's answers already said
+	before := f.Rank(0, nil)
+	f.SeedFailing(map[string][]string{u: {"google"}, v: {"google"}, "https://unknown.example/": {"google"}})
+	if got := f.Lacking([]string{"google"}, ""); !got[u] || got[v] {
+		t.Fatalf("Lacking(google) = %v, want %s only (an answer beats the directory)", got, u)
+	}
+	st := f.Stats(u)
+	if len(st.Quality.Suspended) != 1 || st.Quality.Suspended[0].Reason != ReasonDirectory || st.Thin || st.Quality.Samples != 0 {
+		t.Fatalf("stats %+v: want google suspended by the directory, fullness unknown", st.Quality)
+	}
+	if after := f.Rank(0, nil); !slices.Equal(after, before) {
+		t.Fatalf("rank %v, was %v: the directory says nothing of fullness", after, before)
+	}
+	f.Learn(u, Answer{Engines: []string{"google"}})
+	if got := f.Lacking([]string{"google"}, ""); got[u] {
+		t.Fatalf("Lacking(google) = %v after google answered there", got)
+	}
+}
