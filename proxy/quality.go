@@ -173,6 +173,17 @@ func (s *search) holdThin(r attemptResult) bool {
 	return true
 }
 
+// thinTTL is how long a thin answer is cached: briefly, as an answer
+// whose poverty is the query's (queryFaultTTL), so that a repeat soon
+// asks again where the engines may answer; 0 (the usual time) for the
+// others.
+func thinTTL(r attemptResult) time.Duration {
+	if r.verdict.Kind == detect.OK && thinPage(r.verdict.Results) {
+		return queryFaultTTL
+	}
+	return 0
+}
+
 // fuller is the answer to serve when r came: r, or the thin one held when
 // it holds more results.
 func (s *search) fuller(r attemptResult) attemptResult {

@@ -124,10 +124,15 @@ func TestThinAnswerSaysWhy(t *testing.T) {
 	if res.Attempts != 1 || res.Thin() != want || e.proxy.metrics.QualityHedges() != hedges {
 		t.Fatalf("%d attempts, thin %q, hedges %d -> %d; want 1, %q, no new hedge", res.Attempts, res.Thin(), hedges, e.proxy.metrics.QualityHedges(), want)
 	}
-	// The cached answer says the same.
+	// The cached answer says the same, for a minute only: the engines
+	// may answer again.
 	res, err = e.search(t, "second search")
 	if err != nil || !res.Cached || res.Thin() != want {
 		t.Fatalf("cached: %v thin %q, err %v", res != nil && res.Cached, res.Thin(), err)
+	}
+	e.clock.Advance(queryFaultTTL + time.Second)
+	if res, err = e.search(t, "second search"); err != nil || res.Cached {
+		t.Fatalf("a thin answer past %v: cached %v, err %v; want asked again", queryFaultTTL, res != nil && res.Cached, err)
 	}
 }
 

@@ -668,5 +668,5 @@ func (s *search) answer(r attemptResult) (*Response, error) {
 	if r.verdict.Kind == detect.Soft {
 		soft = string(r.verdict.Reason)
 	}
-	return s.p.answer(s.req, s.key, r, s.started, soft, 0)
+	return s.p.answer(s.req, s.key, r, s.started, soft, thinTTL(r))
 }
