@@ -24,7 +24,20 @@ help: ## list the targets
 build: ## build bin/searxgate
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/searxgate
 
-test: vet fmt-check lint unit e2e systemd-check image-test ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs)
+# make test runs every step even when one fails, then lists what was
+# skipped and why (each step's "SKIP: reason" lines: a test that skipped
+# itself, or left out part of itself, and the scripts' own), and fails
+# when any step failed.
+TEST_STEPS = vet fmt-check lint unit e2e systemd-check image-test
+TEST_OUT ?= $(CURDIR)/out/test
+test: ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs), then what was skipped
+	@bash -c 'set -o pipefail; out="$(TEST_OUT)"; rm -rf "$$out" && mkdir -p "$$out"; failed=; \
+	for step in $(TEST_STEPS); do \
+		$(MAKE) --no-print-directory $$step 2>&1 | tee "$$out/$$step.log" || failed="$$failed $$step"; \
+	done; \
+	echo; echo "make test skipped:"; \
+	grep -h "SKIP: " "$$out"/*.log | sed "s|github.com/searxgate/searxgate/||; s/^/  /" | sort -u | grep . || echo "  nothing"; \
+	if [ -n "$$failed" ]; then echo "make test FAILED:$$failed" >&2; exit 1; fi; echo "make test: every step passed"'
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -38,13 +51,13 @@ fmt-check: ## fail when gofmt would change a file
 lint: ## staticcheck, with its default checks
 	$(GO) tool staticcheck $(PKGS)
 
-unit: ## go test -race over every package (the browser test is e2e's)
-	$(GO) test -race -count=1 -skip='^TestBrowser$$' $(PKGS)
+unit: ## go test -race over every package (the browser test is e2e's), then a SKIP line for each test skipped
+	$(GO) run ./internal/testreport $(GO) test -json -race -count=1 -skip='^TestBrowser$$' $(PKGS)
 
 E2E_OUT ?= $(CURDIR)/out/e2e
 e2e: ## the browser test: headless Chromium on searxgate and a sim fleet; screenshots in out/e2e
 	@mkdir -p $(E2E_OUT) && rm -f $(E2E_OUT)/*.png
-	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) test -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
+	SEARXGATE_E2E_OUT=$(E2E_OUT) $(GO) run ./internal/testreport $(GO) test -json -race -count=1 -run '^TestBrowser$$' ./cmd/searxgate
 	@# The test skips itself without Chromium (outside CI): only a run leaves screenshots.
 	@if ls $(E2E_OUT)/*.png >/dev/null 2>&1; then echo "screenshots in $(E2E_OUT)"; \
 	else echo "the browser test was skipped (no Chromium: apt-get install chromium): no screenshots"; fi
@@ -69,26 +82,33 @@ DEMO_DIR ?= $(CURDIR)/out/demo
 DEMO_N        ?= 30
 DEMO_SIM_PORT ?= 19000
 DEMO_PORT     ?= 8888
-# The demo's admin token: the README's instance API examples use it.
+# The demo's admin token: the docs' instance API examples read it from
+# $(DEMO_DIR)/env, which the demo writes with its addresses. The demo
+# starts clean (its data folder removed) unless DEMO_KEEP=1.
 DEMO_ADMIN_TOKEN ?= demo
 # Everything the demo shows and fetches stays on 127.0.0.1: the fleet's
 # results link to pages it serves (--local-links), its thumbnails are its
 # own, and searxgate's image proxy and page reader may fetch them.
-demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1 (ports: DEMO_PORT=8888 DEMO_SIM_PORT=19000)
+demo: build ## a sim fleet and searxgate on it, offline, on 127.0.0.1, started clean (DEMO_PORT=8888 DEMO_SIM_PORT=19000 DEMO_KEEP=1)
 	@DEMO_N=$(DEMO_N) DEMO_SIM_PORT=$(DEMO_SIM_PORT) DEMO_PORT=$(DEMO_PORT) bash -c '\
 	taken() { (exec 3<>"/dev/tcp/127.0.0.1/$$1") 2>/dev/null; }; \
 	if taken $$DEMO_PORT; then echo "make demo: port $$DEMO_PORT is taken: pick another, e.g. make demo DEMO_PORT=$$((DEMO_PORT + 10000))" >&2; exit 1; fi; \
 	if [ "$$DEMO_SIM_PORT" != 0 ]; then for p in $$(seq $$DEMO_SIM_PORT $$((DEMO_SIM_PORT + DEMO_N - 1))); do \
 		if [ "$$p" = "$$DEMO_PORT" ] || taken $$p; then echo "make demo: port $$p of the fleet ($$DEMO_SIM_PORT-$$((DEMO_SIM_PORT + DEMO_N - 1))) is taken: pick others, e.g. make demo DEMO_SIM_PORT=$$((DEMO_SIM_PORT + 1000)), or DEMO_SIM_PORT=0 for any free ones" >&2; exit 1; fi; \
 	done; fi'
-	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json
+	@mkdir -p $(DEMO_DIR) && rm -f $(DEMO_DIR)/instances.json $(DEMO_DIR)/env
+	@if [ -z "$(DEMO_KEEP)" ]; then rm -rf $(DEMO_DIR)/data; else echo "keeping what the last demo learned and was told (DEMO_KEEP)"; fi
 	@echo "starting a fleet of $(DEMO_N) fake SearXNG instances on 127.0.0.1$(if $(filter 0,$(DEMO_SIM_PORT)),, ports $(DEMO_SIM_PORT) on)"
 	@$(BIN) sim --n $(DEMO_N) --mix mixed --seed 1 --port $(DEMO_SIM_PORT) --local-links --write-directory $(DEMO_DIR)/instances.json > $(DEMO_DIR)/sim.log 2>&1 & \
 	sim=$$!; trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
 	for i in $$(seq 50); do [ -s $(DEMO_DIR)/instances.json ] && break; kill -0 $$sim 2>/dev/null || break; sleep 0.1; done; \
 	if [ ! -s $(DEMO_DIR)/instances.json ]; then echo "make demo: the fleet did not start:" >&2; cat $(DEMO_DIR)/sim.log >&2; exit 1; fi; \
-	echo "searxgate on http://127.0.0.1:$(DEMO_PORT)/  (try: curl 'http://127.0.0.1:$(DEMO_PORT)/search?q=hello&format=json')"; \
-	echo "status page: http://127.0.0.1:$(DEMO_PORT)/status   admin token: $(DEMO_ADMIN_TOKEN)   stop with Ctrl-C"; \
+	inst=$$(awk -F'\t' '$$1 == "sim-05" { print $$2 }' $(DEMO_DIR)/sim.log); \
+	{ echo "SEARXGATE=http://127.0.0.1:$(DEMO_PORT)"; echo "SEARXGATE_ADMIN_TOKEN=$(DEMO_ADMIN_TOKEN)"; \
+	  echo "DEMO_INSTANCE=$$inst"; echo "DEMO_INSTANCE_ID=$$(printf %s "$$inst" | sed 's/:/%3A/g; s|/|%2F|g')"; \
+	  echo "DEMO_PAGE=$${inst}sim/page/sim-05/hello/1"; } > $(DEMO_DIR)/env; \
+	echo "searxgate on http://127.0.0.1:$(DEMO_PORT)/   status page: http://127.0.0.1:$(DEMO_PORT)/status   admin token: $(DEMO_ADMIN_TOKEN)"; \
+	echo "in another terminal: . $(DEMO_DIR)/env && curl \"\$$SEARXGATE/search?q=hello&format=json\"   (stop with Ctrl-C)"; \
 	$(BIN) serve --directory $(DEMO_DIR)/instances.json --allow-private --image-proxy-allow-private --reader-allow-private --admin-token $(DEMO_ADMIN_TOKEN) --data $(DEMO_DIR)/data --listen 127.0.0.1:$(DEMO_PORT)
 
 systemd-check: ## systemd-analyze verify and security --offline on deploy/systemd/searxgate.service
@@ -122,5 +142,5 @@ image: ## build the container image localhost/searxgate:<version> and :latest (p
 		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) \
 		-t $(IMAGE):$(IMAGE_TAG) -t $(IMAGE):latest $(IMAGE_DIR)
 
-clean: ## remove build output
-	rm -rf bin out/image
+clean: ## remove build output and the demo's state
+	rm -rf bin out/image out/demo

@@ -70,16 +70,16 @@ const (
 	Unavailable     Reason = "unavailable"      // 503
 
 	// Failed.
-	ServerError Reason = "server_error" // 5xx other than 503
-	BadBody     Reason = "bad_body"     // JSON that does not parse, HTML that is not a results page
-	TooLarge    Reason = "too_large"    // a body longer than Answer.MaxBody
-	Timeout     Reason = "timeout"      // set by the caller: no answer in time
-	Transport   Reason = "transport"    // set by the caller: a connection or protocol error none of the below
-	DNS         Reason = "dns"          // set by the caller: the instance's name did not resolve (no network?)
-	ConnRefused Reason = "refused"      // set by the caller: nothing listens at the instance's address
-	TLS         Reason = "tls"          // set by the caller: the TLS handshake or certificate failed
-	Reset       Reason = "reset"        // set by the caller: the connection was reset or closed mid-answer
-	ClientError Reason = "client_error" // a 4xx other than 403, 418 and 429 (a search the instance did not accept), or a search without a query
+	ServerError Reason = "server_error"       // 5xx other than 503
+	BadBody     Reason = "bad_body"           // JSON that does not parse, HTML that is not a results page
+	TooLarge    Reason = "too_large"          // a body longer than Answer.MaxBody
+	Timeout     Reason = "timeout"            // set by the caller: no answer in time
+	Transport   Reason = "transport"          // set by the caller: a connection or protocol error none of the below
+	DNS         Reason = "dns"                // set by the caller: the instance's name did not resolve (no network?)
+	ConnRefused Reason = "connection_refused" // set by the caller: nothing listens at the instance's address (a refused connection, never a refused search)
+	TLS         Reason = "tls"                // set by the caller: the TLS handshake or certificate failed
+	Reset       Reason = "reset"              // set by the caller: the connection was reset or closed mid-answer
+	ClientError Reason = "client_error"       // a 4xx other than 403, 418 and 429 (a search the instance did not accept), or a search without a query
 
 	// Redirect.
 	ExternalBang Reason = "external_bang" // a !!bang search: SearXNG sends the client to the bang's site

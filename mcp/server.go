@@ -258,10 +258,6 @@ func shape(o SearchOutput, in SearchArgs) SearchOutput {
 			o.Results[i] = SearchResult{Title: r.Title, URL: r.URL, Content: r.Content}
 		}
 		o.Answers, o.Corrections, o.Suggestions, o.Infoboxes = nil, nil, nil, nil
-		if len(o.Results) > 0 {
-			// (with no results, the engines that failed say why)
-			o.UnresponsiveEngines = nil
-		}
 	}
 	return o
 }
@@ -288,7 +284,7 @@ func indented(v any) string {
 }
 
 // renderCompact writes three lines per result, as mcp-searxng's compact
-// text does, and nothing else.
+// text does, and nothing else but the engines that failed, when some did.
 func renderCompact(o SearchOutput) string {
 	if len(o.Results) == 0 {
 		return noResults(o)
@@ -299,6 +295,9 @@ func renderCompact(o SearchOutput) string {
 			b.WriteString("\n\n")
 		}
 		fmt.Fprintf(&b, "Title: %s\nDescription: %s\nURL: %s", oneLine(r.Title), oneLine(r.Content), r.URL)
+	}
+	if note := enginesNote(o.UnresponsiveEngines); note != "" {
+		b.WriteString("\n" + strings.TrimRight(note, "\n"))
 	}
 	return b.String()
 }
@@ -401,7 +400,36 @@ func renderSearch(o SearchOutput) string {
 	if len(o.Suggestions) > 0 {
 		fmt.Fprintf(&b, "\nRelated searches: %s\n", strings.Join(o.Suggestions, "; "))
 	}
+	if len(o.Results) > 0 {
+		b.WriteString(enginesNote(o.UnresponsiveEngines))
+	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// enginesNote says, under results, which engines failed or were
+// suspended on the search ("" when none did): the results come from the
+// others, and may miss what those would have found.
+func enginesNote(failed []string) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	var down, suspended []string
+	for _, e := range failed {
+		if _, why, _ := strings.Cut(e, ": "); strings.HasPrefix(strings.ToLower(why), "suspended") {
+			suspended = append(suspended, e)
+		} else {
+			down = append(down, e)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nNot every engine answered; these results come from the others.")
+	if len(down) > 0 {
+		b.WriteString("\nEngines that failed on this search: " + strings.Join(down, "; ") + ".")
+	}
+	if len(suspended) > 0 {
+		b.WriteString("\nEngines suspended by the instance (they refused it lately): " + strings.Join(suspended, "; ") + ".")
+	}
+	return b.String() + "\n"
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -435,6 +463,9 @@ func searchError(err error) error {
 		why := stopWords[na.Why]
 		if why == "" {
 			why = "no instance answered"
+		}
+		if causes := na.Explain(); len(causes) > 0 {
+			why += ". " + strings.Join(causes, ". ")
 		}
 		if na.RetryAfter > 0 {
 			return &toolError{outcome: OutcomeFailed, msg: fmt.Sprintf("%s; retry in %d s", why, secs(na.RetryAfter))}

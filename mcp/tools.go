@@ -318,6 +318,7 @@ type handlers struct {
 // addTools registers the tools on srv with the same definitions whoever
 // implements them.
 func addTools(srv *sdk.Server, h handlers) {
+	srv.AddReceivingMiddleware(plainArgErrors)
 	st := searchTool
 	sdk.AddTool(srv, &st, h.search)
 	if h.suggest != nil {

@@ -353,10 +353,25 @@ func TestNoResultsText(t *testing.T) {
 	if !strings.Contains(plain, `No results for "zzqx". Try other words`) || strings.Contains(plain, "engines failed") {
 		t.Errorf("nothing matched:\n%s", plain)
 	}
-	// With results, compact still drops the engine list.
-	withResults := shape(SearchOutput{Query: "q", Results: []SearchResult{{Title: "t", URL: "u"}}, UnresponsiveEngines: failed.UnresponsiveEngines},
-		SearchArgs{ResultDetail: "compact"})
-	if withResults.UnresponsiveEngines != nil {
-		t.Errorf("compact with results keeps %q", withResults.UnresponsiveEngines)
+	// With results, both texts say which engines failed or were
+	// suspended (compact too: the results may miss what they would have
+	// found); with none failed, neither says a word of engines.
+	some := []string{"google: timeout", "qwant: Suspended: too many requests"}
+	for _, detail := range []string{"full", "compact"} {
+		o := shape(SearchOutput{Query: "q", Instance: "i", Results: []SearchResult{{Title: "t", URL: "u"}}, UnresponsiveEngines: some},
+			SearchArgs{ResultDetail: detail})
+		text := renderSearch(o)
+		if detail == "compact" {
+			text = renderCompact(o)
+		}
+		for _, want := range []string{"Engines that failed on this search: google: timeout.", "Engines suspended by the instance", "qwant: Suspended: too many requests"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s with results: lacks %q:\n%s", detail, want, text)
+			}
+		}
+		clean := shape(SearchOutput{Query: "q", Instance: "i", Results: []SearchResult{{Title: "t", URL: "u"}}}, SearchArgs{ResultDetail: detail})
+		if both := renderSearch(clean) + renderCompact(clean); strings.Contains(both, "Not every engine answered") {
+			t.Errorf("%s: engines said to fail when none did:\n%s", detail, both)
+		}
 	}
 }

@@ -222,8 +222,13 @@ func (o *Operator) find(u string) store.Operator {
 	return store.Operator{URL: u}
 }
 
-// Reset forgets everything the pool learned (not the operator's changes).
+// Reset forgets everything the pool learned (not the operator's
+// changes), and the counters a Proxy keeps beside it when it has some
+// (ResetCounters), so that every page agrees after it.
 func (o *Operator) Reset() error {
 	o.cfg.Pool.Reset()
+	if c, ok := o.cfg.Proxy.(interface{ ResetCounters() }); ok {
+		c.ResetCounters()
+	}
 	return o.cfg.Store.ResetPool()
 }

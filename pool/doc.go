@@ -46,7 +46,7 @@
 // Every Outcome has an Owner: the instance (the zero value), the query, the
 // client or searxgate. Only the instance's own outcomes teach the pool. The
 // others give the lease back and are counted as excused. The proxy decides
-// owners before it records (proxy/owner.go): the pool cannot undo an
+// owners before it records (proxy/blame.go): the pool cannot undo an
 // outcome. Hold frees a lease's slot while its outcome waits for a second
 // instance's answer.
 //

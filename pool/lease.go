@@ -354,9 +354,9 @@ func openFor(in *instance, s *slot, nowM int64, d time.Duration) {
 	in.epoch++
 }
 
-func reason(o Outcome) string {
+func reason(o Outcome) Reason {
 	if o.Reason != "" {
 		return o.Reason
 	}
-	return o.Kind.String()
+	return Reason(o.Kind.String())
 }

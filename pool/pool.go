@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,7 +59,7 @@ type instance struct {
 	cooldown               time.Duration
 	hasOutcome             bool
 	lastOutcome            Kind
-	lastReason             string
+	lastReason             Reason
 
 	// q is what its answers taught of their quality (nil: nothing yet);
 	// thinMS the score's thin term computed from it at the last Learn or
@@ -327,7 +328,7 @@ func (p *Pool) Disable(url string) bool {
 // change applies an operator's change to url's instance under the lock and
 // reports it as an event with reason; f returns the circuit before and
 // after. It reports whether url is a candidate.
-func (p *Pool) change(url, reason string, f func(in *instance, s *slot, nowM int64) (from, to Circuit)) bool {
+func (p *Pool) change(url string, reason Reason, f func(in *instance, s *slot, nowM int64) (from, to Circuit)) bool {
 	now := p.clock.Now()
 	p.mu.Lock()
 	in := p.byURL[url]
@@ -497,7 +498,11 @@ func durMS(d time.Duration) float64 { return float64(d) / float64(time.Milliseco
 // ReasonShared prefixes the reason of a circuit opened by OpenUntil: what
 // another searxgate sharing this one's egress learned (a refusal, a
 // failure). It keeps such an event from being passed on again.
-const ReasonShared = "shared:"
+const ReasonShared Reason = "shared:"
+
+// Shared reports whether r is the reason of a circuit opened by
+// OpenUntil: one heard from another searxgate, not to be passed on again.
+func (r Reason) Shared() bool { return strings.HasPrefix(string(r), string(ReasonShared)) }
 
 // OpenUntil opens url's circuit until then, for reason: a refusal another
 // searxgate of the same egress met (its Retry-After or cooldown). It
@@ -507,7 +512,7 @@ const ReasonShared = "shared:"
 // opens the circuit here; the averages, the streaks and the doubling of
 // the local cooldown are not touched (the refusal was not this process's).
 // The event's reason is ReasonShared + reason.
-func (p *Pool) OpenUntil(url string, until time.Time, reason string) bool {
+func (p *Pool) OpenUntil(url string, until time.Time, reason Reason) bool {
 	now := p.clock.Now()
 	nowM := p.mono(now)
 	untilM := nowM + int64(until.Sub(now)) // a wall-clock until, as a span from now

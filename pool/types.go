@@ -189,7 +189,7 @@ type Outcome struct {
 	Owner Owner
 	// Reason names the cause in detect's words ("rate_limited", "empty",
 	// "timeout", ...); "" for OK.
-	Reason string
+	Reason Reason
 	// Hits is the number of results of an OK answer.
 	Hits int
 	// RetryAfter is the wait the server asked for (Retry-After,
@@ -213,20 +213,26 @@ type Event struct {
 	// Reason is the outcome's reason for transitions caused by a search
 	// ("rate_limited", "timeout", "empty", ...), "cooldown_ended" for
 	// Open -> HalfOpen, or the name of the operation that caused it.
-	Reason string
+	Reason Reason
 }
+
+// Reason names the cause of an outcome or an event: the words of the
+// package that decided it (detect's verdicts, proxy's own, the pool's
+// operations below), typed so that no cause crosses a package as a bare
+// string.
+type Reason string
 
 // Event reasons the pool itself names.
 const (
-	ReasonCooldownEnded = "cooldown_ended"
-	ReasonAdded         = "added"
-	ReasonRemoved       = "removed"
-	ReasonEnabled       = "enabled"
-	ReasonDisabled      = "disabled"
-	ReasonSeeded        = "seeded"
-	ReasonUnlisted      = "unlisted"
-	ReasonReset         = "reset"
-	ReasonForgotten     = "forgotten"
+	ReasonCooldownEnded Reason = "cooldown_ended"
+	ReasonAdded         Reason = "added"
+	ReasonRemoved       Reason = "removed"
+	ReasonEnabled       Reason = "enabled"
+	ReasonDisabled      Reason = "disabled"
+	ReasonSeeded        Reason = "seeded"
+	ReasonUnlisted      Reason = "unlisted"
+	ReasonReset         Reason = "reset"
+	ReasonForgotten     Reason = "forgotten"
 )
 
 // Prior is one candidate from the directory with its expected response
@@ -267,7 +273,7 @@ type Stats struct {
 	// TrialOut: the circuit is half-open and its one trial search is out.
 	TrialOut    bool      `json:"trial_out"`
 	LastOutcome string    `json:"last_outcome"`
-	LastReason  string    `json:"last_reason"`
+	LastReason  Reason    `json:"last_reason"`
 	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
 	PriorMS     float64   `json:"prior_ms"`
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
@@ -317,7 +323,7 @@ type InstanceState struct {
 	ConsecutiveSoft     int `json:"consecutive_soft"`
 
 	LastOutcome string    `json:"last_outcome,omitempty"`
-	LastReason  string    `json:"last_reason,omitempty"`
+	LastReason  Reason    `json:"last_reason,omitempty"`
 	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
 

@@ -126,21 +126,17 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 // a search's; anything else, good or not, says nothing about its searches
 // (autocompletion has its own backends) and is recorded as cancelled.
 func (p *Proxy) judgeSuggestions(q string, rep *upstream.Reply, err error) ([]string, pool.Outcome) {
-	neutral := pool.Outcome{Kind: pool.Cancelled, Reason: "autocomplete"}
 	if err != nil {
-		return nil, neutral
+		return nil, suggestionOutcome(nil)
 	}
 	if rep.Status == fasthttp.StatusOK {
 		if out, err := parseSuggestions(rep.Body); err == nil {
-			return out, neutral
+			return out, suggestionOutcome(nil)
 		}
 	}
 	v := detect.Classify(detect.Answer{Status: rep.Status, Header: rep.Header, Body: rep.Body,
 		Format: FormatJSON, Query: detect.ParseQuery(q), Now: p.now(), MaxBody: p.up.MaxBody()})
-	if v.Kind == detect.Refused {
-		return nil, pool.Outcome{Kind: pool.Refused, Reason: string(v.Reason), RetryAfter: v.RetryAfter}
-	}
-	return nil, neutral
+	return nil, suggestionOutcome(&v)
 }
 
 // parseSuggestions reads SearXNG's /autocompleter answer in either shape:

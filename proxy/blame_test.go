@@ -50,7 +50,7 @@ func TestQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
 	for _, q := range []string{"servererror one", "servererror two", "servererror three"} {
 		_, err := e.search(t, q)
 		var na *NoAnswerError
-		if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 2 || na.Tried[1].Reason != string(detect.ServerError) {
+		if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 2 || na.Tried[1].Reason != pool.Reason(detect.ServerError) {
 			t.Fatalf("%q: %v (%+v), want the query's error after two 500s", q, err, na)
 		}
 	}
@@ -102,7 +102,7 @@ func TestServerErrorWhereAnotherAnswersIsTheInstances(t *testing.T) {
 		t.Fatalf("%v %+v, want the second instance's answer", err, res)
 	}
 	e.settled(t)
-	if st := e.blamed(t, 0, 1, 0, 0); st.LastReason != string(detect.ServerError) || st.Excused != 0 {
+	if st := e.blamed(t, 0, 1, 0, 0); st.LastReason != pool.Reason(detect.ServerError) || st.Excused != 0 {
 		t.Errorf("the 502 instance: last %s, %d excused; want its server error charged", st.LastReason, st.Excused)
 	}
 }
@@ -162,7 +162,7 @@ func TestNotFoundEverywhereIsBlamedOnlyWhereOthersAnswer(t *testing.T) {
 		}
 		e.settled(t)
 		st := e.proxy.pool.Stats(e.urls[0])
-		if st.Failures == 0 || st.Excused != 0 || st.Health >= 100 || st.LastReason != string(detect.ClientError) {
+		if st.Failures == 0 || st.Excused != 0 || st.Health >= 100 || st.LastReason != pool.Reason(detect.ClientError) {
 			t.Fatalf("the 404 instance: %d failures, %d excused, health %d, last %s; want its 404s charged",
 				st.Failures, st.Excused, st.Health, st.LastReason)
 		}
@@ -207,7 +207,7 @@ func slowUpstream(t *testing.T, maxInFlight int) *testEnv {
 func searchTimedOut(t *testing.T, err error) {
 	t.Helper()
 	var na *NoAnswerError
-	if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
+	if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != pool.Reason(detect.Timeout) {
 		t.Fatalf("%v, want its one attempt timed out", err)
 	}
 }

@@ -22,7 +22,7 @@
 // is slower than its average. Retries, hedges and second opinions stay
 // within ExtraRatio of first attempts.
 //
-// Every outcome is recorded with its owner (owner.go): only the instance's
+// Every outcome is recorded with its owner (blame.go): only the instance's
 // own move its circuit. An answer that cannot tell by itself (engines down,
 // off topic, a 5xx, a 4xx, a timeout) waits for a second instance's. Two
 // poor answers alike are the query's: served and cached for a minute. Two

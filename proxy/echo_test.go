@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -28,7 +29,7 @@ func TestEchoSpamIsTheInstancesOwn(t *testing.T) {
 		t.Fatal("the spam instance (ranked first) was never asked")
 	}
 	e.settled(t)
-	if st := e.blamed(t, 0, 0, asked, 0); st.LastReason != string(detect.OffTopic) {
+	if st := e.blamed(t, 0, 0, asked, 0); st.LastReason != pool.Reason(detect.OffTopic) {
 		t.Errorf("the spam instance: last %s, want off_topic", st.LastReason)
 	}
 	e.blamed(t, 1, 0, 0, 0)

@@ -127,7 +127,7 @@ type Metrics struct {
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal *metrics.Counter
-	totals        sync.Map // instance -> *instanceTotals; never dropped, so every count only grows
+	totals        sync.Map // instance -> *instanceTotals; dropped only by ResetCounters (a counter reset, as a restart is)
 
 	queueDepth   atomic.Int64     // searches waiting for a slot now; read by the queue_depth gauge
 	queueWait    Histogram        // how long searches that got a slot waited for it
@@ -287,7 +287,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		if t.byReason == nil {
 			t.byReason = map[string]uint64{}
 		}
-		t.byReason[o.Reason]++
+		t.byReason[string(o.Reason)]++
 		t.mu.Unlock()
 	}
 	if im == nil {
@@ -298,7 +298,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		im.byKind[k]++
 	}
 	if o.Reason != "" {
-		im.byReason[o.Reason]++
+		im.byReason[string(o.Reason)]++
 	}
 	im.recent[im.next] = float32(d.Seconds() * 1000)
 	im.kinds[im.next] = uint8(k)
@@ -350,9 +350,10 @@ func (im *InstanceMetrics) view() InstanceView {
 }
 
 // EachTotals calls f with every instance ever asked since the process
-// started, in no order, and its totals. Forget does not drop them: an
-// instance that leaves the pool and comes back counts on from where it
-// was, so no count ever goes down (what /metrics needs for rate()). t is
+// started (or the operator's last pool reset, ResetCounters), in no
+// order, and its totals. Forget does not drop them: an instance that
+// leaves the pool and comes back counts on from where it was, so no count
+// goes down but at a reset (what /metrics needs for rate()). t is
 // reused between calls: f must not keep it or its map.
 func (m *Metrics) EachTotals(f func(inst string, t *Totals)) {
 	t := Totals{ByReason: map[string]uint64{}}

@@ -8,69 +8,8 @@ import (
 	"github.com/searxgate/searxgate/pool"
 )
 
-// Whose outcome is it? Every upstream search comes to an outcome, and
-// every outcome has an owner: the instance, the query, the client or
-// searxgate itself (pool.Owner). Only the instance's own outcomes move its
-// circuit, failure average and cooldown, reach the replicas (a circuit
-// opens only on those) and count as its refusals and failures in
-// /metrics and /status; the others count there as "excused". The owner is
-// decided here, in ownerOf and in opinions, before the pool learns
-// anything: the pool cannot undo an outcome it recorded.
-//
-//	outcome                                      owner
-//	ok answer, honest "nothing found"            instance (it answered)
-//	refusal: 429, limiter redirect, 403,         instance
-//	  challenge, blocklist, 503
-//	unreadable, too large, reset, tls,           instance (FailStrikes in a
-//	  refused connection, a parser panic           row open the circuit)
-//	external bang, feeling lucky (a redirect     query
-//	  off the instance, passed to the client)
-//	format=json refused (403)                    searxgate's choice of format:
-//	                                               cancelled, HTML asked next
-//	link-token bar, searxgate's own connection   searxgate (cancelled, busy)
-//	  cap, shutdown, a lease given back
-//	engines down or off-topic answer             held: the second opinion
-//	5xx (but 503), 4xx the instance would not    held: the second opinion
-//	  take
-//	timeout, dns                                 held: the second opinion
-//	autocompletion: a refusal                    instance (cools it as a search's would)
-//	autocompletion: anything else                nobody: recorded as cancelled
-//
-// A held outcome cannot tell by itself whose it is: engines that fail on
-// one query fail on every instance, a query can crash SearXNG or be
-// refused by it everywhere, a query can be slow everywhere, and when no
-// name resolves the network is down. It waits (pool.Hold frees its slot
-// meanwhile) until another instance of the same search has spoken: when
-// one answers with results, each held outcome is the instance's (a
-// timeout only when it ran well past the answer's time: one cut short by
-// the deadline had no fair chance).
-//
-// When the search ends without such an answer, the query or the network
-// is at fault, and the held outcomes are the query's or searxgate's:
-//   - poor answers (engines down, off-topic) are the query's, however
-//     many instances gave them; only an answer that echoes another
-//     query, or differs from two others that agree (the same echo, a
-//     URL in common), is its instance's own: the third opinion decides
-//     (search.weigh). Two poor answers that
-//     differ prove nothing by themselves (engines that read a query
-//     their own way, each instance its own results);
-//   - a 5xx or a 4xx that a second instance repeats is the query's (the
-//     search stops there, with an error that says so); a lone 5xx that
-//     no second instance could judge is its instance's, a lone 4xx the
-//     client's;
-//   - dns is searxgate's (the machine is offline);
-//   - a timeout cut after the search waited in searxgate's queue, or cut
-//     before its instance had twice its usual latency (at least
-//     HedgeFloor), is searxgate's; one cut before the time the query's
-//     own timeout syntax ("<6") gave SearXNG is the query's; one that
-//     repeats on a second instance is the query's; one that had its
-//     chance on the only instance asked is the instance's own
-//     (FailStrikes in a row open its circuit).
-//
-// A held outcome whose search already ended is decided at once by what
-// that search saw.
-
-// opinions collects what the attempts of one search came to, to decide
+// opinions gathers the evidence blame (blame.go) decides a held outcome
+// from. It collects what the attempts of one search came to, to decide
 // the owner of the outcomes that cannot tell by themselves. The search
 // and its attempts share it; attempts may outlive the search.
 type opinions struct {
@@ -90,7 +29,15 @@ type opinions struct {
 	// can make every instance fail: 5xx, 4xx.
 	alike map[detect.Reason]int
 	asked int // instances the search sent to
-	held  []heldOutcome
+	// noSecond is set when a second opinion was wanted and another
+	// instance could have given it, but no slot, extra budget or time
+	// was left to ask it: a lone 5xx then proves nothing against its
+	// instance.
+	noSecond bool
+	held     []heldOutcome
+	// decided holds the owner and rule of each instance's outcome once
+	// decided, for the search's error.
+	decided map[string]Blame
 }
 
 // heldOutcome is one attempt's outcome waiting for a second opinion.
@@ -99,24 +46,6 @@ type heldOutcome struct {
 	o       pool.Outcome
 	elapsed time.Duration
 	fair    time.Duration // what its instance was due: twice its usual latency, at least HedgeFloor
-}
-
-// ambiguous reports whether an instance's outcome o cannot tell by itself
-// whose doing it is.
-func ambiguous(o pool.Outcome) bool {
-	switch detect.Reason(o.Reason) {
-	case detect.EnginesDown, detect.OffTopic:
-		return o.Kind == pool.Soft
-	case detect.Timeout, detect.DNS, detect.ServerError, detect.ClientError:
-		return o.Kind == pool.Failed
-	}
-	return false
-}
-
-// queryCanFail reports whether a query can make every instance fail with
-// reason: SearXNG crashing on it (5xx) or refusing it (4xx).
-func queryCanFail(reason detect.Reason) bool {
-	return reason == detect.ServerError || reason == detect.ClientError
 }
 
 // sent counts one more instance the search sent to.
@@ -129,7 +58,10 @@ func (op *opinions) sent() {
 // settle records an attempt's outcome now, or holds it for a second
 // opinion, and gives the lease back.
 func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
-	if o.Owner != pool.OwnerInstance || !ambiguous(o) {
+	if !held(o) {
+		op.mu.Lock()
+		op.note(l.inst, Blame{Owner: o.Owner, Rule: RuleItself})
+		op.mu.Unlock()
 		op.p.record(l, o, elapsed)
 		return
 	}
@@ -164,57 +96,69 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 	op.p.record(l, h.o, elapsed)
 }
 
-// judge decides the owner of an ambiguous outcome from what the search
-// saw; op.mu is held.
+// judge decides the owner of a held outcome from what the search saw
+// (blame); op.mu is held.
 func (op *opinions) judge(h heldOutcome) pool.Owner {
-	o := h.o
-	if o.Kind == pool.Soft {
-		if op.answeredIn > 0 || op.own[h.l.inst] {
-			return pool.OwnerInstance // others answered this query better, or alike without it
-		}
-		return pool.OwnerQuery
+	b := blame(h.o, op.evidence(h))
+	op.note(h.l.inst, b)
+	return b.Owner
+}
+
+// foresee is what blame decides of h from what the search saw so far,
+// without recording it.
+func (op *opinions) foresee(h heldOutcome) Blame {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return blame(h.o, op.evidence(h))
+}
+
+// note keeps what was decided of inst's outcome, for the search's error
+// (blamed); op.mu is held.
+func (op *opinions) note(inst string, b Blame) {
+	if op.decided == nil {
+		op.decided = make(map[string]Blame, 2)
 	}
-	switch r := detect.Reason(o.Reason); {
-	case r == detect.DNS:
-		if op.answeredIn > 0 {
-			return pool.OwnerInstance // other names resolve: its own
-		}
-		return pool.OwnerGateway // no instance was reached: the network
-	case queryCanFail(r):
-		switch {
-		case op.answeredIn > 0:
-			return pool.OwnerInstance // another instance answered this query
-		case op.alike[r] >= 2:
-			return pool.OwnerQuery // a second instance failed on it the same way
-		case r == detect.ServerError:
-			return pool.OwnerInstance // no second opinion: its server's own error
-		}
-		return pool.OwnerClient // no second opinion: an odd query
+	op.decided[inst] = b
+}
+
+// blamed is what was decided of inst's outcome in this search; ok is
+// false while nothing was.
+func (op *opinions) blamed(inst string) (b Blame, ok bool) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	b, ok = op.decided[inst]
+	return b, ok
+}
+
+// evidence is what the search saw so far, for h; op.mu is held.
+func (op *opinions) evidence(h heldOutcome) evidence {
+	return evidence{
+		answeredIn: op.answeredIn, ownPoor: op.own[h.l.inst], alike: op.alike[detect.Reason(h.o.Reason)],
+		noSecond: op.noSecond, asked: op.asked, limit: op.limit, queued: h.l.queued,
+		elapsed: h.elapsed, fair: h.fair,
 	}
-	// A timeout.
-	switch {
-	case h.l.queued:
-		// The search waited in searxgate's queue before it was sent: the
-		// time it lost there, and the deadline that cut it, are
-		// searxgate's.
-		return pool.OwnerGateway
-	case h.elapsed < h.fair || (op.answeredIn > 0 && h.elapsed < 2*op.answeredIn):
-		// Cut by the search's deadline before it had a fair chance (it
-		// was sent late: a hedge, its terms read first): searxgate's
-		// doing.
-		return pool.OwnerGateway
-	case op.limit > h.elapsed:
-		// Cut before the time the query itself gave SearXNG ("<6" where
-		// searxgate's deadline is shorter): the query's.
-		return pool.OwnerQuery
-	case op.answeredIn > 0:
-		return pool.OwnerInstance // others answered in time
-	case op.asked > 1:
-		return pool.OwnerQuery // slow on every instance asked: the query
+}
+
+// failedAlike is the reason of the failures (5xx, 4xx) a second instance
+// of the search repeated, "" while none was.
+func (op *opinions) failedAlike() detect.Reason {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	for r, n := range op.alike {
+		if n >= 2 {
+			return r
+		}
 	}
-	// The only instance asked, and it had its chance: its own slowness
-	// (FailStrikes of these in a row open its circuit).
-	return pool.OwnerInstance
+	return ""
+}
+
+// unasked says a second opinion was wanted and could have been given by
+// another instance, but searxgate had no slot, extra budget or time left
+// to ask it.
+func (op *opinions) unasked() {
+	op.mu.Lock()
+	op.noSecond = true
+	op.mu.Unlock()
 }
 
 // answered says an instance answered the search with results after
@@ -263,6 +207,16 @@ func (op *opinions) decide() {
 // lease.
 func (p *Proxy) record(l leased, o pool.Outcome, elapsed time.Duration) {
 	p.pool.Record(l.lease, o, elapsed)
+	if (o.Owner == pool.OwnerInstance || l.lease.Own()) && (o.Kind == pool.Refused || o.Kind == pool.Failed) {
+		// The operator hears of their own instance whoever's doing it was
+		// (a name that does not resolve may be theirs to fix).
+		a := Attempt{Instance: l.inst, Own: l.lease.Own(), Outcome: o.Kind.String(), Reason: o.Reason,
+			Owner: o.Owner.String(), ElapsedMS: elapsed.Milliseconds()}
+		if st := p.pool.Stats(l.inst); st.Circuit == pool.Open {
+			a.Until = st.CooldownUntil
+		}
+		p.causes.log(p.log, a, p.now())
+	}
 	p.metrics.upstream(l.rec.metrics, l.inst, o, elapsed)
 	l.release()
 	p.dispatch()

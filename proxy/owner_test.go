@@ -12,9 +12,9 @@ import (
 	"github.com/searxgate/searxgate/sim"
 )
 
-// TestOwnerOf: the owner one answer tells by itself, for every kind of
-// outcome searxgate records (the table in owner.go).
-func TestOwnerOf(t *testing.T) {
+// TestOutcomeOf: the owner one answer tells by itself, for every kind of
+// outcome searxgate records (the table in blame.go), row by row.
+func TestOutcomeOf(t *testing.T) {
 	v := func(k detect.Kind, r detect.Reason) detect.Verdict { return detect.Verdict{Kind: k, Reason: r} }
 	cases := []struct {
 		name      string
@@ -48,66 +48,101 @@ func TestOwnerOf(t *testing.T) {
 		{"dns", v(detect.Failed, detect.DNS), upstream.ErrDNS, FormatJSON, pool.Failed, pool.OwnerInstance, true},
 	}
 	for _, tc := range cases {
-		o := ownerOf(tc.v, tc.err, tc.format)
-		if o.Kind != tc.kind || o.Owner != tc.owner || ambiguous(o) != tc.ambiguous {
-			t.Errorf("%s: %s/%s ambiguous %v, want %s/%s ambiguous %v", tc.name, o.Kind, o.Owner, ambiguous(o), tc.kind, tc.owner, tc.ambiguous)
+		o := outcomeOf(tc.v, tc.err, tc.format)
+		if o.Kind != tc.kind || o.Owner != tc.owner || held(o) != tc.ambiguous {
+			t.Errorf("%s: %s/%s held %v, want %s/%s held %v", tc.name, o.Kind, o.Owner, held(o), tc.kind, tc.owner, tc.ambiguous)
+		}
+	}
+	// The rows decided outside a search's answer.
+	if o := passIPOutcome(v(detect.Refused, detect.LimiterRedirect)); o.Owner != pool.OwnerGateway || o.Kind != pool.Refused || held(o) {
+		t.Errorf("an own instance's limiter refusing searxgate's address: %+v, want searxgate's refusal", o)
+	}
+	if o := suggestionOutcome(&detect.Verdict{Kind: detect.Refused, Reason: detect.RateLimited}); o.Owner != pool.OwnerInstance || o.Kind != pool.Refused {
+		t.Errorf("autocompletion refused: %+v, want the instance's refusal", o)
+	}
+	for _, sv := range []*detect.Verdict{nil, {Kind: detect.Failed, Reason: detect.ServerError}} {
+		if o := suggestionOutcome(sv); o.Kind != pool.Cancelled || o.Reason != ReasonAutocomplete || held(o) {
+			t.Errorf("autocompletion %+v: %+v, want cancelled, nobody's", sv, o)
 		}
 	}
 }
 
-// TestJudge: the owner of an outcome that cannot tell by itself, from
-// what the rest of its search saw.
-func TestJudge(t *testing.T) {
-	p := &Proxy{cfg: Config{HedgeFloor: 800 * time.Millisecond}}
-	soft := pool.Outcome{Kind: pool.Soft, Reason: string(detect.EnginesDown)}
-	timeout := pool.Outcome{Kind: pool.Failed, Reason: string(detect.Timeout)}
-	dns := pool.Outcome{Kind: pool.Failed, Reason: string(detect.DNS)}
-	server := pool.Outcome{Kind: pool.Failed, Reason: string(detect.ServerError)}
-	client := pool.Outcome{Kind: pool.Failed, Reason: string(detect.ClientError)}
+// TestBlame: the owner and the rule of an outcome that cannot tell by
+// itself, from what the rest of its search saw: the table in blame.go,
+// row by row, every rule once at least.
+func TestBlame(t *testing.T) {
+	soft := pool.Outcome{Kind: pool.Soft, Reason: pool.Reason(detect.EnginesDown)}
+	timeout := pool.Outcome{Kind: pool.Failed, Reason: pool.Reason(detect.Timeout)}
+	dns := pool.Outcome{Kind: pool.Failed, Reason: pool.Reason(detect.DNS)}
+	server := pool.Outcome{Kind: pool.Failed, Reason: pool.Reason(detect.ServerError)}
+	client := pool.Outcome{Kind: pool.Failed, Reason: pool.Reason(detect.ClientError)}
+	fair := 800 * time.Millisecond
 	cases := []struct {
 		name string
-		op   opinions
-		h    heldOutcome
-		want pool.Owner
+		o    pool.Outcome
+		ev   evidence
+		want Blame
 	}{
-		{name: "poor where another answered", op: opinions{answeredIn: 200 * time.Millisecond}, h: heldOutcome{o: soft}, want: pool.OwnerInstance},
-		{name: "poor where none answered", op: opinions{asked: 2}, h: heldOutcome{o: soft}, want: pool.OwnerQuery},
-		{name: "poor, two different poor answers", op: opinions{asked: 2}, h: heldOutcome{o: soft}, want: pool.OwnerQuery},
-		{name: "poor, differs from two alike", op: opinions{asked: 3, own: map[string]bool{"odd": true}},
-			h: heldOutcome{l: leased{inst: "odd"}, o: soft}, want: pool.OwnerInstance},
-		{name: "poor, one of two alike", op: opinions{asked: 3, own: map[string]bool{"odd": true}},
-			h: heldOutcome{l: leased{inst: "alike"}, o: soft}, want: pool.OwnerQuery},
-		{name: "5xx where another answered", op: opinions{answeredIn: time.Second, alike: map[detect.Reason]int{detect.ServerError: 1}}, h: heldOutcome{o: server}, want: pool.OwnerInstance},
-		{name: "5xx on two instances", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ServerError: 2}}, h: heldOutcome{o: server}, want: pool.OwnerQuery},
-		{name: "5xx, no second opinion", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ServerError: 1}}, h: heldOutcome{o: server}, want: pool.OwnerInstance},
-		{name: "4xx where another answered", op: opinions{answeredIn: time.Second, alike: map[detect.Reason]int{detect.ClientError: 1}}, h: heldOutcome{o: client}, want: pool.OwnerInstance},
-		{name: "4xx on two instances", op: opinions{asked: 2, alike: map[detect.Reason]int{detect.ClientError: 2}}, h: heldOutcome{o: client}, want: pool.OwnerQuery},
-		{name: "4xx, no second opinion", op: opinions{asked: 1, alike: map[detect.Reason]int{detect.ClientError: 1}}, h: heldOutcome{o: client}, want: pool.OwnerClient},
-		{name: "dns where another answered", op: opinions{answeredIn: time.Second}, h: heldOutcome{o: dns}, want: pool.OwnerInstance},
-		{name: "dns everywhere", op: opinions{asked: 3}, h: heldOutcome{o: dns}, want: pool.OwnerGateway},
-		{name: "timeout well past another's answer", op: opinions{answeredIn: 100 * time.Millisecond, asked: 2},
-			h: heldOutcome{o: timeout, elapsed: 3 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerInstance},
-		{name: "timeout cut before twice another's answer", op: opinions{answeredIn: 2 * time.Second, asked: 2},
-			h: heldOutcome{o: timeout, elapsed: 3 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerGateway},
-		{name: "timeout cut before its fair time (queued late)", op: opinions{asked: 1},
-			h: heldOutcome{o: timeout, elapsed: 500 * time.Millisecond, fair: 3200 * time.Millisecond}, want: pool.OwnerGateway},
-		{name: "timeout on every instance asked", op: opinions{asked: 2},
-			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerQuery},
-		{name: "timeout on the only instance, after its fair time", op: opinions{asked: 1},
-			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerInstance},
-		{name: "timeout after a wait in the queue", op: opinions{asked: 1},
-			h: heldOutcome{l: leased{queued: true}, o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerGateway},
-		{name: "timeout before the query's own <6", op: opinions{asked: 1, limit: 6 * time.Second},
-			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerQuery},
-		{name: "timeout past the query's own <2", op: opinions{asked: 1, limit: 2 * time.Second},
-			h: heldOutcome{o: timeout, elapsed: 4 * time.Second, fair: 800 * time.Millisecond}, want: pool.OwnerInstance},
+		{"poor where another answered", soft, evidence{answeredIn: 200 * time.Millisecond}, Blame{pool.OwnerInstance, RuleAnsweredElse}},
+		{"poor where none answered", soft, evidence{asked: 2}, Blame{pool.OwnerQuery, RulePoorAlike}},
+		{"poor, differs from two alike", soft, evidence{asked: 3, ownPoor: true}, Blame{pool.OwnerInstance, RuleOwnPoor}},
+		{"5xx where another answered", server, evidence{answeredIn: time.Second, alike: 1}, Blame{pool.OwnerInstance, RuleAnsweredElse}},
+		{"5xx on two instances", server, evidence{asked: 2, alike: 2}, Blame{pool.OwnerQuery, RuleFailedAlike}},
+		{"5xx on two instances, no slot for a third", server, evidence{asked: 2, alike: 2, noSecond: true}, Blame{pool.OwnerQuery, RuleFailedAlike}},
+		{"5xx, no other instance", server, evidence{asked: 1, alike: 1}, Blame{pool.OwnerInstance, RuleServerAlone}},
+		{"5xx, second opinion found no slot", server, evidence{asked: 1, alike: 1, noSecond: true}, Blame{pool.OwnerGateway, RuleNoSecond}},
+		{"4xx where another answered", client, evidence{answeredIn: time.Second, alike: 1}, Blame{pool.OwnerInstance, RuleAnsweredElse}},
+		{"4xx on two instances", client, evidence{asked: 2, alike: 2}, Blame{pool.OwnerQuery, RuleFailedAlike}},
+		{"4xx, no other instance", client, evidence{asked: 1, alike: 1}, Blame{pool.OwnerClient, RuleOddQuery}},
+		{"4xx, second opinion found no slot", client, evidence{asked: 1, alike: 1, noSecond: true}, Blame{pool.OwnerGateway, RuleNoSecond}},
+		{"dns where another answered", dns, evidence{answeredIn: time.Second}, Blame{pool.OwnerInstance, RuleAnsweredElse}},
+		{"dns everywhere", dns, evidence{asked: 3}, Blame{pool.OwnerGateway, RuleOffline}},
+		{"timeout well past another's answer", timeout, evidence{answeredIn: 100 * time.Millisecond, asked: 2, elapsed: 3 * time.Second, fair: fair},
+			Blame{pool.OwnerInstance, RuleAnsweredElse}},
+		{"timeout cut before twice another's answer", timeout, evidence{answeredIn: 2 * time.Second, asked: 2, elapsed: 3 * time.Second, fair: fair},
+			Blame{pool.OwnerGateway, RuleCutEarly}},
+		{"timeout cut before its fair time (sent late)", timeout, evidence{asked: 1, elapsed: 500 * time.Millisecond, fair: 3200 * time.Millisecond},
+			Blame{pool.OwnerGateway, RuleCutEarly}},
+		{"timeout on every instance asked", timeout, evidence{asked: 2, elapsed: 4 * time.Second, fair: fair}, Blame{pool.OwnerQuery, RuleSlowEverywhere}},
+		{"timeout on the only instance, after its fair time", timeout, evidence{asked: 1, elapsed: 4 * time.Second, fair: fair},
+			Blame{pool.OwnerInstance, RuleOnlySlow}},
+		{"timeout after a wait in the queue", timeout, evidence{asked: 1, queued: true, elapsed: 4 * time.Second, fair: fair},
+			Blame{pool.OwnerGateway, RuleQueued}},
+		{"timeout before the query's own <6", timeout, evidence{asked: 1, limit: 6 * time.Second, elapsed: 4 * time.Second, fair: fair},
+			Blame{pool.OwnerQuery, RuleQuerySyntaxTime}},
+		{"timeout past the query's own <2", timeout, evidence{asked: 1, limit: 2 * time.Second, elapsed: 4 * time.Second, fair: fair},
+			Blame{pool.OwnerInstance, RuleOnlySlow}},
 	}
-	for i := range cases {
-		tc := &cases[i]
-		tc.op.p = p
-		if got := tc.op.judge(tc.h); got != tc.want {
-			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+	seen := map[Rule]bool{}
+	for _, tc := range cases {
+		got := blame(tc.o, tc.ev)
+		if got != tc.want {
+			t.Errorf("%s: %s (%s), want %s (%s)", tc.name, got.Owner, got.Rule, tc.want.Owner, tc.want.Rule)
 		}
+		seen[got.Rule] = true
+	}
+	for r := RuleAnsweredElse; r <= RuleOnlySlow; r++ {
+		if !seen[r] || r.String() == "unknown" {
+			t.Errorf("rule %d (%s) has no row", r, r)
+		}
+	}
+}
+
+// TestOpinionsGiveBlameTheirEvidence: what a search's opinions saw
+// reaches blame: its answers, its own poor answers, the failures alike,
+// a second opinion not asked, the queue and the query's limit.
+func TestOpinionsGiveBlameTheirEvidence(t *testing.T) {
+	op := &opinions{limit: 6 * time.Second, asked: 2, answeredIn: time.Second, noSecond: true,
+		own: map[string]bool{"odd": true}, alike: map[detect.Reason]int{detect.ServerError: 2}}
+	h := heldOutcome{l: leased{inst: "odd", queued: true}, o: pool.Outcome{Kind: pool.Failed, Reason: pool.Reason(detect.ServerError)},
+		elapsed: 3 * time.Second, fair: time.Second}
+	want := evidence{answeredIn: time.Second, ownPoor: true, alike: 2, noSecond: true, asked: 2, limit: 6 * time.Second,
+		queued: true, elapsed: 3 * time.Second, fair: time.Second}
+	if got := op.evidence(h); got != want {
+		t.Errorf("evidence %+v, want %+v", got, want)
+	}
+	if op.failedAlike() != detect.ServerError {
+		t.Errorf("failed alike %q, want the 5xx seen twice", op.failedAlike())
 	}
 }
 
@@ -147,7 +182,7 @@ func TestPanickingParserIsTheInstancesGarbage(t *testing.T) {
 	if err != nil || res.Instance != e.urls[1] {
 		t.Fatalf("%+v %v, want the other instance's answer", res, err)
 	}
-	if st := e.pool.Stats(bad); st.Failures != 1 || st.LastReason != string(detect.BadBody) {
+	if st := e.pool.Stats(bad); st.Failures != 1 || st.LastReason != pool.Reason(detect.BadBody) {
 		t.Fatalf("the panicking answer was recorded %s/%s (%d failures), want failed/bad_body", st.LastOutcome, st.LastReason, st.Failures)
 	}
 	if _, err := e.search(t, "and again"); err != nil && !errors.Is(err, ErrNoAnswer) {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
-	"github.com/searxgate/searxgate/pool"
 )
 
 // limiterWindow is the shortest window of SearXNG's limiter (15 HTML
@@ -92,10 +91,4 @@ func (p *Proxy) passIPAdvice(inst string) string {
 		addr = p.cfg.SourceAddr(inst)
 	}
 	return PassIPAdvice(at, addr)
-}
-
-// passIPOutcome is the outcome of a diagnosed first refusal (passIPDenied):
-// searxgate's own doing, so no circuit opens.
-func passIPOutcome(v detect.Verdict) pool.Outcome {
-	return pool.Outcome{Kind: pool.Refused, Owner: pool.OwnerGateway, Reason: string(v.Reason)}
 }

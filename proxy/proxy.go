@@ -31,16 +31,28 @@ var ErrNoAnswer = errors.New("no instance answered")
 // Attempt is one upstream search of a client search, as the 503 body and
 // the logs tell it.
 type Attempt struct {
-	Instance  string `json:"instance"`
-	Outcome   string `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
-	Reason    string `json:"reason,omitempty"`
-	ElapsedMS int64  `json:"elapsed_ms"`
+	Instance string      `json:"instance"`
+	Own      bool        `json:"own"`     // one of the operator's own instances
+	Outcome  string      `json:"outcome"` // ok, soft, refused, failed, cancelled, skipped
+	Reason   pool.Reason `json:"reason,omitempty"`
+	// Owner is whose doing the outcome was (blame.go): "instance",
+	// "query", "client" or "searxgate"; "" while it is not decided.
+	Owner string `json:"owner,omitempty"`
+	// Until is when the instance's circuit, opened by this or an
+	// earlier outcome, lets searches through again; zero when it is not
+	// open.
+	Until     time.Time `json:"until,omitzero"`
+	ElapsedMS int64     `json:"elapsed_ms"`
 }
 
 // NoAnswerError says what was tried and why each attempt failed.
 type NoAnswerError struct {
 	Why   Stop      // why the search stopped without an answer
 	Tried []Attempt // in the order they started
+	// Waiting are instances the search could not ask because they cool
+	// down after an earlier outcome of their own (Outcome "skipped", its
+	// Reason that outcome's): a few, the operator's own first.
+	Waiting []Attempt
 	// RetryAfter is when a slot is expected to free, from now, when the
 	// search was refused because none could be had within its deadline;
 	// 0 when nothing says (the client may send Retry-After: 1 or none).
@@ -98,6 +110,10 @@ func shareRefused(err error) bool {
 	var na *NoAnswerError
 	return errors.As(err, &na) && na.Why == StopShare
 }
+
+// DefaultExtraRatio is Config.ExtraRatio's default: extras (retries,
+// hedges, second opinions) a search may add, as a share of first attempts.
+const DefaultExtraRatio = 0.2
 
 // ErrClientLimited is wrapped by the *LimitedError a search returns when
 // Config.Admit refused its client.
@@ -227,6 +243,13 @@ type Config struct {
 	// search fails with a *LimitedError carrying its retryAfter, and a
 	// fan-out asks fewer.
 	Admit func(client string, now time.Time) (ok bool, retryAfter time.Duration)
+	// AdmitExtra, when set, is asked for each upstream search of a public
+	// instance beyond those Admit is asked for (a retry after an
+	// instance's failure, a hedge), with Request.Client: extras are
+	// charged to the client's rate too (web.ClientLimiter lends them
+	// DefaultExtraRatio of a minute's rate ahead). One it refuses is not
+	// sent.
+	AdmitExtra func(client string, now time.Time) bool
 
 	CacheTTL     time.Duration // default 1 h
 	EmptyTTL     time.Duration // an answer that found nothing, at most (default 10 min)
@@ -307,7 +330,7 @@ func (c *Config) defaults() {
 		c.HedgeFloor = 800 * time.Millisecond
 	}
 	if c.ExtraRatio <= 0 {
-		c.ExtraRatio = 0.2
+		c.ExtraRatio = DefaultExtraRatio
 	}
 	if c.ExtraFloor <= 0 {
 		c.ExtraFloor = 20
@@ -367,6 +390,7 @@ type Proxy struct {
 	// need a parser that panics.
 	classify func(detect.Answer) detect.Verdict
 	metrics  *Metrics
+	causes   causeLog // one log line per instance and cause
 	log      *slog.Logger
 	cfgSem   chan struct{} // bounds concurrent /config reads
 	bg       context.Context
@@ -753,7 +777,7 @@ func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time
 }
 
 // attempt runs one upstream search, has its outcome recorded with its
-// owner (at once, or once a second opinion came: see owner.go) and sends
+// owner (at once, or once a second opinion came: see blame.go) and sends
 // it to its search (the channel has room for every attempt).
 func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult, op *opinions) {
 	lease, inst, rec := l.lease, l.inst, l.rec
@@ -762,7 +786,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	if rec.barredBy(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
-		o := pool.Outcome{Kind: pool.Cancelled, Reason: "link_token"}
+		o := pool.Outcome{Kind: pool.Cancelled, Reason: ReasonLinkToken}
 		p.record(l, o, 0)
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
@@ -778,13 +802,13 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}, elapsed)
+		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}, elapsed)
 		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
 		}
 	}
-	o := ownerOf(v, err, format)
+	o := outcomeOf(v, err, format)
 	if v.Results != nil && v.Results.Dropped > 0 {
 		p.metrics.dropped.Add(v.Results.Dropped)
 	}
@@ -814,24 +838,6 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		p.learnQuality(inst, &req, v)
 	}
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
-}
-
-// ownerOf is the outcome of one upstream answer with the owners that one
-// answer can tell by itself (the table in owner.go); the ambiguous ones
-// are left to the search's opinions.
-func ownerOf(v detect.Verdict, err error, format string) pool.Outcome {
-	o := pool.Outcome{Kind: poolKind(v.Kind), Reason: string(v.Reason), RetryAfter: v.RetryAfter}
-	switch {
-	case v.Kind == detect.Redirect:
-		// A bang: SearXNG sends whoever asks to the bang's site.
-		o = pool.Outcome{Kind: pool.OK, Owner: pool.OwnerQuery, Reason: string(v.Reason)}
-	case v.Reason == detect.FormatDisabled && format == FormatJSON:
-		o = pool.Outcome{Kind: pool.Cancelled, Reason: string(v.Reason)}
-	case err != nil && errors.Is(err, upstream.ErrBusy):
-		// Our own connection cap, not the instance's doing.
-		o = pool.Outcome{Kind: pool.Failed, Owner: pool.OwnerGateway, Reason: "busy"}
-	}
-	return o
 }
 
 // safeAsk is ask that turns a panic while reading the answer into the

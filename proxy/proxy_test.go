@@ -169,7 +169,7 @@ func TestRefusalMovesOnAndOpensTheCircuit(t *testing.T) {
 		t.Fatalf("answered by %s in %d attempts; want the second in 2", res.Instance, res.Attempts)
 	}
 	st := e.pool.Stats(e.urls[0])
-	if st.Circuit != pool.Open || st.LastReason != string(detect.RateLimited) {
+	if st.Circuit != pool.Open || st.LastReason != pool.Reason(detect.RateLimited) {
 		t.Fatalf("refusing instance: circuit %v, reason %q", st.Circuit, st.LastReason)
 	}
 	// Inside its Retry-After nothing goes to it...
@@ -217,12 +217,19 @@ func TestNoAnswerSaysWhatWasTried(t *testing.T) {
 	}
 	reasons := map[string]string{}
 	for _, a := range na.Tried {
-		reasons[a.Instance] = a.Outcome + "/" + a.Reason
+		reasons[a.Instance] = a.Outcome + "/" + string(a.Reason)
 	}
-	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/refused"}
+	want := map[string]string{e.urls[0]: "refused/bot_challenge", e.urls[1]: "refused/unavailable", e.urls[2]: "failed/connection_refused"}
 	for u, w := range want {
 		if reasons[u] != w {
 			t.Errorf("%s: %q, want %q", u, reasons[u], w)
+		}
+	}
+	for _, a := range na.Tried {
+		// Each is its instance's own doing, and the refusals say until when
+		// their circuits are open.
+		if a.Owner != "instance" || a.Own || (a.Outcome == "refused") != !a.Until.IsZero() {
+			t.Errorf("%s: owner %q, own %v, until %v; want the instance's, public, an end only for a refusal", a.Instance, a.Owner, a.Own, a.Until)
 		}
 	}
 	// The refusals opened their circuits; the dead one's lone failure did
@@ -292,7 +299,7 @@ func TestHedgeStartsTheNextAndTheFirstAnswerWins(t *testing.T) {
 	if st.InFlight != 0 {
 		t.Fatalf("the hedge loser still holds its lease: in flight %d", st.InFlight)
 	}
-	if st.LastOutcome != "failed" || st.LastReason != string(detect.Reset) {
+	if st.LastOutcome != "failed" || st.LastReason != pool.Reason(detect.Reset) {
 		t.Fatalf("the hedge loser was recorded %s/%s, want failed/reset", st.LastOutcome, st.LastReason)
 	}
 }
@@ -406,7 +413,7 @@ func TestOffTopicAnswerIsNeverServed(t *testing.T) {
 		t.Fatalf("got an answer from %v (soft %q); want no answer rather than another query's", res.Instance, res.Soft)
 	}
 	for _, a := range na.Tried {
-		if a.Reason != string(detect.OffTopic) {
+		if a.Reason != pool.Reason(detect.OffTopic) {
 			t.Errorf("attempt %+v, want off_topic", a)
 		}
 	}
@@ -459,7 +466,7 @@ func TestAutocompleteRespectsRefusals(t *testing.T) {
 		t.Fatalf("suggestions %q, %v; want the second instance's", out, err)
 	}
 	st := e.pool.Stats(e.urls[0])
-	if st.Circuit != pool.Open || st.LastReason != string(detect.BotChallenge) {
+	if st.Circuit != pool.Open || st.LastReason != pool.Reason(detect.BotChallenge) {
 		t.Fatalf("the challenging instance: circuit %v, reason %q; want open, bot_challenge", st.Circuit, st.LastReason)
 	}
 	// A good autocompletion teaches nothing about searches.
@@ -708,7 +715,7 @@ func TestDeadlinesHoldOnAClockFarFromRealTime(t *testing.T) {
 			_, err = e.proxy.Search(ctx, Request{Query: "hangs", PageNo: 1, Format: FormatJSON})
 			took := time.Since(began)
 			var na *NoAnswerError
-			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != string(detect.Timeout) {
+			if !errors.As(err, &na) || len(na.Tried) != 1 || na.Tried[0].Reason != pool.Reason(detect.Timeout) {
 				t.Fatalf("search of a hanging instance: %v; want its attempt timed out", err)
 			}
 			// Far below the hang's minute, with room for a loaded machine.

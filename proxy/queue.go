@@ -51,7 +51,7 @@ type leased struct {
 	release context.CancelFunc
 	takenAt time.Time // when its budget was taken
 	// queued: its search waited in the slot queue before it was sent, so
-	// a deadline that cuts it is searxgate's (owner.go).
+	// a deadline that cuts it is searxgate's (blame.go).
 	queued bool
 }
 

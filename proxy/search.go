@@ -36,16 +36,12 @@ type search struct {
 	// poor are the poor answers so far that may be the query's (not
 	// another query's echoed); agreed is the first of two that were poor
 	// the same way (queryFault), nil until two were.
-	poor   []attemptResult
-	agreed *attemptResult
-	// alike counts the failures a query can cause everywhere (5xx, 4xx),
-	// by reason; queryFailed is the reason a second instance repeated.
-	alike       map[detect.Reason]int
-	queryFailed detect.Reason
-	queued      bool      // the search waited in the slot queue (queue.go)
-	op          *opinions // decides the owner of the outcomes that cannot tell
-	inflight    int
-	started     int
+	poor     []attemptResult
+	agreed   *attemptResult
+	queued   bool      // the search waited in the slot queue (queue.go)
+	op       *opinions // decides the owner of the outcomes that cannot tell
+	inflight int
+	started  int
 
 	// A fan-out search asks up to fanout instances at once and merges
 	// their good answers (answers, in the order they came).
@@ -152,7 +148,7 @@ func (s *search) run() (*Response, error) {
 			now := p.now()
 			for i := range s.log {
 				if s.log[i].Outcome == "running" {
-					s.log[i].Outcome, s.log[i].Reason = pool.Failed.String(), string(detect.Timeout)
+					s.log[i].Outcome, s.log[i].Reason = pool.Failed.String(), pool.Reason(detect.Timeout)
 					s.log[i].ElapsedMS = now.Sub(s.starts[i]).Milliseconds()
 				}
 			}
@@ -172,6 +168,11 @@ func (s *search) noAnswer() error {
 		s.p.metrics.limited.Add(1)
 		return &LimitedError{RetryAfter: s.limited}
 	}
+	s.explain()
+	if s.why == StopNoInstance && len(s.log) > 0 {
+		// Every instance there is was asked: said as what they did.
+		s.why = StopAttempts
+	}
 	if offline(s.log) {
 		s.why = StopNetwork
 	} else if s.op.limit > 0 && s.op.limit >= s.deadline.Sub(s.start) && timedOut(s.log) {
@@ -188,7 +189,65 @@ func (s *search) noAnswer() error {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
-	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter}
+	return &NoAnswerError{Why: s.why, Tried: s.log, RetryAfter: s.retryAfter, Waiting: s.p.cooling(s.tried, maxWaiting)}
+}
+
+// maxWaiting is how many cooling instances a search's error names.
+const maxWaiting = 4
+
+// cooling lists up to n instances not in tried whose circuit is open,
+// the operator's own first, as skipped attempts that say the outcome
+// that opened it and until when.
+func (p *Proxy) cooling(tried map[string]bool, n int) []Attempt {
+	var out []Attempt
+	for _, ownFirst := range []bool{true, false} {
+		for _, f := range p.candidates() {
+			if len(out) == n {
+				return out
+			}
+			if f.Own != ownFirst || tried[f.URL] {
+				continue
+			}
+			st := p.pool.Stats(f.URL)
+			if st.Circuit != pool.Open {
+				continue
+			}
+			out = append(out, Attempt{Instance: f.URL, Own: f.Own, Outcome: "skipped", Reason: st.LastReason,
+				Owner: pool.OwnerInstance.String(), Until: st.CooldownUntil})
+		}
+	}
+	return out
+}
+
+// explain ends the search's opinions, so that every outcome they held is
+// decided, and writes into its log whose doing each attempt was and
+// until when its instance cools down.
+func (s *search) explain() {
+	s.op.close()
+	for i := range s.log {
+		a := &s.log[i]
+		if b, ok := s.op.blamed(a.Instance); ok && a.Outcome != "running" {
+			a.Owner = b.Owner.String()
+		} else if !ok && a.Reason == pool.Reason(detect.Timeout) {
+			// Cut by the search's deadline, still running: what blame
+			// will decide of it when it ends, from what the search saw.
+			a.Owner = s.op.foresee(s.cutAttempt(a)).Owner.String()
+		}
+		if st := s.p.pool.Stats(a.Instance); st.Circuit == pool.Open {
+			a.Until = st.CooldownUntil
+		}
+	}
+}
+
+// cutAttempt is the held timeout an attempt cut by the search's
+// deadline will come to.
+func (s *search) cutAttempt(a *Attempt) heldOutcome {
+	h := heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
+		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.cfg.HedgeFloor}
+	if lat, ok := s.p.usual(a.Instance); ok {
+		h.fair = max(h.fair, 2*lat)
+	}
+	return h
 }
 
 // offline reports whether every attempt of a search failed because no
@@ -196,7 +255,7 @@ func (s *search) noAnswer() error {
 // instances.
 func offline(tried []Attempt) bool {
 	for _, a := range tried {
-		if a.Reason != string(detect.DNS) {
+		if a.Reason != pool.Reason(detect.DNS) {
 			return false
 		}
 	}
@@ -206,7 +265,7 @@ func offline(tried []Attempt) bool {
 // timedOut reports whether an attempt of a search timed out.
 func timedOut(tried []Attempt) bool {
 	for _, a := range tried {
-		if a.Reason == string(detect.Timeout) {
+		if a.Reason == pool.Reason(detect.Timeout) {
 			return true
 		}
 	}
@@ -264,8 +323,6 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	case detect.Soft:
 		s.keepBest(r)
 		s.weigh(r)
-	case detect.Failed:
-		s.countAlike(r)
 	}
 	if s.inflight > 0 {
 		return nil, nil, false
@@ -275,7 +332,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		res, err = s.answer(*s.thin)
 		return res, err, true
 	}
-	if s.queryFailed != "" && s.fallback() == nil {
+	if s.op.failedAlike() != "" && s.fallback() == nil {
 		// A second instance failed on it the same way (5xx, 4xx): the
 		// query's doing, said so; asking more instances would fail too.
 		s.why = StopQuery
@@ -289,7 +346,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		res, err = s.p.answer(s.req, s.key, *a, s.started, string(a.verdict.Reason), queryFaultTTL)
 		return res, err, true
 	}
-	if s.empty == nil && s.started < p.cfg.MaxAttempts && s.launch(launchRetry) {
+	if s.empty == nil && s.retry(p.cfg.MaxAttempts) {
 		return nil, nil, false
 	}
 	if a := s.fallback(); a != nil {
@@ -298,7 +355,7 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	}
 	if len(s.poor) > 1 {
 		// Every instance asked answered poorly, each its own way, and no
-		// other can be asked: the query's (owner.go), served as such.
+		// other can be asked: the query's (blame.go), served as such.
 		a := s.queryAnswer()
 		res, err = s.p.answer(s.req, s.key, *a, s.started, string(a.verdict.Reason), queryFaultTTL)
 		return res, err, true
@@ -309,19 +366,24 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	return nil, s.noAnswer(), true
 }
 
-// countAlike counts a failure a query can cause on every instance (5xx,
-// 4xx); the second alike makes it the query's (queryFailed).
-func (s *search) countAlike(r attemptResult) {
-	if !queryCanFail(r.verdict.Reason) {
-		return
+// retry starts one more attempt after every attempt so far failed, while
+// fewer than limit started. One that could not start for want of a slot,
+// of the extra budget or of time, while another instance could have given
+// the second opinion an outcome waits for, is said to the opinions: that
+// outcome is then no instance's own (blame.go).
+func (s *search) retry(limit int) bool {
+	if s.started >= limit {
+		return false
 	}
-	if s.alike == nil {
-		s.alike = make(map[detect.Reason]int, 1)
+	if s.launch(launchRetry) {
+		return true
 	}
-	s.alike[r.verdict.Reason]++
-	if s.alike[r.verdict.Reason] == 2 && s.queryFailed == "" {
-		s.queryFailed = r.verdict.Reason
+	if s.why != StopNoInstance && s.why != StopCancelled {
+		if _, other, _ := s.p.earliest(s.p.candidates(), s.req.Client, s.tried, s.p.now()); other {
+			s.op.unasked()
+		}
 	}
+	return false
 }
 
 // launch starts one attempt on the best instance this search may use; it
@@ -384,15 +446,15 @@ func (s *search) launch(kind launchKind) (started bool) {
 	s.inflight++
 	s.tried[l.inst] = true
 	s.op.sent()
-	s.log = append(s.log, Attempt{Instance: l.inst, Outcome: "running"})
+	s.log = append(s.log, Attempt{Instance: l.inst, Own: l.lease.Own(), Outcome: "running"})
 	s.starts = append(s.starts, now)
 	req, deadline, out, op := s.req, s.deadline, s.results, s.op
 	if !p.spawn(func() { p.attempt(l, req, deadline, out, op) }) {
 		// Shutting down: the attempt is never sent.
-		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: "shutdown"}, 0)
+		p.pool.Record(l.lease, pool.Outcome{Kind: pool.Cancelled, Reason: ReasonShutdown}, 0)
 		l.release()
 		s.inflight--
-		s.log[len(s.log)-1].Outcome, s.log[len(s.log)-1].Reason = pool.Cancelled.String(), "shutdown"
+		s.log[len(s.log)-1].Outcome, s.log[len(s.log)-1].Reason = pool.Cancelled.String(), ReasonShutdown
 		if s.inflight == 0 {
 			s.why = StopShutdown
 		}
@@ -401,7 +463,7 @@ func (s *search) launch(kind launchKind) (started bool) {
 	if s.fanout == 1 {
 		// The newest attempt is raced in turn (a third attempt halves the
 		// p95 on a hostile fleet); one the deadline cuts before its fair
-		// time is searxgate's own, never its instance's (owner.go), and
+		// time is searxgate's own, never its instance's (blame.go), and
 		// one that cannot be answered in time is not sent (inTime).
 		s.stopHedge()
 		s.hedge, s.stopHedge = p.hedgeTimer(l.rec, now, s.deadline)
@@ -413,13 +475,24 @@ func (s *search) launch(kind launchKind) (started bool) {
 // public instance: the first attempt, each instance of a fan-out, and
 // each second opinion (a confirmation, or a retry while an outcome waits
 // for one: the query asked for it). Retries after an instance's failure
-// and hedges are searxgate's doing, within ExtraRatio. The operator's own
+// and hedges are searxgate's doing, within ExtraRatio, and charged to the
+// client's rate all the same (Config.AdmitExtra). The operator's own
 // instances are not charged. A first attempt refused there goes to an own
 // instance free now, if there is one; else the search ends with the
 // client's LimitedError. A second opinion refused is not sent.
 func (s *search) admit(l leased, kind launchKind, now time.Time) (leased, bool) {
 	p := s.p
-	if p.cfg.Admit == nil || l.lease.Own() || (s.started > 0 && kind != launchFan && !s.secondOpinion(kind)) {
+	if l.lease.Own() {
+		return l, true
+	}
+	if s.started > 0 && kind != launchFan && !s.secondOpinion(kind) {
+		if p.cfg.AdmitExtra == nil || p.cfg.AdmitExtra(s.req.Client, now) {
+			return l, true
+		}
+		p.giveBack(l.lease, l.release)
+		return leased{}, false
+	}
+	if p.cfg.Admit == nil {
 		return l, true
 	}
 	ok, wait := p.cfg.Admit(s.req.Client, now)
@@ -481,68 +554,6 @@ func (s *search) queryAnswer() *attemptResult {
 	return &s.poor[0]
 }
 
-// weigh takes one poor answer. An off-topic answer that echoes another
-// query is its instance's own, whatever the others say. Of the others,
-// one poor the same way as an earlier one makes the query at fault, and
-// then every poor answer that differs from that pair is its instance's
-// own (the third opinion). Two that differ decide nothing: a third
-// instance is asked.
-func (s *search) weigh(r attemptResult) {
-	if r.verdict.Reason == detect.OffTopic && r.verdict.Results != nil && r.verdict.Results.Query != "" &&
-		!detect.SameQuery(s.req.Query, r.verdict.Results.Query) {
-		s.op.ownPoor(r.instance)
-		return
-	}
-	defer func() { s.poor = append(s.poor, r) }()
-	if s.agreed != nil {
-		if !sameWay(s.agreed.verdict, r.verdict) {
-			s.op.ownPoor(r.instance)
-		}
-		return
-	}
-	for i := range s.poor {
-		if !sameWay(s.poor[i].verdict, r.verdict) {
-			continue
-		}
-		agreed := s.poor[i]
-		s.agreed, s.queryFault = &agreed, true
-		for _, q := range s.poor {
-			if !sameWay(agreed.verdict, q.verdict) {
-				s.op.ownPoor(q.instance)
-			}
-		}
-		return
-	}
-}
-
-// sameWay reports whether two poor answers are poor the same way, as one
-// query makes them on any instance: both with engines down, or both
-// reading the query alike (the same echo, a result in common).
-func sameWay(a, b detect.Verdict) bool {
-	if a.Reason != b.Reason {
-		return false
-	}
-	if a.Reason == detect.EnginesDown {
-		return true
-	}
-	if a.Results == nil || b.Results == nil || !strings.EqualFold(a.Results.Query, b.Results.Query) {
-		return false
-	}
-	if len(a.Results.Results) == 0 && len(b.Results.Results) == 0 {
-		return true
-	}
-	urls := make(map[string]bool, len(a.Results.Results))
-	for _, x := range a.Results.Results {
-		urls[x.URL] = true
-	}
-	for _, y := range b.Results.Results {
-		if urls[y.URL] {
-			return true
-		}
-	}
-	return false
-}
-
 // redirect answers a bang search with the redirect SearXNG gave: as the
 // redirect (Response.Redirect) for the clients that can follow one, and
 // as an answer of one result, the redirect's target, for those that read
@@ -597,8 +608,7 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		s.keepBest(r)
 		fallthrough
 	default:
-		s.countAlike(r)
-		if s.started < s.attemptCap() && s.queryFailed == "" {
+		if s.started < s.attemptCap() && s.op.failedAlike() == "" {
 			s.launch(launchFan)
 		}
 	}
@@ -609,14 +619,14 @@ func (s *search) onFanResult(r attemptResult) (*Response, error, bool) {
 		res, err := s.merged()
 		return res, err, true
 	}
-	if s.queryFailed == "" && s.started < s.attemptCap() && s.launch(launchRetry) {
+	if s.op.failedAlike() == "" && s.retry(s.attemptCap()) {
 		return nil, nil, false
 	}
 	if s.best != nil {
 		res, err := s.answer(*s.best)
 		return res, err, true
 	}
-	if s.queryFailed != "" {
+	if s.op.failedAlike() != "" {
 		s.why = StopQuery // two instances failed on it alike (5xx, 4xx)
 	}
 	if s.why == "" {

@@ -37,7 +37,7 @@
 // Whoever can write to Redis without the operator's secret can make the
 // replicas search less, or more up to N times the local budget. It cannot
 // open a circuit, forge an answer, or read the queries (auth.go says why).
-// The secret never reaches Redis; the README says how to rotate it.
+// The secret never reaches Redis; docs/security.md says how to rotate it.
 //
 // Caveats:
 //   - When Redis goes or forgets, a replica knows only its own recent

@@ -42,8 +42,8 @@ func newReplicas(t *testing.T, srv *redistest.Server, fleet *sim.Fleet, n int, o
 	for i := range n {
 		r := &replica{opened: make(chan string, 16)}
 		r.pool = pool.New(pool.Config{OnEvent: func(e pool.Event) {
-			if e.To == pool.Open && e.From != pool.Open && len(e.Reason) > 0 && !isShared(e.Reason) {
-				r.shared.Opened(e.Instance, e.At.Add(e.Cooldown), e.Reason)
+			if e.To == pool.Open && e.From != pool.Open && len(e.Reason) > 0 && !e.Reason.Shared() {
+				r.shared.Opened(e.Instance, e.At.Add(e.Cooldown), string(e.Reason))
 			}
 		}})
 		var priors []pool.Prior
@@ -54,7 +54,7 @@ func newReplicas(t *testing.T, srv *redistest.Server, fleet *sim.Fleet, n int, o
 		o := opt
 		o.Replica = fmt.Sprintf("replica-%d-%d", i, groupSeq.Add(1))
 		o.OnOpen = func(inst string, until time.Time, reason string) {
-			if r.pool.OpenUntil(inst, until, reason) {
+			if r.pool.OpenUntil(inst, until, pool.Reason(reason)) {
 				r.opened <- inst
 			}
 		}
@@ -81,10 +81,6 @@ func newReplicas(t *testing.T, srv *redistest.Server, fleet *sim.Fleet, n int, o
 		}
 	}
 	return reps
-}
-
-func isShared(reason string) bool {
-	return len(reason) >= len(pool.ReasonShared) && reason[:len(pool.ReasonShared)] == pool.ReasonShared
 }
 
 func startFleet(t *testing.T, instances ...sim.InstanceConfig) *sim.Fleet {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -202,6 +203,10 @@ func (in *Instance) page(s search) *page {
 	p.Raw = cfg.Behaviour == Hostile
 	p.RawBytes = cfg.Behaviour == InvalidUTF8
 	sl := slug(q)
+	cat := s.category()
+	if in.rich() && cat != "general" && cat != "images" {
+		engines = categoryEngines[cat]
+	}
 	for i := 0; i < cfg.Results; i++ {
 		k := (s.pageno-1)*cfg.Results + i // index over all pages
 		host := resultHost[k%len(resultHost)]
@@ -232,6 +237,9 @@ func (in *Instance) page(s search) *page {
 			// in front has a real picture to fetch, on loopback.
 			r.Thumbnail = fmt.Sprintf("%ssim/img/%d.png?thumb", in.url, k+1)
 		}
+		if in.rich() {
+			in.categorize(&r, cat, q, k)
+		}
 		if s.images() {
 			r.Category = "images"
 			r.ImgSrc = fmt.Sprintf("%ssim/img/%d.png", in.url, k+1)
@@ -250,7 +258,109 @@ func (in *Instance) page(s search) *page {
 		}
 		p.Results = append(p.Results, r)
 	}
+	if in.rich() && s.pageno == 1 && cleanContent(cfg.Behaviour) {
+		in.enrich(p, q, cat, sl)
+	}
 	return p
+}
+
+// The demo's fleet (Config.LocalLinks) shows everything a SearXNG page
+// can: a result count, an answer, an infobox, corrections, an engine that
+// failed beside the results, and each category's own results.
+
+// rich reports whether the instance's pages show everything.
+func (in *Instance) rich() bool { return in.f.cfg.LocalLinks }
+
+// cleanContent reports whether a behaviour's results are the plain ones
+// the extras go with (not hostile, spam, broken bytes or another topic).
+func cleanContent(b Behaviour) bool {
+	return b != Hostile && b != EchoSpam && b != InvalidUTF8 && b != OffTopic
+}
+
+// categoryEngines are the engines of the categories that answer with
+// their own results.
+var categoryEngines = map[string][]string{
+	"news":    {"bing news", "google news", "yahoo news"},
+	"videos":  {"youtube", "vimeo", "dailymotion"},
+	"it":      {"github", "stackoverflow", "pypi", "mdn"},
+	"science": {"arxiv", "google scholar", "pubmed", "semantic scholar"},
+}
+
+// misspellings are the words the fleet corrects ("helo" asks for
+// "hello"), as SearXNG's engines offer corrections.
+var misspellings = map[string]string{
+	"helo": "hello", "hellow": "hello", "pyhton": "python", "teh": "the",
+	"serach": "search", "recieve": "receive", "tutorail": "tutorial", "rsut": "rust",
+}
+
+// category is the first category the search asks for that the fleet
+// answers apart, else "general".
+func (s search) category() string {
+	for c := range strings.SplitSeq(s.params["categories"], ",") {
+		c = strings.TrimSpace(c)
+		if _, ok := categoryEngines[c]; ok || c == "images" {
+			return c
+		}
+	}
+	return "general"
+}
+
+// categorize makes r the k-th result of its category: its title, snippet
+// and category field, and what that category's results carry.
+func (in *Instance) categorize(r *result, cat, q string, k int) {
+	id := in.cfg.ID
+	switch cat {
+	case "news":
+		r.Title = fmt.Sprintf("%s: news story %d", q, k+1)
+		r.Content = fmt.Sprintf("Story %d on %s, reported by %s's %s today.", k+1, q, id, r.Engine)
+		r.PublishedDate = fmt.Sprintf("2026-12-%02dT%02d:00:00", 6-k%5, 9+k%8)
+	case "videos":
+		r.Title = fmt.Sprintf("%s: video %d", q, k+1)
+		r.Content = fmt.Sprintf("A %d:%02d video about %s, found by %s on %s.", 2+k%9, 7*k%60, q, id, r.Engine)
+		r.Thumbnail = fmt.Sprintf("%ssim/img/%d.png?thumb", in.url, k+1)
+	case "it":
+		r.Title = fmt.Sprintf("%s: %s answer %d", q, r.Engine, k+1)
+		r.Content = fmt.Sprintf("Code and documentation %d for %s, from %s through %s.", k+1, q, id, r.Engine)
+	case "science":
+		r.Title = fmt.Sprintf("%s: a paper, part %d", q, k+1)
+		r.Content = fmt.Sprintf("Abstract %d: what is known of %s, indexed by %s through %s.", k+1, q, id, r.Engine)
+		r.PublishedDate = fmt.Sprintf("20%02d-%02d-01T00:00:00", 10+k%16, k%12+1)
+	default:
+		return
+	}
+	r.Category = cat
+}
+
+// enrich adds a first page's extras: its result count, an answer and an
+// infobox (general searches), corrections of misspelt words, and on
+// every second instance an engine that timed out beside its results.
+func (in *Instance) enrich(p *page, q, cat, sl string) {
+	p.NumberOfResults = 1000 + len(p.Results)*(137*len(q)+len(sl))
+	words := strings.Fields(q)
+	fixed := false
+	for i, w := range words {
+		if c, ok := misspellings[strings.ToLower(w)]; ok {
+			words[i], fixed = c, true
+		}
+	}
+	if fixed {
+		p.Corrections = []string{strings.Join(words, " ")}
+	}
+	if cat == "general" && len(p.Results) > 0 {
+		p.Answers = []string{fmt.Sprintf("%s: %d letters, %d words, as the demo fleet counts them", q, len(strings.ReplaceAll(q, " ", "")), len(strings.Fields(q)))}
+		p.Infoboxes = []infobox{{
+			Title:   q,
+			Content: fmt.Sprintf("%s, as the demo fleet describes it: every instance gives this box for a general search, so searxgate shows one.", q),
+			ImgSrc:  in.url + "sim/img/1.png?thumb",
+			Attributes: [][2]string{
+				{"Asked of", in.cfg.ID}, {"Engines", strings.Join(in.site.EngineList, ", ")},
+			},
+			URLs: [][2]string{{"The first result", p.Results[0].URL}},
+		}}
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(in.cfg.ID, "sim-")); err == nil && n%2 == 0 && len(in.site.EngineList) > 1 {
+		p.Unresponsive = append(p.Unresponsive, [2]string{"wikidata", "timeout"})
+	}
 }
 
 // echoSpam makes r the k-th result of spam generated from q: a title and

@@ -184,6 +184,7 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 		EngineList:   engines,
 		Categories:   ic.Categories,
 		Autocomplete: ic.Autocomplete,
+		Rich:         cfg.LocalLinks,
 	}
 	if in.site.Limiter {
 		in.site.TokenCSS = "/client" + in.token + ".css"

@@ -66,13 +66,21 @@ func suspend(b Behaviour, p *page) {
 	}
 }
 
-// categories is what /config lists as the instance's categories.
+// categories is what /config lists as the instance's categories: its
+// own when it names them, else general (and, for the demo's rich fleet,
+// every category it answers apart).
 func (s *site) categories() []string {
-	if len(s.Categories) == 0 {
-		return defaultCatList
+	switch {
+	case len(s.Categories) > 0:
+		return s.Categories
+	case s.Rich:
+		return richCategories
 	}
-	return s.Categories
+	return defaultCatList
 }
+
+// richCategories are the categories the demo's rich fleet lists.
+var richCategories = []string{"general", "images", "news", "videos", "it", "science"}
 
 // lacksCategories reports whether the search asks only for categories
 // the instance has no engine for (never when it names none, or when the
@@ -90,14 +98,3 @@ func (in *Instance) lacksCategories(s search) bool {
 	return true
 }
 
-// appendJSONStrings appends ss as the items of a JSON array (without the
-// brackets).
-func appendJSONStrings(b []byte, ss []string) []byte {
-	for i, v := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, v, false)
-	}
-	return b
-}

@@ -23,6 +23,8 @@ type page struct {
 	NumberOfResults int
 	Results         []result
 	Answers         []string
+	Corrections     []string
+	Infoboxes       []infobox
 	Suggestions     []string
 	Unresponsive    [][2]string // engine, reason
 	// Raw writes titles, contents and URLs into the HTML page unescaped
@@ -31,6 +33,13 @@ type page struct {
 	// RawBytes writes non-UTF-8 bytes into JSON strings as they are
 	// (InvalidUTF8) instead of as U+FFFD.
 	RawBytes bool
+}
+
+// infobox is one infobox of a page: attributes and links as label and
+// value, title and URL.
+type infobox struct {
+	Title, Content, ImgSrc string
+	Attributes, URLs       [][2]string
 }
 
 // result is one result of a page.
@@ -62,6 +71,9 @@ type site struct {
 	EngineList   []string
 	Categories   []string // the categories it has engines for; empty: general and images
 	Autocomplete string   // the backend /config names
+	// Rich: the demo's fleet (Config.LocalLinks), whose /config names
+	// every category it answers apart and their engines.
+	Rich bool
 }
 
 // writeJSON appends the classic SearXNG JSON answer (keys in SearXNG's
@@ -134,19 +146,18 @@ func writeJSON(b []byte, p *page) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `], "answers": [`...)
-	for i, a := range p.Answers {
+	b = appendStrings(b, p.Answers, p.RawBytes)
+	b = append(b, `], "corrections": [`...)
+	b = appendStrings(b, p.Corrections, p.RawBytes)
+	b = append(b, `], "infoboxes": [`...)
+	for i, ib := range p.Infoboxes {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendJSONString(b, a, p.RawBytes)
+		b = appendInfobox(b, &ib)
 	}
-	b = append(b, `], "corrections": [], "infoboxes": [], "suggestions": [`...)
-	for i, s := range p.Suggestions {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = appendJSONString(b, s, p.RawBytes)
-	}
+	b = append(b, `], "suggestions": [`...)
+	b = appendStrings(b, p.Suggestions, p.RawBytes)
 	b = append(b, `], "unresponsive_engines": [`...)
 	for i, u := range p.Unresponsive {
 		if i > 0 {
@@ -159,6 +170,47 @@ func writeJSON(b []byte, p *page) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, "]}"...)
+	return b
+}
+
+// appendStrings appends list as the items of a JSON array.
+func appendStrings(b []byte, list []string, raw bool) []byte {
+	for i, v := range list {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendJSONString(b, v, raw)
+	}
+	return b
+}
+
+// appendInfobox appends one infobox as SearXNG's JSON has it
+// (shared/fixtures/searxng-2026/json-search-rich-infobox-answer-correction.txt).
+func appendInfobox(b []byte, ib *infobox) []byte {
+	b = append(b, `{"infobox": `...)
+	b = appendJSONString(b, ib.Title, false)
+	b = append(b, `, "content": `...)
+	b = appendJSONString(b, ib.Content, false)
+	b = append(b, `, "img_src": `...)
+	b = appendJSONString(b, ib.ImgSrc, false)
+	pairs := func(b []byte, key1, key2 string, list [][2]string) []byte {
+		for i, kv := range list {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, `{"`+key1+`": `...)
+			b = appendJSONString(b, kv[0], false)
+			b = append(b, `, "`+key2+`": `...)
+			b = appendJSONString(b, kv[1], false)
+			b = append(b, '}')
+		}
+		return b
+	}
+	b = append(b, `, "urls": [`...)
+	b = pairs(b, "title", "url", ib.URLs)
+	b = append(b, `], "attributes": [`...)
+	b = pairs(b, "label", "value", ib.Attributes)
+	b = append(b, `], "engine": "wikidata", "engines": ["wikidata"], "template": "default.html"}`...)
 	return b
 }
 
@@ -430,8 +482,11 @@ func writeHTML(s *site, p *page) string {
 		sb.WriteString("only_template_default")
 	}
 	sb.WriteString(`">
-
+`)
+	writeAnswers(&sb, p)
+	sb.WriteString(`
     <div id="sidebar">`)
+	writeInfoboxes(&sb, p)
 	if len(p.Suggestions) > 0 {
 		sb.WriteString(`<div id="suggestions" role="complementary" aria-labelledby="suggestions-title">
   <details class="sidebar-collapsable">
@@ -528,10 +583,15 @@ func writeHTML(s *site, p *page) string {
 	}
 	sb.WriteString(`<div id="sidebar-end-collapsable"></div>
     </div>
-
+`)
+	writeCorrections(&sb, p)
+	sb.WriteString(`
 
     <div id="urls" role="main">
 `)
+	if p.NumberOfResults > 0 {
+		sb.WriteString(`<div id="result_count"><small>Number of results: ` + groupDigits(p.NumberOfResults) + "</small></div>\n")
+	}
 	if len(p.Results) == 0 {
 		sb.WriteString(`<div class="dialog-error-block" role="alert"><p><strong>Sorry!</strong></p><p>No results were found. You can try to:</p><ul><li>Refresh the page.</li><li>Search for another query or select another category (above).</li><li>Change the search engine used in the preferences: <a href="/preferences">/preferences</a></li><li>Switch to another instance: <a href="https://searx.space">https://searx.space</a></li></ul>
 </div>`)
@@ -551,6 +611,79 @@ func writeHTML(s *site, p *page) string {
 	sb.WriteString("</div>\n")
 	writeFoot(&sb)
 	return sb.String()
+}
+
+// writeAnswers, writeInfoboxes and writeCorrections append a page's
+// answers, infoboxes and corrections in SearXNG's markup
+// (shared/fixtures/searxng-2026/html-search-rich-infobox-answer-correction.txt).
+func writeAnswers(sb *strings.Builder, p *page) {
+	if len(p.Answers) == 0 {
+		return
+	}
+	sb.WriteString(`    <div id="answers" role="complementary" aria-labelledby="answers-title">
+      <h4 class="title" id="answers-title">Answers : </h4>`)
+	for _, a := range p.Answers {
+		sb.WriteString(`<div class="answer"><span>` + esc(a) + "</span>\n</div>")
+	}
+	sb.WriteString("</div>\n")
+}
+
+func writeInfoboxes(sb *strings.Builder, p *page) {
+	if len(p.Infoboxes) == 0 {
+		return
+	}
+	sb.WriteString(`<div id="infoboxes">
+            <details open class="sidebar-collapsible">
+              <summary class="title">Info</summary>`)
+	for _, ib := range p.Infoboxes {
+		t := esc(ib.Title)
+		sb.WriteString(`<aside class="infobox" aria-label="` + t + `">
+  <h2 class="title"><bdi>` + t + `</bdi></h2>`)
+		if ib.ImgSrc != "" {
+			sb.WriteString(`<img src="` + esc(ib.ImgSrc) + `" title="` + t + `" alt="` + t + `">`)
+		}
+		sb.WriteString(`<p><bdi>` + esc(ib.Content) + `</bdi></p><div class="attributes">`)
+		for _, a := range ib.Attributes {
+			sb.WriteString(`<dl>
+          <dt><bdi>` + esc(a[0]) + ` :</bdi></dt><dd><bdi>` + esc(a[1]) + `</bdi></dd></dl>`)
+		}
+		sb.WriteString(`</div><div class="urls">
+      <ul>`)
+		for _, u := range ib.URLs {
+			sb.WriteString(`<li class="url"><bdi><a href="` + esc(u[1]) + `" rel="noreferrer">` + esc(u[0]) + `</a></bdi></li>`)
+		}
+		sb.WriteString("</ul>\n    </div></aside>")
+	}
+	sb.WriteString("</details>\n          </div>")
+}
+
+func writeCorrections(sb *strings.Builder, p *page) {
+	if len(p.Corrections) == 0 {
+		return
+	}
+	sb.WriteString(`    <div id="corrections" role="complementary" aria-labelledby="corrections-title">
+      <h4 id="corrections-title">Try searching for:</h4>`)
+	for _, c := range p.Corrections {
+		sb.WriteString(`
+      <div class="left">
+	      <form method="GET" action="/search" role="navigation">
+          <input type="hidden" name="category_general" value="1">
+          <input type="hidden" name="q" value="` + esc(c) + `">
+          <input type="submit" role="link" value="` + esc(c) + `">
+	      </form>
+      </div>`)
+	}
+	sb.WriteString("\n    </div>")
+}
+
+// groupDigits writes n with commas between thousands, as SearXNG's
+// English pages do.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // writeArticle appends one article.result.
@@ -684,17 +817,31 @@ func writeConfig(s *site) []byte {
 	b = append(b, `{"autocomplete":`...)
 	b = appendJSONString(b, s.Autocomplete, false)
 	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":[`...)
-	b = appendJSONStrings(b, s.categories())
-	b = append(b, `],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
-	for i, e := range s.EngineList {
+	cats := s.categories()
+	for i, c := range cats {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"categories":["general"],"enabled":true,"language_support":true,"languages":[],"name":`...)
-		b = appendJSONString(b, e, false)
-		b = append(b, `,"paging":true,"regions":[],"safesearch":true,"shortcut":`...)
-		b = appendJSONString(b, e[:min(2, len(e))], false)
-		b = append(b, `,"time_range_support":true,"timeout":3.0}`...)
+		b = appendJSONString(b, c, false)
+	}
+	b = append(b, `],"default_doi_resolver":"oadoi.org","default_locale":"","default_theme":"simple","doi_resolvers":["oadoi.org","doi.org","doai.io","sci-hub.se","sci-hub.st","sci-hub.ru"],"engines":[`...)
+	n := 0
+	for _, c := range cats {
+		list := s.EngineList
+		switch c {
+		case "general":
+		case "images":
+			list = nil // the general engines answer image searches here
+		default:
+			list = categoryEngines[c]
+		}
+		for _, e := range list {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = appendConfigEngine(b, e, c)
+		}
 	}
 	b = append(b, `],"instance_name":`...)
 	b = appendJSONString(b, s.Name, false)
@@ -706,6 +853,17 @@ func writeConfig(s *site) []byte {
 	b = strconv.AppendBool(b, s.Public)
 	b = append(b, `,"safe_search":0,"version":"`+searxngVersion+`"}`...)
 	return b
+}
+
+// appendConfigEngine appends one engine of /config's list.
+func appendConfigEngine(b []byte, name, category string) []byte {
+	b = append(b, `{"categories":[`...)
+	b = appendJSONString(b, category, false)
+	b = append(b, `],"enabled":true,"language_support":true,"languages":[],"name":`...)
+	b = appendJSONString(b, name, false)
+	b = append(b, `,"paging":true,"regions":[],"safesearch":true,"shortcut":`...)
+	b = appendJSONString(b, name[:min(2, len(name))], false)
+	return append(b, `,"time_range_support":true,"timeout":3.0}`...)
 }
 
 // writeOpenSearch renders /opensearch.xml.

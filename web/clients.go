@@ -15,10 +15,11 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/internal/clock"
+	"github.com/searxgate/searxgate/proxy"
 )
 
 // ClientLimiter is a token bucket per client (clientKey: an IPv4 address,
-// or the /64 of an IPv6 one) for what can reach an instance: the proxy asks
+// or the /64 of an IPv6 one; or an API key, proxy.KeyClient) for what can reach an instance: the proxy asks
 // it (Admit) for each search that would, never for an answer from the cache
 // or a search that joins one in flight; the middleware asks it for
 // /autocompleter. So searxgate can never be used to flood the instances
@@ -32,7 +33,7 @@ type ClientLimiter struct {
 	capacity func() (perMinute, burst float64)
 
 	mu      sync.Mutex // guards buckets and swept
-	buckets map[netip.Prefix]*bucket
+	buckets map[string]*bucket
 	swept   time.Time
 
 	admits atomic.Int64 // times the proxy asked (Admit)
@@ -65,7 +66,7 @@ func NewClientLimiter(perMinute, burst int) *ClientLimiter {
 	return &ClientLimiter{
 		perSec:  float64(perMinute) / 60,
 		burst:   float64(max(burst, 1)),
-		buckets: make(map[netip.Prefix]*bucket),
+		buckets: make(map[string]*bucket),
 	}
 }
 
@@ -120,6 +121,17 @@ func parseClientKey(s string) netip.Prefix {
 	return netip.Prefix{}
 }
 
+// bucketKey is the bucket of a client as web.Config.Client (or a face
+// that knows an API key, proxy.KeyClient) wrote it: an API key is its own
+// client, wherever it comes from; anything else is read as an address
+// (parseClientKey).
+func bucketKey(client string) string {
+	if proxy.IsKeyClient(client) {
+		return client
+	}
+	return parseClientKey(client).String()
+}
+
 // Admit is the limiter as proxy.Config.Admit; nil when the limit is
 // off.
 func (l *ClientLimiter) Admit() func(client string, now time.Time) (bool, time.Duration) {
@@ -128,7 +140,7 @@ func (l *ClientLimiter) Admit() func(client string, now time.Time) (bool, time.D
 	}
 	return func(client string, now time.Time) (bool, time.Duration) {
 		l.admits.Add(1)
-		return l.allowAt(parseClientKey(client), now)
+		return l.allowKey(bucketKey(client), now)
 	}
 }
 
@@ -152,11 +164,28 @@ func (l *ClientLimiter) allow(addr netip.Addr, now time.Time) (bool, time.Durati
 
 // allowAt takes a token for key at now (see allow).
 func (l *ClientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Duration) {
+	return l.allowKey(key.String(), now)
+}
+
+// allowKey takes a token for the bucket key (bucketKey) at now.
+func (l *ClientLimiter) allowKey(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
 		l.sweep(now)
 	}
+	b, perSec := l.refilled(key, now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
+	return false, wait
+}
+
+// refilled is key's bucket refilled to now, and the refill per second;
+// l.mu is held.
+func (l *ClientLimiter) refilled(key string, now time.Time) (*bucket, float64) {
 	perSec, burst := l.rates()
 	b, ok := l.buckets[key]
 	if !ok {
@@ -168,20 +197,15 @@ func (l *ClientLimiter) allowAt(key netip.Prefix, now time.Time) (bool, time.Dur
 		b.last = now
 	}
 	b.tokens = math.Min(b.tokens, burst) // the pool shrank
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	wait := time.Duration((1 - b.tokens) / perSec * float64(time.Second))
-	return false, wait
+	return b, perSec
 }
 
-// sweep drops buckets that have refilled (idle long enough to be full).
+// sweep drops buckets that have refilled (idle long enough to be full,
+// a debt of AdmitExtra's paid).
 func (l *ClientLimiter) sweep(now time.Time) {
 	l.swept = now
-	full := time.Duration(l.burst / l.perSec * float64(time.Second))
 	for a, b := range l.buckets {
-		if now.Sub(b.last) >= full {
+		if now.Sub(b.last).Seconds()*l.perSec >= l.burst-b.tokens {
 			delete(l.buckets, a)
 		}
 	}
@@ -195,7 +219,7 @@ func (l *ClientLimiter) sweep(now time.Time) {
 // (which would hand every client a fresh burst).
 func (l *ClientLimiter) evictOldest(n int) {
 	type seen struct {
-		key  netip.Prefix
+		key  string
 		last time.Time
 	}
 	all := make([]seen, 0, len(l.buckets))

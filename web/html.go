@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -224,6 +225,15 @@ type resultView struct {
 	Image, Resolution, Source string
 	// Video marks a video result, whose thumbnail is drawn larger.
 	Video bool
+	// Snippet is Content cut where the query's words are, to mark them.
+	Snippet []textPart
+}
+
+// textPart is a piece of a snippet; Mark says it is one of the query's
+// words, which the page highlights as SearXNG does.
+type textPart struct {
+	Text string
+	Mark bool
 }
 
 type infoboxView struct {
@@ -248,6 +258,7 @@ type searchPage struct {
 	Results     []resultView
 	Images      []resultView // the image results, drawn as a grid
 	Count       string       // how many results the instances reckon there are ("" = not said)
+	Formats     []link       // the same search as JSON, CSV and RSS
 	Unresponse  []string
 	PageNo      int
 	Prev, Next  string
@@ -268,6 +279,9 @@ type pageData struct {
 	Message string
 	Retry   string // a link that repeats the request
 	RetryIn string // when trying again may work ("12 s"), from Retry-After
+	// Causes say, one an instance, why no instance answered
+	// (proxy.NoAnswerError.Explain).
+	Causes  []string
 	Problem string // why searxgate cannot search at all now; "" = nothing
 	Search  *searchPage
 	Stat    *statusView
@@ -320,8 +334,15 @@ func (s *Server) index(ctx *fasthttp.RequestCtx) {
 
 // errorPage answers status with the error page; retrySecs > 0 tells when
 // to try again (the Retry-After sent with it).
-func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64) {
+func (s *Server) errorPage(ctx *fasthttp.RequestCtx, status int, req proxy.Request, msg string, retrySecs int64, causes ...string) {
 	d := pageData{Title: "Error", Query: clean(req.Query, proxy.MaxQueryLen), Status: status, Message: clean(msg, maxContent)}
+	if len(causes) > 0 {
+		// The page lists the causes under the message: said once.
+		d.Message = clean(strings.SplitN(msg, ". ", 2)[0], maxContent)
+		for _, c := range causes {
+			d.Causes = append(d.Causes, clean(c, maxContent))
+		}
+	}
 	if retrySecs > 0 {
 		d.RetryIn = ago(time.Duration(retrySecs) * time.Second)
 	}
@@ -401,12 +422,14 @@ func (p *searchPage) setResults(req proxy.Request, r *results.Page, image func(s
 	for i := range r.Infoboxes {
 		p.Infoboxes = append(p.Infoboxes, infoboxOf(&r.Infoboxes[i], image))
 	}
+	words := queryWords(req.Query)
 	for i := range r.Results {
 		v := resultOf(&r.Results[i], image)
 		if v.Image != "" && (p.Category == "images" || r.Results[i].Template == "images.html") {
 			p.Images = append(p.Images, v)
 			continue
 		}
+		v.Snippet = highlight(v.Content, words)
 		p.Results = append(p.Results, v)
 	}
 	if r.NumberOfResults > 0 {
@@ -434,6 +457,11 @@ func buildSearchPage(req proxy.Request, r *results.Page, res *proxy.Response, im
 	if p.PageNo > 1 {
 		p.Prev = "/search?" + req.Values(p.PageNo-1).Encode()
 	}
+	for _, f := range [][2]string{{"json", "JSON"}, {"csv", "CSV"}, {"rss", "RSS"}} {
+		v := req.Values(p.PageNo)
+		v.Set("format", f[0])
+		p.Formats = append(p.Formats, link{Text: f[1], Href: "/search?" + v.Encode()})
+	}
 	if len(p.Results)+len(p.Images) > 0 {
 		p.Next = "/search?" + req.Values(p.PageNo+1).Encode()
 	}
@@ -457,6 +485,51 @@ func buildSearchPage(req proxy.Request, r *results.Page, res *proxy.Response, im
 		p.Soft = res.Soft
 	}
 	return p
+}
+
+// queryWords matches the words of query's terms (its syntax, such as
+// bangs and :de, left out) in any case; nil when it has none.
+func queryWords(query string) *regexp.Regexp {
+	var alts []string
+	for _, w := range strings.Fields(detect.ParseQuery(query).Terms()) {
+		w = strings.Trim(w, `"'()[]{},.;:!?`)
+		if utf8.ValidString(w) && utf8.RuneCountInString(w) >= 2 && !slices.Contains(alts, regexp.QuoteMeta(w)) {
+			alts = append(alts, regexp.QuoteMeta(w))
+		}
+	}
+	if len(alts) == 0 {
+		return nil
+	}
+	// Longest first, so "hello world" marks "hello" whole, not "he".
+	slices.SortFunc(alts, func(a, b string) int { return len(b) - len(a) })
+	re, err := regexp.Compile(`(?i)` + strings.Join(alts, "|"))
+	if err != nil {
+		return nil // a query too long to match: nothing is marked
+	}
+	return re
+}
+
+// highlight cuts text where words match, for the page to mark them.
+func highlight(text string, words *regexp.Regexp) []textPart {
+	if text == "" {
+		return nil
+	}
+	if words == nil {
+		return []textPart{{Text: text}}
+	}
+	var parts []textPart
+	at := 0
+	for _, m := range words.FindAllStringIndex(text, 64) {
+		if m[0] > at {
+			parts = append(parts, textPart{Text: text[at:m[0]]})
+		}
+		parts = append(parts, textPart{Text: text[m[0]:m[1]], Mark: true})
+		at = m[1]
+	}
+	if at < len(text) {
+		parts = append(parts, textPart{Text: text[at:]})
+	}
+	return parts
 }
 
 func resultOf(x *results.Result, image func(string) string) resultView {

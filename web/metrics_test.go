@@ -587,7 +587,7 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 	}
 	for name := range fams {
 		if _, ok := want[name]; !ok && !strings.HasPrefix(name, "process_") {
-			t.Errorf("new family %s: say why in the README", name)
+			t.Errorf("new family %s: say why in docs/self-hosting.md (Watch and steer it)", name)
 		}
 	}
 	var les []string
@@ -658,8 +658,8 @@ func orDash(s string) string {
 // it has (traffic with refusals, state shared with other replicas, MCP
 // tool calls) and compares its families, types, label names, buckets and
 // HELP texts with testdata/metrics_families.txt: none may change
-// unnoticed. Rewrite the file with -update-families, and say why in the
-// README when it changes.
+// unnoticed. Rewrite the file with -update-families, and say why in
+// docs/self-hosting.md when it changes.
 func TestMetricsFamiliesUnchanged(t *testing.T) {
 	shared := proxy.Shared{Status: func() proxy.SharedState { return proxy.SharedState{Shared: true, Replicas: 2, LocalTakes: 3} }}
 	live := startLiveWith(t, []sim.InstanceConfig{

@@ -392,6 +392,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 	}
 	body := map[string]any{"error": "no instance answered"}
 	var secs int64
+	var causes []string
 	why := "error"
 	var na *proxy.NoAnswerError
 	if errors.As(err, &na) {
@@ -400,7 +401,11 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 			secs = retryAfterSeconds(na.RetryAfter)
 			ctx.Response.Header.Set("Retry-After", strconv.FormatInt(secs, 10))
 		}
+		causes = na.Explain()
 		msg := "no instance answered: " + explainWhy(na.Why)
+		if len(causes) > 0 {
+			msg += ". " + strings.Join(causes, ". ")
+		}
 		if secs > 0 {
 			msg += "; retry in " + strconv.FormatInt(secs, 10) + " s"
 		}
@@ -410,6 +415,12 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 			tried = []proxy.Attempt{}
 		}
 		body["tried"] = tried
+		if len(na.Waiting) > 0 {
+			body["waiting"] = na.Waiting
+		}
+		if len(causes) > 0 {
+			body["causes"] = causes
+		}
 	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		body["error"] = "search cancelled"
 		body["tried"] = []proxy.Attempt{}
@@ -418,7 +429,7 @@ func (s *Server) noAnswer(ctx *fasthttp.RequestCtx, req proxy.Request, err error
 		body["tried"] = []proxy.Attempt{}
 	}
 	s.refusals.log(s.log, why, fasthttp.StatusServiceUnavailable, secs)
-	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs)
+	s.refuse(ctx, req, fasthttp.StatusServiceUnavailable, body["error"].(string), body, secs, causes...)
 }
 
 // refusalLog logs the searches searxgate refuses (429, 503), at most one
@@ -438,7 +449,7 @@ func (r *refusalLog) log(l *slog.Logger, why string, status int, retrySecs int64
 // refuse answers status in the format asked: jsonBody as JSON, the error
 // page for html, and for csv and rss what SearXNG's index_error writes
 // (an empty CSV; a feed with one "Error" item saying msg).
-func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64) {
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int, msg string, jsonBody map[string]any, retrySecs int64, causes ...string) {
 	switch req.Format {
 	case proxy.FormatJSON:
 		writeJSON(ctx, status, jsonBody)
@@ -448,7 +459,7 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, req proxy.Request, status int,
 	case proxy.FormatRSS:
 		s.rssError(ctx, status, req, msg)
 	default:
-		s.errorPage(ctx, status, req, msg, retrySecs)
+		s.errorPage(ctx, status, req, msg, retrySecs, causes...)
 	}
 }
 
@@ -459,7 +470,7 @@ var stopWords = map[proxy.Stop]string{
 	proxy.StopNoInstance:   "no instance can be searched: none is in the pool, or every one is disabled, already tried or checks for browsers",
 	proxy.StopNoSlot:       "every instance that could answer is cooling down, over its politeness budget or busy until after this search's deadline",
 	proxy.StopShare:        "your share of the public instances' budget is spent for now: the rest of each window is kept for other clients",
-	proxy.StopAttempts:     "every instance asked refused or failed (see tried)",
+	proxy.StopAttempts:     "every instance asked refused or failed",
 	proxy.StopNetwork:      "no instance's name resolves: DNS fails on the machine searxgate runs on (no network?); no instance was blamed",
 	proxy.StopBudget:       "your share of the budget for retries and second opinions is spent",
 	proxy.StopShutdown:     "searxgate is shutting down",

@@ -96,6 +96,10 @@ type Config struct {
 	// ToolCalls, when set, counts the MCP tool calls for /metrics and
 	// /status.
 	ToolCalls func() []ToolCalls
+	// Doors are more faces of the same search at paths of their own (the
+	// search APIs of other services, package api), each checking its own
+	// method and access; a path here wins over the table's.
+	Doors map[string]fasthttp.RequestHandler
 }
 
 // Server is searxgate's HTTP face.
@@ -222,6 +226,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := string(ctx.Path())
+	if h, ok := s.cfg.Doors[path]; ok {
+		h(ctx)
+		return
+	}
 	if r, ok := s.routes[path]; ok {
 		if allow(ctx, r.methods...) {
 			r.handle(ctx)

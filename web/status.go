@@ -182,7 +182,8 @@ type statusRow struct {
 	Latency        string
 	Measured       bool
 	FailureRate    string
-	Searches       uint64
+	Searches       uint64 // its outcomes, its own and excused, cancelled ones aside
+	Cancelled      uint64 // searches sent then no longer needed (a hedge's loser, a format asked again), and leases given back
 	Refusals       uint64
 	Reasons        string
 	Cooldown       string
@@ -248,7 +249,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	st := &is.Stats
 	r := statusRow{URL: safeURL(st.URL), Host: clean(hostOf(st.URL), maxURLText), Circuit: st.Circuit.String(), Health: st.Health,
 		Latency: formatMS(st.LatencyMS), Measured: st.Measured, FailureRate: strconv.FormatFloat(100*st.FailureRate, 'f', 0, 64) + "%",
-		Searches: st.Successes + st.Failures + st.Refusals + st.Softs, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
+		Searches: st.Successes + st.Failures + st.Refusals + st.Softs + st.Excused, Cancelled: st.Cancelled, Refusals: st.Refusals, Format: is.Format, Tier: st.Tier.String(),
 		Disabled: st.Disabled, Usable: is.Usable, WhyNot: whyWords[is.WhyNot], Version: clean(is.Version, 40), Advice: is.Advice,
 		Budget20s: strconv.Itoa(is.BudgetUsed20s) + " / 20 s", Budget10m: strconv.Itoa(is.BudgetUsed10m) + " / 10 min"}
 	switch {
@@ -267,7 +268,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	}
 	r.Last = st.LastOutcome
 	if st.LastReason != "" {
-		r.Last += " (" + clean(st.LastReason, 40) + ")"
+		r.Last += " (" + clean(string(st.LastReason), 40) + ")"
 	}
 	if !st.LastUsedAt.IsZero() {
 		r.LastWhen = ago(now.Sub(st.LastUsedAt)) + " ago"

@@ -24,6 +24,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/searxgate/searxgate/api"
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
@@ -72,6 +73,8 @@ type App struct {
 	notes   *dialNotes     // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server    // the MCP face (/mcp)
 	reader  *reader.Reader // web_url_read's page reader
+	apiKeys *api.Keys      // the search APIs' keys (--api-key, --api-key-file; reread on SIGHUP)
+	hup     chan os.Signal // SIGHUP, caught from the doors' making on
 	// shared is the state shared with the other replicas (--redis; nil
 	// without it): see shared.go.
 	shared *redis.Shared
@@ -265,6 +268,7 @@ func (a *App) buildProxy() error {
 		MaxFanout:      cfg.MaxFanout,
 		FanoutGrace:    cfg.FanoutGrace,
 		Admit:          a.limiter.Admit(),
+		AdmitExtra:     a.limiter.AdmitExtra(proxy.DefaultExtraRatio),
 		CacheTTL:       cfg.CacheTTL,
 		NoCache:        cfg.noCache(),
 		Store:          a.cache,
@@ -327,10 +331,13 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	cfg := a.cfg
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
+	doors, err := a.newAPIs(web.ClientOf(trusted))
+	if err != nil {
+		return err
+	}
 	cacheTTL, cacheKeep := a.proxy.CacheLifetime()
-	var err error
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
-		MCP: mcpHandler, ToolCalls: a.toolCalls,
+		MCP: mcpHandler, ToolCalls: a.toolCalls, Doors: doors,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		CacheTTL: cacheTTL, CacheKeep: cacheKeep,
 		Client:  web.ClientOf(trusted),
@@ -483,10 +490,14 @@ func (a *App) Run(ctx context.Context) error {
 
 	bg, stopBG := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(5)
+	wg.Add(6)
 	go func() {
 		defer wg.Done()
 		a.startupCheck(bg)
+	}()
+	go func() {
+		defer wg.Done()
+		a.reloadAPIKeys(bg)
 	}()
 	go func() {
 		defer wg.Done()
@@ -508,6 +519,9 @@ func (a *App) Run(ctx context.Context) error {
 
 	// Said before serving starts (the listener is bound already), so that
 	// the line comes before any answer.
+	if why := a.contactMissing(); why != "" {
+		a.log.Warn(why)
+	}
 	a.log.Info("searxgate is serving", "addr", "http://"+a.Addr()+"/", "version", Version,
 		"instances", a.servingWhat(), "data", filepath.Join(a.cfg.Data, "searxgate.db"))
 	serveErr := make(chan error, 1)

@@ -83,6 +83,11 @@ type Config struct {
 	MaxConns       int
 	TrustProxy     []string
 
+	// APIKeys and APIKeyFile are the keys the search APIs (package api)
+	// take; the file is read again on SIGHUP.
+	APIKeys    []string
+	APIKeyFile string
+
 	// resolver replaces the system's resolver in every guarded dialer (the
 	// instances, the reader, the image proxy); tests set it so that no name
 	// is ever looked up on the network.
@@ -232,6 +237,8 @@ func (c *Config) options() []option {
 		{"refresh", "how often the directory is read again", &c.Refresh},
 		{"admin-token", "bearer token that allows the instance API's writes (none: writes are refused)", &c.AdminToken},
 		{"mcp-token", "bearer token that /mcp (MCP for agents) requires; without it /mcp is off unless searxgate is reached only on loopback", &c.MCPToken},
+		{"api-key", "a key the search APIs (Tavily, Brave, Open WebUI at /tavily, /res/v1, /openwebui) take, one client each (repeatable; env: comma-separated); without keys they are off unless searxgate is reached only on loopback", &c.APIKeys},
+		{"api-key-file", "a file of keys for the search APIs, one a line (# comments), read again on SIGHUP", &c.APIKeyFile},
 		{"public-url", "the address people reach searxgate at, for OpenSearch links (default: the address each request used)", &c.PublicURL},
 		{"log-format", "text or json", &c.LogFormat},
 		{"log-level", "debug, info, warn or error", &c.LogLevel},
@@ -466,6 +473,7 @@ func (c *Config) Validate() error {
 	c.validateConnLimits(bad)
 	c.validateShared(bad)
 	c.validateProxy(func(err error) { errs = append(errs, err) })
+	c.validateAPIKeys(bad)
 	if c.Flush < 100*time.Millisecond {
 		bad("flush", "%v is shorter than 100ms", c.Flush)
 	}

@@ -114,7 +114,7 @@ func startDemo(t *testing.T) *demo {
 	return &demo{g: g, sims: sims, token: vars["DEMO_ADMIN_TOKEN"], base: base}
 }
 
-// local rewrites the README's demo addresses (searxgate on 127.0.0.1:8888,
+// local rewrites the docs' default addresses (searxgate on 127.0.0.1:8888,
 // the fleet from DEMO_SIM_PORT on) to this demo's.
 func (d *demo) local(t *testing.T, s string) string {
 	t.Helper()
@@ -174,7 +174,7 @@ func offLoopback(body string) []string {
 // TestDemoStaysOnLoopback: every URL the demo shows (its pages, JSON,
 // feeds, suggestions, status, MCP answers) is on loopback; the images it
 // shows come through the image proxy and load; its suggestions answer;
-// the README's examples run against it as written: the searches, the
+// the docs' examples run against it as written: the searches, the
 // page web_url_read reads, the instance API with its token and URLs in
 // its pool.
 func TestDemoStaysOnLoopback(t *testing.T) {
@@ -226,70 +226,119 @@ func TestDemoStaysOnLoopback(t *testing.T) {
 		t.Errorf("/autocompleter has no suggestion: %v", sugs)
 	}
 
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.readmeSearches(t, string(readme), seen)
-	d.readmeRead(t, string(readme), seen)
-	d.readmeAdmin(t, string(readme))
+	docs := docExamples(t)
+	d.docSearches(t, docs, seen)
+	d.docRead(t, docs, seen)
+	d.docAdmin(t, docs)
 }
 
-// readmeSearches runs the README's curl searches.
-func (d *demo) readmeSearches(t *testing.T, readme string, seen func(string, []byte)) {
+// docExamples are the README's and docs/'s text, joined.
+func docExamples(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, text := range docFiles(t) {
+		b.WriteString(text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// demoEnvNames are the variables the demo writes to out/demo/env.
+var demoEnvNames = []string{"SEARXGATE", "SEARXGATE_ADMIN_TOKEN", "DEMO_INSTANCE", "DEMO_INSTANCE_ID", "DEMO_PAGE"}
+
+// env is what `make demo` writes to its env file for this demo.
+func (d *demo) env() map[string]string {
+	inst := d.sims[4] // sim-05, as the Makefile picks it
+	return map[string]string{
+		"SEARXGATE":             "http://" + d.g.addr,
+		"SEARXGATE_ADMIN_TOKEN": d.token,
+		"DEMO_INSTANCE":         inst,
+		"DEMO_INSTANCE_ID":      url.QueryEscape(inst),
+		"DEMO_PAGE":             inst + "sim/page/sim-05/hello/1",
+	}
+}
+
+// expand replaces $NAME and ${NAME} of the demo's env file in s, and the
+// default addresses (searxgate on 127.0.0.1:8888) with this demo's.
+func (d *demo) expand(t *testing.T, s string) string {
+	t.Helper()
+	for k, v := range d.env() {
+		s = strings.ReplaceAll(s, "${"+k+"}", v)
+		s = regexp.MustCompile(`\$`+k+`\b`).ReplaceAllLiteralString(s, v)
+	}
+	return d.local(t, s)
+}
+
+// exampleCurl is one curl line of the docs: flags, a form body, a method
+// and the URL, each quoted or not.
+var exampleCurl = regexp.MustCompile(`^curl(?: -si?)?( -H "\$T")?(?: -d "?([^" ]+)"?)?(?: -X ([A-Z]+))? ["']?((?:http://127\.0\.0\.1:8888|\$SEARXGATE)[^"' ]*)["']?`)
+
+// docCurls are the docs' curl lines against searxgate, in sh blocks.
+func docCurls(docs string) []string {
+	var lines []string
+	for _, block := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(docs, -1) {
+		for _, l := range strings.Split(block[1], "\n") {
+			if l = strings.TrimSpace(l); exampleCurl.MatchString(l) {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines
+}
+
+// docSearches runs the docs' curl searches (those without a token).
+func (d *demo) docSearches(t *testing.T, docs string, seen func(string, []byte)) {
 	t.Helper()
 	n := 0
-	for _, m := range regexp.MustCompile(`curl (?:-si )?'(http://127\.0\.0\.1:8888/search\?[^']+)'`).FindAllStringSubmatch(readme, -1) {
+	for _, l := range docCurls(docs) {
+		m := exampleCurl.FindStringSubmatch(l)
+		if m[1] != "" || !strings.Contains(m[4], "/search?") {
+			continue
+		}
 		n++
-		u := d.local(t, m[1])
-		path := strings.TrimPrefix(u, "http://"+d.g.addr)
+		path := strings.TrimPrefix(d.expand(t, m[4]), "http://"+d.g.addr)
 		a := d.g.get(t, path, nil)
 		if a.status != 200 {
-			t.Errorf("the README's %s: %d %.300s", m[1], a.status, a.body)
+			t.Errorf("the docs' %s: %d %.300s", l, a.status, a.body)
 		}
-		seen(m[1], a.body)
+		seen(l, a.body)
 	}
-	if n == 0 {
-		t.Error("the README has no curl search")
+	if n < 2 {
+		t.Errorf("the docs have %d curl searches, want the README's and the fan-out one", n)
 	}
 }
 
-// readmeRead calls web_url_read with the README's example arguments.
-func (d *demo) readmeRead(t *testing.T, readme string, seen func(string, []byte)) {
+// docRead calls web_url_read with the docs' example arguments.
+func (d *demo) docRead(t *testing.T, docs string, seen func(string, []byte)) {
 	t.Helper()
-	m := regexp.MustCompile("`(\\{\"url\": [^`]*)`").FindStringSubmatch(readme)
+	m := regexp.MustCompile("`(\\{\"url\": [^`]*)`").FindStringSubmatch(docs)
 	if m == nil {
-		t.Fatal("the README has no web_url_read example")
+		t.Fatal("the docs have no web_url_read example")
 	}
 	var args map[string]any
-	if err := json.Unmarshal([]byte(d.local(t, m[1])), &args); err != nil {
-		t.Fatalf("the README's web_url_read example %s: %v", m[1], err)
+	if err := json.Unmarshal([]byte(d.expand(t, m[1])), &args); err != nil {
+		t.Fatalf("the docs' web_url_read example %s: %v", m[1], err)
 	}
 	s := connectMCP(t, d.g, nil)
 	res := callTool(t, s, mcp.ToolRead, args)
 	if text := resultText(res); res.IsError || !strings.Contains(text, "Paragraph") {
-		t.Errorf("the README's web_url_read %s: %v %.500s", m[1], res.IsError, text)
+		t.Errorf("the docs' web_url_read %s: %v %.500s", m[1], res.IsError, text)
 	}
 	search := callTool(t, s, mcp.ToolSearch, map[string]any{"query": "hello", "response_format": "json"})
 	seen("MCP search", []byte(resultText(search)))
 }
 
-// readmeAdmin runs the README's instance API block, line by line.
-func (d *demo) readmeAdmin(t *testing.T, readme string) {
+// docAdmin runs the docs' instance API lines, in order, with the demo's
+// token.
+func (d *demo) docAdmin(t *testing.T, docs string) {
 	t.Helper()
-	_, block, ok := strings.Cut(readme, "T=\"Authorization: Bearer ${SEARXGATE_ADMIN_TOKEN:-demo}\"")
-	if !ok {
-		t.Fatal("the README has no instance API example with the demo's token")
+	if !strings.Contains(docs, `T="Authorization: Bearer $SEARXGATE_ADMIN_TOKEN"`) {
+		t.Fatal("the docs have no instance API example with the demo's token")
 	}
-	block, _, _ = strings.Cut(block, "```")
-	if !strings.Contains(readme, "Bearer ${SEARXGATE_ADMIN_TOKEN:-"+d.token+"}") {
-		t.Errorf("the README's admin token is not the demo's (%s)", d.token)
-	}
-	curl := regexp.MustCompile(`^curl -s( -H "\$T")?(?: -d (\S+))?(?: -X ([A-Z]+))? (http://\S+)`)
 	n := 0
-	for _, l := range strings.Split(block, "\n") {
-		m := curl.FindStringSubmatch(strings.TrimSpace(l))
-		if m == nil {
+	for _, l := range docCurls(docs) {
+		m := exampleCurl.FindStringSubmatch(l)
+		if !strings.Contains(m[4], "/api/") {
 			continue
 		}
 		n++
@@ -300,7 +349,7 @@ func (d *demo) readmeAdmin(t *testing.T, readme string) {
 			h["Authorization"] = "Bearer " + d.token
 		}
 		if m[2] != "" {
-			body = strings.NewReader(d.local(t, m[2]))
+			body = strings.NewReader(d.expand(t, m[2]))
 			h["Content-Type"] = "application/x-www-form-urlencoded"
 			if method == "" {
 				method = http.MethodPost
@@ -309,12 +358,100 @@ func (d *demo) readmeAdmin(t *testing.T, readme string) {
 		if method == "" {
 			method = http.MethodGet
 		}
-		path := strings.TrimPrefix(d.local(t, m[4]), "http://"+d.g.addr)
+		path := strings.TrimPrefix(d.expand(t, m[4]), "http://"+d.g.addr)
 		if a := d.g.do(t, method, path, body, h); a.status/100 != 2 {
-			t.Errorf("the README's %s: %d %.300s", strings.TrimSpace(l), a.status, a.body)
+			t.Errorf("the docs' %s: %d %.300s", l, a.status, a.body)
 		}
 	}
 	if n < 5 {
-		t.Errorf("read %d curl lines of the README's instance API example", n)
+		t.Errorf("read %d curl lines of the docs' instance API example", n)
+	}
+}
+
+// TestDemoEnvFile: the demo writes every variable the docs' examples
+// read, starts clean unless DEMO_KEEP is set, and make clean removes it.
+func TestDemoEnvFile(t *testing.T) {
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := string(b)
+	_, recipe, _ := strings.Cut(mk, "\ndemo:")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	for _, name := range demoEnvNames {
+		if !strings.Contains(recipe, `echo "`+name+`=`) {
+			t.Errorf("the demo does not write %s to its env file", name)
+		}
+	}
+	used := regexp.MustCompile(`\$\{?([A-Z][A-Z_]*)`).FindAllStringSubmatch(docExamples(t), -1)
+	for _, m := range used {
+		if (strings.HasPrefix(m[1], "DEMO_") || m[1] == "SEARXGATE") && !slices.Contains(demoEnvNames, m[1]) {
+			t.Errorf("the docs read $%s, which the demo's env file does not hold", m[1])
+		}
+	}
+	if !strings.Contains(recipe, `if [ -z "$(DEMO_KEEP)" ]; then rm -rf $(DEMO_DIR)/data;`) {
+		t.Error("the demo does not start clean: its recipe keeps $(DEMO_DIR)/data without DEMO_KEEP")
+	}
+	if !regexp.MustCompile(`(?m)^clean:.*\n\trm -rf [^\n]*\bout/demo\b`).MatchString(mk) {
+		t.Error("make clean does not remove out/demo")
+	}
+}
+
+// TestDemoShowsEverything: the demo's pages show what a SearXNG page can:
+// a result count, an answer, an infobox, a correction, an engine that
+// failed beside the results, each category's own results, and the
+// categories and engines of the instances' /config to an agent.
+func TestDemoShowsEverything(t *testing.T) {
+	d := startDemo(t)
+	var page struct {
+		Count       int64             `json:"number_of_results"`
+		Answers     []json.RawMessage `json:"answers"`
+		Corrections []string          `json:"corrections"`
+		Infoboxes   []json.RawMessage `json:"infoboxes"`
+		Results     []struct {
+			Title    string `json:"title"`
+			Category string `json:"category"`
+		} `json:"results"`
+		Unresponsive [][2]string `json:"unresponsive_engines"`
+	}
+	read := func(path string) {
+		t.Helper()
+		page.Unresponsive = nil
+		a := d.g.get(t, path, nil)
+		if err := json.Unmarshal(a.body, &page); a.status != 200 || err != nil {
+			t.Fatalf("%s: %d %v %.300s", path, a.status, err, a.body)
+		}
+	}
+	read("/search?q=helo+world&format=json")
+	if page.Count == 0 || len(page.Answers) == 0 || len(page.Infoboxes) == 0 || !slices.Contains(page.Corrections, "hello world") {
+		t.Errorf("helo world: count %d, answers %d, infoboxes %d, corrections %q", page.Count, len(page.Answers), len(page.Infoboxes), page.Corrections)
+	}
+	failed := false
+	for _, q := range []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"} {
+		read("/search?format=json&fanout=3&q=" + q)
+		failed = failed || len(page.Unresponsive) > 0
+	}
+	if !failed {
+		t.Error("no demo answer names an engine that failed")
+	}
+	for _, cat := range []string{"news", "videos", "it", "science"} {
+		read("/search?q=hello&format=json&categories=" + cat)
+		if len(page.Results) == 0 || page.Results[0].Category != cat || strings.Contains(page.Results[0].Title, "result") {
+			t.Errorf("the %s tab answers like the general one: %+v", cat, page.Results)
+		}
+	}
+	html := string(d.g.get(t, "/search?q=helo+world", nil).body)
+	for _, want := range []string{"hello world", `class="answer"`, `class="infobox"`, "helo world"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the demo's results page lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`[0-9],[0-9]{3}`).MatchString(html) {
+		t.Error("the demo's results page shows no result count")
+	}
+	s := connectMCP(t, d.g, nil)
+	info := resultText(callTool(t, s, mcp.ToolInfo, map[string]any{"includeEngines": true, "category": "it"}))
+	if !strings.Contains(info, "github") || !strings.Contains(info, `"it"`) {
+		t.Errorf("instance info for the it category names no engine: %.800s", info)
 	}
 }

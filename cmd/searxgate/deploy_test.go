@@ -358,14 +358,17 @@ func readPassIP(t *testing.T, path string) []string {
 	return ips
 }
 
-// TestSystemdFiles: every SEARXGATE_ variable that searxgate.service and
-// the environment file example name, set or commented out, is a setting
-// of serve, and the unit keeps its data where StateDirectory puts it.
+// TestSystemdFiles: every SEARXGATE_ variable that the units and the
+// environment file example name, set or commented out, is a setting of
+// serve; both units keep the hardening lines and their data where
+// StateDirectory puts it; the environment file sets no example contact.
 // (deploy/systemd/check.sh runs systemd-analyze verify and security.)
 func TestSystemdFiles(t *testing.T) {
 	settings := settingVars()
 	name := regexp.MustCompile(`SEARXGATE_[A-Z0-9_]+`)
-	for _, f := range []string{"searxgate.service", "searxgate.env"} {
+	hardening := []string{"\nDynamicUser=yes\n", "\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n",
+		"\nRestrictAddressFamilies=", "\nSystemCallFilter=@system-service\n", "\nMemoryMax="}
+	for _, f := range []string{"searxgate.service", "searxgate@.service", "searxgate.env"} {
 		b, err := os.ReadFile(filepath.Join(deployDir, "systemd", f))
 		if err != nil {
 			t.Fatal(err)
@@ -380,30 +383,42 @@ func TestSystemdFiles(t *testing.T) {
 		if seen == 0 {
 			t.Errorf("%s names no setting", f)
 		}
-		if f != "searxgate.service" {
-			continue
+		var wants []string
+		switch f {
+		case "searxgate.service":
+			wants = append(hardening, "\nStateDirectory=searxgate\n", "\nEnvironment=SEARXGATE_DATA=%S/searxgate\n")
+		case "searxgate@.service":
+			wants = append(hardening, "\nStateDirectory=searxgate-%i\n", " --data %S/searxgate-%i ", " --listen 127.0.0.1:888%i ",
+				"\nLoadCredential=secret:/etc/searxgate/secret\n", " --secret-file %d/secret\n")
 		}
-		unit := string(b)
-		for _, want := range []string{"\nDynamicUser=yes\n", "\nStateDirectory=searxgate\n", "\nEnvironment=SEARXGATE_DATA=%S/searxgate\n",
-			"\nNoNewPrivileges=yes\n", "\nProtectSystem=strict\n", "\nPrivateTmp=yes\n", "\nRestrictAddressFamilies=", "\nSystemCallFilter=@system-service\n", "\nMemoryMax="} {
-			if !strings.Contains(unit, want) {
-				t.Errorf("searxgate.service lacks %q", strings.TrimSpace(want))
+		for _, want := range wants {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s lacks %q", f, strings.TrimSpace(want))
 			}
+		}
+		if f == "searxgate.env" && regexp.MustCompile(`(?m)^SEARXGATE_CONTACT=`).Match(b) {
+			t.Error("searxgate.env sets an example contact: operators would be sent to an address that is not the installer's")
 		}
 	}
 }
 
-// TestMakeTestTargets: every target make test depends on has a rule (a
-// phony target without one is silently "done", and CI would skip it).
+// TestMakeTestTargets: every step make test runs (TEST_STEPS) has a rule
+// (a phony target without one is silently "done", and CI would skip it),
+// and make test runs TEST_STEPS and ends with the list of what was skipped.
 func TestMakeTestTargets(t *testing.T) {
 	b, err := os.ReadFile("../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	m := regexp.MustCompile(`(?m)^test:([^#\n]*)`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`(?m)^TEST_STEPS = ([^#\n]*)`).FindStringSubmatch(text)
 	if m == nil {
-		t.Fatal("the Makefile has no test target")
+		t.Fatal("the Makefile sets no TEST_STEPS")
+	}
+	_, recipe, ok := strings.Cut(text, "\ntest:")
+	recipe, _, _ = strings.Cut(recipe, "\n\n")
+	if !ok || !strings.Contains(recipe, "for step in $(TEST_STEPS)") || !strings.Contains(recipe, `grep -h "SKIP: "`) {
+		t.Errorf("make test does not run $(TEST_STEPS) and list the SKIP lines:%s", recipe)
 	}
 	deps := strings.Fields(m[1])
 	for _, want := range []string{"unit", "systemd-check", "image-test"} {

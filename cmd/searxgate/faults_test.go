@@ -60,7 +60,7 @@ const heapLimit = 64 << 20
 
 func TestUpstreamFaults(t *testing.T) {
 	cases := []faultCase{
-		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "refused"},
+		{name: "refused", fault: sim.InstanceConfig{Behaviour: sim.Dead}, outcome: "failed", reason: "connection_refused"},
 		{name: "dns", setup: dnsFailure, outcome: "failed", reason: "dns", names: true},
 		{name: "hang", fault: sim.InstanceConfig{Behaviour: sim.Hang, JSON: true}, outcome: "failed", reason: "timeout"},
 		{name: "stall-body", fault: sim.InstanceConfig{Behaviour: sim.StallBody, JSON: true}, outcome: "failed", reason: "timeout"},
@@ -197,7 +197,7 @@ func runFault(t *testing.T, c faultCase) {
 	}
 
 	st := g.app.pool.Stats(faultyURL)
-	if st.LastOutcome != c.outcome || st.LastReason != c.reason {
+	if st.LastOutcome != c.outcome || string(st.LastReason) != c.reason {
 		t.Errorf("the faulty instance was recorded %q/%q, want %q/%q (ok %d, soft %d, refused %d, failed %d, cancelled %d)",
 			st.LastOutcome, st.LastReason, c.outcome, c.reason,
 			st.Successes, st.Softs, st.Refusals, st.Failures, st.Cancelled)
@@ -342,7 +342,7 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 		b      sim.Behaviour
 		reason string
 	}{
-		{sim.Dead, "refused"},
+		{sim.Dead, "connection_refused"},
 		{sim.ResetMidBody, "reset"},
 		{sim.Hang, "timeout"},
 		{sim.StallBody, "timeout"},
@@ -372,7 +372,7 @@ func TestUpstreamFaultsAlone(t *testing.T) {
 			if err := g.app.proxy.Wait(wctx); err != nil {
 				t.Fatal(err)
 			}
-			if st := g.app.pool.Stats(faultyURL); st.LastOutcome != "failed" || st.LastReason != c.reason {
+			if st := g.app.pool.Stats(faultyURL); st.LastOutcome != "failed" || string(st.LastReason) != c.reason {
 				t.Errorf("the pool recorded %q/%q, want failed/%s", st.LastOutcome, st.LastReason, c.reason)
 			}
 			if h := g.get(t, "/healthz", nil); h.status != 200 {

@@ -22,6 +22,9 @@ var placeholders = map[string]string{
 	"log-format":  "text|json",
 	"log-level":   "debug|info|warn|error",
 	"trust-proxy": "ip|cidr",
+
+	"api-key":      "key",
+	"api-key-file": "file",
 }
 
 // placeholder is what --help shows after --name: nothing for a switch.

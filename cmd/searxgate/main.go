@@ -36,6 +36,7 @@ var commands = []struct{ use, what string }{
 	{"searxgate healthcheck [flags]", "exit 0 when the searxgate on --listen answers /healthz, else 1"},
 	{"searxgate version", "print the version and the revision it was built from"},
 	{"searxgate help", "print this help (also --help, -h)"},
+	{"searxgate help settings", "print every setting as Markdown (docs/settings.md)"},
 }
 
 // Main runs searxgate with args (without the program name) and returns the
@@ -65,6 +66,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		}
 		return 0
 	case "help":
+		if len(args) == 1 && args[0] == "settings" {
+			writeSettingsDoc(stdout)
+			return 0
+		}
 		printHelp(stdout)
 		return 0
 	default:

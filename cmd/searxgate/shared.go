@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
@@ -44,7 +43,7 @@ func (a *App) openShared(ctx context.Context) error {
 		Budget:    publicBudget(a.cfg),
 		// Heard from another replica of the egress: a.pool exists by
 		// the time Run starts the feed.
-		OnOpen: func(inst string, until time.Time, reason string) { a.pool.OpenUntil(inst, until, reason) },
+		OnOpen: func(inst string, until time.Time, reason string) { a.pool.OpenUntil(inst, until, pool.Reason(reason)) },
 		Logger: a.log.With("part", "redis"),
 		Clock:  a.clock,
 	})
@@ -96,8 +95,8 @@ func (a *App) shareEvent(e pool.Event) {
 		return
 	}
 	switch {
-	case e.To == pool.Open && e.From != pool.Open && !strings.HasPrefix(e.Reason, pool.ReasonShared):
-		a.shared.Opened(e.Instance, e.At.Add(e.Cooldown), e.Reason)
+	case proxy.Shareable(e):
+		a.shared.Opened(e.Instance, e.At.Add(e.Cooldown), string(e.Reason))
 	case e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted:
 		a.shared.Forget(e.Instance)
 	}

@@ -75,6 +75,20 @@ func (a *App) servingWhat() string {
 	return strings.Join(parts, ", then ")
 }
 
+// contactMissing is the start-up warning when public instances are in
+// the pool and no --contact says how their operators can reach whoever
+// runs this searxgate; "" when a contact is set or no public instance is.
+func (a *App) contactMissing() string {
+	if strings.TrimSpace(a.cfg.Contact) != "" {
+		return ""
+	}
+	n := len(a.instances(pool.Public))
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no --contact (SEARXGATE_CONTACT) is set: the operators of the %d public instances in the pool cannot reach you when searxgate troubles them; set a URL or an e-mail address", n)
+}
+
 // startupCheck reads the terms of the list's instances (as they are about
 // to be searched anyway) and then judges whether any instance can be
 // searched at all; when none can, it says why in one ERROR line and keeps

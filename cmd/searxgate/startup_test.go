@@ -492,3 +492,33 @@ func TestWhyCauses(t *testing.T) {
 		t.Errorf("the start-up check has %d reasons, the proxy %d", len(whyCause), len(proxy.Whys))
 	}
 }
+
+// TestContactWarning: searxgate warns once at start when public instances
+// are in the pool and no contact is set, and not when one is set or only
+// its own instances are searched.
+func TestContactWarning(t *testing.T) {
+	_, fleetDir := startFleet(t, 2, []sim.InstanceConfig{{Behaviour: sim.Fast, JSON: true, Latency: -1}})
+	const warn = "no --contact (SEARXGATE_CONTACT) is set"
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"public, no contact", []string{"--allow-private", "--directory", fleetDir}, 1},
+		{"public, a contact", []string{"--allow-private", "--directory", fleetDir, "--contact", "ops@searxgate.test"}, 0},
+		{"only its own", []string{"--allow-private", "--directory", "none", "--instance", "http://127.0.0.1:9/"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, logs, _ := startLogged(t, "", tt.args...)
+			// The warning comes before the serving line, in the same goroutine.
+			waitFor(t, 30*time.Second, "the serving line", func() bool { return strings.Contains(logs.String(), "searxgate is serving") })
+			if got := strings.Count(logs.String(), warn); got != tt.want {
+				t.Errorf("the contact warning logged %d times, want %d:\n%s", got, tt.want, logs)
+			}
+			if tt.want > 0 && !strings.Contains(logs.String(), "level=WARN msg=\"no --contact") {
+				t.Errorf("the contact warning is not at WARN:\n%s", logs)
+			}
+		})
+	}
+}

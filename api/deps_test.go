@@ -1,0 +1,15 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/searxgate/searxgate/internal/deptest"
+)
+
+// TestImports keeps api to what the design allows a face of the search:
+// the proxy (search), the results model its answers come in, the reader
+// (pages), mcp for its loopback rule (LoopbackHost), and fasthttp.
+func TestImports(t *testing.T) {
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/results", "github.com/searxgate/searxgate/reader",
+		"github.com/searxgate/searxgate/mcp", "github.com/valyala/fasthttp")
+}

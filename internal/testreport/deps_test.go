@@ -1,0 +1,10 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/searxgate/searxgate/internal/deptest"
+)
+
+// TestImports: the standard library only.
+func TestImports(t *testing.T) { deptest.Check(t, ".") }
