@@ -97,4 +97,3 @@ func (in *Instance) lacksCategories(s search) bool {
 	}
 	return true
 }
-
