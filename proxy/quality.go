@@ -166,7 +166,12 @@ func (s *search) holdThin(r attemptResult) bool {
 	if !s.launch(launchQuality) {
 		return false
 	}
-	s.p.metrics.qualityHedges.Add(1)
+	// The thin answer waits for the fuller one only as long as that
+	// instance usually takes (qualityWait), not a hedge's whole delay.
+	p := s.p
+	s.stopHedge()
+	s.hedge, s.stopHedge = p.timer(min(p.qualityWait(s.log[len(s.log)-1].Instance), s.deadline.Sub(p.now())))
+	p.metrics.qualityHedges.Add(1)
 	s.qualityHedges++
 	held := s.fuller(r)
 	s.thin = &held
@@ -182,6 +187,21 @@ func thinTTL(r attemptResult) time.Duration {
 		return queryFaultTTL
 	}
 	return 0
+}
+
+// qualityWaitUnknown is how long a thin answer waits for the fuller one
+// of an instance not measured yet: about what a full public instance
+// takes at the slow end (searx.space's medians are mostly under 0.7 s).
+const qualityWaitUnknown = 700 * time.Millisecond
+
+// qualityWait is how long a thin answer waits for the fuller answer of
+// inst: its usual latency times HedgeFactor when measured, else
+// qualityWaitUnknown.
+func (p *Proxy) qualityWait(inst string) time.Duration {
+	if lat, ok := p.usual(inst); ok && lat > 0 {
+		return max(time.Duration(float64(lat)*p.cfg.HedgeFactor), 100*time.Millisecond)
+	}
+	return qualityWaitUnknown
 }
 
 // fuller is the answer to serve when r came: r, or the thin one held when
