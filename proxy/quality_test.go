@@ -176,3 +176,26 @@ func TestEnginesAskedGoWhereTheyAnswer(t *testing.T) {
 		t.Fatalf("!wp went to %s, want the first (wikipedia answers on both)", got)
 	}
 }
+
+func TestLateFullerAnswerLeavesTheThinOne(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Thin, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: 100 * time.Millisecond, JSON: true})
+	done := make(chan struct{})
+	var res *Response
+	var err error
+	go func() { res, err = e.search(t, "late fuller"); close(done) }()
+	<-e.timers.armed                 // the first attempt's hedge timer: never fired
+	<-e.timers.armed                 // the deadline: never fired
+	(<-e.timers.armed) <- time.Now() // made once the thin answer is held: the wait for the fuller one ends
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Instance != e.urls[0] || res.Attempts != 2 || res.Thin() == "" || e.proxy.metrics.QualityHedges() != 1 {
+		t.Fatalf("served by %s in %d attempts, thin %q; want the thin answer once the raced instance is late", res.Instance, res.Attempts, res.Thin())
+	}
+	if err := e.proxy.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
