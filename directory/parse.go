@@ -68,6 +68,12 @@ type Entry struct {
 	SuccessPct float64
 	// UptimeDay is uptime.uptimeDay, -1 when unknown.
 	UptimeDay float64
+	// Failing are the engines whose test search by searx.space never
+	// succeeded there: "google" when timing.search_go.success_percentage
+	// is 0, "wikipedia" when timing.search_wp's is (the only engine-level
+	// figures instances.json holds). The pool takes them as a prior of
+	// engines that do not answer there (pool.Prior.Failing).
+	Failing []string
 	// Alternatives are the entry's other http(s) URLs on the normal network
 	// (alternativeUrls), normalised and sorted. Kept instances linked by
 	// alternativeUrls are one instance: they collapse into one entry (a
@@ -367,6 +373,7 @@ func readInstance(rawKey string, v gjson.Result, f Filter) (*candidate, string) 
 			return nil, reason
 		}
 		c.entry.Prior = priorOf(search, c.entry.SuccessPct)
+		c.entry.Failing = failingEngines(fs.timing)
 	}
 	if c.entry.UptimeDay >= 0 && c.entry.UptimeDay < f.MinUptimeDay {
 		return nil, reasonLowUptime
@@ -481,6 +488,21 @@ func priorOf(search gjson.Result, successPct float64) time.Duration {
 
 // percent reads a percentage; anything but a number from 0 to 100 is
 // unknown (-1).
+// engineChecks are searx.space's test searches of one engine, in
+// timing: the key and the engine it names.
+var engineChecks = [...]struct{ key, engine string }{{"search_go", "google"}, {"search_wp", "wikipedia"}}
+
+// failingEngines are the engines whose check in timing never succeeded.
+func failingEngines(timing gjson.Result) []string {
+	var out []string
+	for _, c := range engineChecks {
+		if percent(timing.Get(c.key).Get("success_percentage")) == 0 {
+			out = append(out, c.engine)
+		}
+	}
+	return out
+}
+
 func percent(r gjson.Result) float64 {
 	if r.Type != gjson.Number || !(r.Num >= 0 && r.Num <= 100) {
 		return -1

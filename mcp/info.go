@@ -190,6 +190,10 @@ type InstanceBrief struct {
 	WhyNot    proxy.Why `json:"why_not,omitempty"` // its label (proxy.Why's String)
 	Health    int       `json:"health"`
 	LatencyMS float64   `json:"latency_ms"`
+	// Thin: its answers are expected thin; Suspended the engines it
+	// reports suspended now.
+	Thin      bool     `json:"thin,omitempty"`
+	Suspended []string `json:"suspended,omitempty"`
 }
 
 var statusResource = sdk.Resource{
@@ -214,8 +218,12 @@ func statusBrief(insts []proxy.Instance) StatusBrief {
 			b.More = len(insts) - i
 			break
 		}
-		b.Instances = append(b.Instances, InstanceBrief{URL: x.URL, Own: x.Own(), UsableNow: x.UsableNow(),
-			WhyNot: x.WhyNot, Health: x.Health, LatencyMS: math.Round(x.LatencyMS)})
+		ib := InstanceBrief{URL: x.URL, Own: x.Own(), UsableNow: x.UsableNow(),
+			WhyNot: x.WhyNot, Health: x.Health, LatencyMS: math.Round(x.LatencyMS), Thin: x.Thin}
+		for _, e := range x.Quality.Suspended {
+			ib.Suspended = append(ib.Suspended, e.Engine+": "+e.Reason)
+		}
+		b.Instances = append(b.Instances, ib)
 	}
 	return b
 }

@@ -341,6 +341,7 @@ func searchOutput(req proxy.Request, res *proxy.Response) (SearchOutput, error) 
 	for _, e := range r.UnresponsiveEngines {
 		out.UnresponsiveEngines = append(out.UnresponsiveEngines, e[0]+": "+e[1])
 	}
+	out.Thin = res.Thin()
 	return out, nil
 }
 
@@ -356,6 +357,9 @@ func renderSearch(o SearchOutput) string {
 		b.WriteString(" (from searxgate's cache)")
 	}
 	b.WriteString(".\n")
+	if o.Thin != "" {
+		fmt.Fprintf(&b, "A thin answer: %s.\n", o.Thin)
+	}
 	for _, a := range o.Answers {
 		fmt.Fprintf(&b, "\nAnswer: %s\n", a)
 	}

@@ -78,6 +78,8 @@ type SearchOutput struct {
 	Suggestions         []string       `json:"suggestions,omitempty"`
 	Infoboxes           []Infobox      `json:"infoboxes,omitempty"`
 	UnresponsiveEngines []string       `json:"unresponsive_engines,omitempty"`
+	// Thin says why the answer is thin, "" when it is not.
+	Thin string `json:"thin,omitempty" jsonschema:"why the answer is thin: engines suspended on the instance that answered, and how many results came from which"`
 }
 
 // SearchResult is one result. A compact answer has only its title, URL

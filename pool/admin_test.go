@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -261,8 +262,8 @@ func TestRun(t *testing.T) {
 func TestStatsUnknown(t *testing.T) {
 	f := newFixture(t, Config{Prior: 1200 * time.Millisecond})
 	st := f.Stats("https://nobody.example/")
-	want := Stats{URL: "https://nobody.example/", Circuit: Closed, LatencyMS: 1200, PriorMS: 1200, Health: health(1200, 0, Closed, false)}
-	if st != want {
+	want := Stats{URL: "https://nobody.example/", Circuit: Closed, LatencyMS: 1200, PriorMS: 1200, Health: health(1200, 0, Closed, false), Quality: QualityState{Fullness: 1}}
+	if !reflect.DeepEqual(st, want) {
 		t.Fatalf("stats of an unknown instance:\n got %+v\nwant %+v", st, want)
 	}
 	if st.Health < 80 || st.Health > 95 {

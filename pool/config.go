@@ -33,6 +33,16 @@ type Config struct {
 	// latency * (1 + FailurePenalty*failure). Default 3.0; negative means 0
 	// (no penalty).
 	FailurePenalty float64
+	// ThinCost is what a thin answer costs a search in the score: the
+	// score adds ThinCost * min(1, (1 - fullness)/HalfPage) (doc.go,
+	// "Ranking"). A thin instance ranks after a full one unless the full
+	// one is slower by more than that, and after one not measured yet
+	// at the default prior. Default 3s; negative means 0 (quality is not
+	// ranked).
+	ThinCost time.Duration
+	// QualityHalfLife is how fast what thin answers taught fades, so an
+	// instance whose engines came back is tried again. Default 30min.
+	QualityHalfLife time.Duration
 	// Jitter, 0 to 1, multiplies each score by a random factor in
 	// 1 ± Jitter at every ranking, so the fastest few share the load.
 	// Default 0 (off). Values outside [0, 1] are clamped.
@@ -105,6 +115,15 @@ func (c Config) withDefaults() Config {
 		c.Jitter = 0
 	case c.Jitter > 1:
 		c.Jitter = 1
+	}
+	switch {
+	case c.ThinCost == 0:
+		c.ThinCost = DefaultThinCost
+	case c.ThinCost < 0:
+		c.ThinCost = 0
+	}
+	if c.QualityHalfLife <= 0 {
+		c.QualityHalfLife = DefaultQualityHalfLife
 	}
 	if c.MinInterval < 0 {
 		c.MinInterval = 0

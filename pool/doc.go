@@ -6,16 +6,40 @@
 //
 // # Ranking
 //
-// Each instance scores
+// Each instance scores the expected time to a good answer
 //
-//	latency_ms * (1 + FailurePenalty*failure) * jitter
+//	(latency_ms*(1 + FailurePenalty*failure) + ThinCost_ms*min(1, (1 - fullness)/HalfPage)) * jitter
 //
 // and the lowest goes first. latency_ms is an EWMA of answer times, or the
 // instance's prior until it is measured. failure is an EWMA of outcomes: 1
 // for a refusal, a failure or a soft answer, 0 for a good one. A refusal
 // never lowers the latency, so a fast 429 never makes an instance look
-// fast. jitter is drawn in 1 ± Config.Jitter at every ranking. Under
+// fast. fullness is the quality of its answers (below); with every
+// instance full the thin term is 0 and the ranking is latency and failure
+// alone. jitter is drawn in 1 ± Config.Jitter at every ranking. Under
 // PrimaryBackup the Own instances come first, in the order they were added.
+//
+// # Quality
+//
+// Learn takes what each good answer holds. fullness is an EWMA (weight
+// 0.3; the first answer sets it) of min(1, results/page) over the answers that list an engine the
+// instance reports suspended ("Suspended: CAPTCHA", "too many requests",
+// "access denied"); an answer with no suspended engine counts 1: fewer
+// results with every engine answering are the query's. It starts at 1
+// and what thin answers taught fades with QualityHalfLife (default 30 min)
+// since the last one, so a recovered instance is tried again. ThinCost
+// (default 3 s) is what a thin answer costs: an answer of half a page
+// (HalfPage) or less is worth no more than none. A thin instance 60 ms
+// away with fullness 0.4 scores 3060: after a full one at 450 ms and one
+// not measured yet (the default prior, 2.5 s), before a full one at 4 s.
+// A partial one (fullness 0.7, 60 ms) scores 1860. Fullness is kept apart per
+// category asked. The engines that answered, and those reported
+// suspended (until SearXNG's own suspension time: 24 h for a CAPTCHA or
+// access denied, 1 h for too many requests, 2 min else, or until the
+// engine answers again) are remembered per instance: Lacking names the
+// instances a search naming engines or a category should try last, Thin
+// those expected thin. Suspensions are the instance's state: they move
+// no circuit and no failure average.
 //
 // # Whose outcome
 //

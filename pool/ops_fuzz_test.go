@@ -8,13 +8,15 @@ import (
 )
 
 // FuzzOps reads the input as a program of pool operations (checkouts,
-// records, clock moves, operator and directory changes, export/import)
+// records, answers' quality, clock moves, operator and directory changes,
+// export/import)
 // and checks after every step that the pool's counters agree with the
 // leases actually out.
 func FuzzOps(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 0, 2, 3, 0, 9, 0, 1, 1, 2, 0})
 	f.Add([]byte{0, 3, 1, 2, 1, 2, 2, 200, 0, 1, 1, 0, 3, 0, 0, 1, 1, 1})
 	f.Add([]byte{4, 1, 5, 1, 0, 2, 6, 0, 7, 8, 0, 1, 10, 11, 0, 2})
+	f.Add([]byte{13, 3, 13, 5, 0, 1, 2, 1, 4, 200, 11, 0, 12, 0, 13, 1, 10, 0})
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		urlsOf := []string{a, b, c, own}
 		fx := newFixture(t, Config{MaxInFlight: 2, SoftStrikes: 2, Cooldown: time.Second, MaxCooldown: 8 * time.Second, Jitter: 0.1})
@@ -29,7 +31,7 @@ func FuzzOps(f *testing.F) {
 			return v
 		}
 		for step := 0; len(prog) > 0 && step < 500; step++ {
-			op := next() % 13
+			op := next() % 14
 			arg := next()
 			u := urlsOf[int(arg)%len(urlsOf)]
 			switch op {
@@ -60,6 +62,12 @@ func FuzzOps(f *testing.F) {
 				fx.Sweep()
 			case 12:
 				fx.Import(roundTrip(t, fx.Export()))
+			case 13: // an answer's quality: thin when arg is odd
+				a := Answer{Hits: int(arg % 11), Page: 10, Engines: []string{"wikipedia"}}
+				if arg%2 == 1 {
+					a.Suspended = [][2]string{{"google", "Suspended: CAPTCHA"}}
+				}
+				fx.Learn(u, a)
 			}
 			if err := checkLeases(fx.Pool, out); err != nil {
 				t.Fatalf("step %d (op %d): %v", step, op, err)

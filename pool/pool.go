@@ -60,6 +60,12 @@ type instance struct {
 	hasOutcome             bool
 	lastOutcome            Kind
 	lastReason             Reason
+
+	// q is what its answers taught of their quality (nil: nothing yet);
+	// thinMS the score's thin term computed from it at the last Learn or
+	// Sweep.
+	q      *quality
+	thinMS float64
 }
 
 // slot is the part of an instance that ranking reads, kept in one compact
@@ -223,7 +229,8 @@ func (p *Pool) drop(in *instance) {
 	in.idx = -1
 }
 
-// rescore recomputes the instance's score; mu must be held for writing.
+// rescore recomputes the instance's score (doc.go, "Ranking"); mu must be
+// held for writing.
 func (p *Pool) rescore(in *instance) {
 	lat := in.priorMS
 	if in.measured {
@@ -232,7 +239,7 @@ func (p *Pool) rescore(in *instance) {
 	if !(lat >= minLatencyMS) { // also catches NaN
 		lat = minLatencyMS
 	}
-	p.slots[in.idx].score = lat * (1 + p.cfg.FailurePenalty*in.failure)
+	p.slots[in.idx].score = lat*(1+p.cfg.FailurePenalty*in.failure) + in.thinMS
 }
 
 // Add makes url a candidate of the given tier. It is idempotent; adding an
@@ -394,6 +401,7 @@ func (p *Pool) forget(in *instance, nowM int64, counters bool) Circuit {
 	in.measured, in.latencyMS, in.failure = false, 0, 0
 	in.consecFail, in.consecSoft, in.trips, in.cooldown = 0, 0, 0, 0
 	in.hasOutcome, in.lastOutcome, in.lastReason = false, 0, ""
+	in.q, in.thinMS = nil, 0
 	if counters {
 		in.successes, in.failures, in.refusals, in.softs, in.cancelled, in.excused = 0, 0, 0, 0, 0, 0
 	}
@@ -432,6 +440,10 @@ func (p *Pool) Sweep() {
 	p.mu.Lock()
 	for _, in := range p.list {
 		s := &p.slots[in.idx]
+		if in.q != nil { // thin answers fade: the thin term is recomputed
+			in.thinMS = p.thinPenalty(in, nowM)
+			p.rescore(in)
+		}
 		if s.circuit == Open && nowM >= s.until {
 			s.circuit, s.trialOut = HalfOpen, false
 			evs = append(evs, Event{Instance: in.url, From: Open, To: HalfOpen, At: now, Reason: ReasonCooldownEnded})
@@ -452,7 +464,7 @@ func (p *Pool) Sweep() {
 
 // learned reports whether anything about in could be forgotten.
 func learned(in *instance, s *slot) bool {
-	return in.measured || in.failure != 0 || in.consecFail != 0 || in.consecSoft != 0 ||
+	return in.measured || in.failure != 0 || in.consecFail != 0 || in.consecSoft != 0 || in.q != nil ||
 		in.trips != 0 || in.hasOutcome || s.circuit != Closed || s.used != never
 }
 

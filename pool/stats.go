@@ -41,6 +41,7 @@ func health(latencyMS, failure float64, c Circuit, disabled bool) int {
 type record struct {
 	in instance
 	s  slot
+	q  QualityState
 }
 
 // records copies every instance under the read lock: all that Snapshot
@@ -50,13 +51,16 @@ func (p *Pool) records() []record {
 	recs := make([]record, 0, p.Len()+16)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	nowM := p.mono(p.clock.Now())
 	for i, in := range p.list {
-		recs = append(recs, record{in: *in, s: p.slots[i]})
+		recs = append(recs, record{in: *in, s: p.slots[i], q: p.qualityState(in.q, nowM)})
 	}
 	return recs
 }
 
-func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
+// statsOf is in's stats at nowM with its quality q (qualityState's,
+// taken under the lock).
+func (p *Pool) statsOf(in *instance, s *slot, q QualityState, nowM int64) Stats {
 	c := p.circuitAt(s, nowM)
 	st := Stats{
 		URL:                 in.url,
@@ -81,6 +85,8 @@ func (p *Pool) statsOf(in *instance, s *slot, nowM int64) Stats {
 		SeededAt:            p.wall(in.seededAt),
 		Measured:            in.measured,
 		PoolWhy:             s.why(nowM),
+		Quality:             q,
+		Thin:                q.Fullness < ThinBelow,
 	}
 	if in.hasOutcome {
 		st.LastOutcome = in.lastOutcome.String()
@@ -101,14 +107,14 @@ func (p *Pool) Stats(url string) Stats {
 	nowM := p.mono(p.clock.Now())
 	p.mu.RLock()
 	if in := p.byURL[url]; in != nil {
-		st := p.statsOf(in, &p.slots[in.idx], nowM)
+		st := p.statsOf(in, &p.slots[in.idx], p.qualityState(in.q, nowM), nowM)
 		p.mu.RUnlock()
 		return st
 	}
 	p.mu.RUnlock()
 	in := instance{url: url, priorMS: durMS(p.cfg.Prior), seededAt: never}
 	s := slot{used: never, maxIF: math.MaxInt32}
-	return p.statsOf(&in, &s, nowM)
+	return p.statsOf(&in, &s, p.qualityState(nil, nowM), nowM)
 }
 
 // Snapshot returns every instance's stats, best first: the available ones
@@ -131,7 +137,7 @@ func (p *Pool) Snapshot() []Stats {
 	out := make([]Stats, len(keys))
 	for i, k := range keys {
 		r := &recs[k.idx]
-		out[i] = p.statsOf(&r.in, &r.s, nowM)
+		out[i] = p.statsOf(&r.in, &r.s, r.q, nowM)
 	}
 	return out
 }
@@ -172,6 +178,11 @@ func (p *Pool) Export() []InstanceState {
 		}
 		if s.circuit != Closed {
 			st.CooldownUntil = p.wall(s.until)
+		}
+		if in.q != nil {
+			qs := p.qualityState(in.q, nowM)
+			qs.Fullness = in.q.full // as learned: restore fades it from At
+			st.Quality = &qs
 		}
 		out = append(out, st)
 	}
@@ -284,6 +295,7 @@ func (p *Pool) restore(in *instance, st *InstanceState, nowM int64) {
 	s.used = p.mono(st.LastUsedAt)
 	in.seededAt = p.mono(st.SeededAt)
 
+	p.restoreQuality(in, st.Quality, nowM)
 	s.trialOut = false
 	s.circuit, s.until = Closed, 0
 	switch st.Circuit {

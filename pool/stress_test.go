@@ -75,7 +75,8 @@ func TestStress(t *testing.T) {
 			default:
 			}
 			for _, st := range f.Snapshot() {
-				if st.InFlight < 0 || st.InFlight > maxIF+workers || st.Health < 0 || st.Health > 100 {
+				if st.InFlight < 0 || st.InFlight > maxIF+workers || st.Health < 0 || st.Health > 100 ||
+					!(st.Quality.Fullness >= 0 && st.Quality.Fullness <= 1) {
 					t.Errorf("snapshot: %+v", st)
 				}
 			}
@@ -134,6 +135,10 @@ func TestStress(t *testing.T) {
 						trialsOf(l.Instance()).Add(-1)
 					}
 					f.Record(l, kinds[r.IntN(len(kinds))], time.Duration(r.IntN(3000))*time.Millisecond)
+					if r.IntN(3) == 0 { // what its answer held: thin at times
+						f.Learn(l.Instance(), Answer{Hits: r.IntN(11), Page: 10, Engines: []string{"wikipedia"},
+							Suspended: [][2]string{{"google", "Suspended: CAPTCHA"}}[:r.IntN(2)]})
+					}
 				}
 				cancel()
 			}

@@ -279,6 +279,11 @@ type Stats struct {
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
 	// Measured is false while only the prior is known.
 	Measured bool `json:"measured"`
+	// Quality is what its answers taught: fullness (1 until measured),
+	// per category, the engines answering and those suspended now.
+	Quality QualityState `json:"quality"`
+	// Thin: its answers are expected thin (fullness under ThinBelow).
+	Thin bool `json:"thin"`
 	// PoolWhy is why the pool would not hand it out now (WhyNone: it
 	// would). It is only the pool's part: proxy.Usable says the whole.
 	PoolWhy Why `json:"-"`
@@ -321,4 +326,7 @@ type InstanceState struct {
 	LastReason  Reason    `json:"last_reason,omitempty"`
 	LastUsedAt  time.Time `json:"last_used_at,omitzero"`
 	SeededAt    time.Time `json:"seeded_at,omitzero"`
+
+	// Quality is what its answers taught (nil: nothing yet).
+	Quality *QualityState `json:"quality,omitempty"`
 }

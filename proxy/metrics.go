@@ -135,7 +135,10 @@ type Metrics struct {
 	shareRefused *metrics.Counter // searches refused because their client's share of the public budget was spent
 	limited      *metrics.Counter // searches refused by Config.Admit
 	fanout       *metrics.Counter // searches answered by merging several instances' answers
-	dropped      *metrics.Counter // results of upstream answers dropped by detect's bounds (MaxResults, MaxAnswerBytes)
+	// qualityHedges counts thin answers raced by an instance expected
+	// full (quality.go).
+	qualityHedges *metrics.Counter
+	dropped       *metrics.Counter // results of upstream answers dropped by detect's bounds (MaxResults, MaxAnswerBytes)
 
 	sharedRefused *metrics.Counter // leases given back because the shared budget said no
 	sharedJoined  *metrics.Counter // searches answered by another replica's search of the same query
@@ -159,6 +162,7 @@ var families = [...]Family{
 	{"searxgate_share_refused_total", "counter", "Searches refused because their client had used its share of the public instances' budget."},
 	{"searxgate_client_limited_total", "counter", "Searches refused because their client asked more than its share."},
 	{"searxgate_fanout_searches_total", "counter", "Searches answered by merging several instances' answers (fanout)."},
+	{"searxgate_quality_hedges_total", "counter", "Thin answers (engines suspended, few results) raced by one more instance expected full."},
 	{"searxgate_results_dropped_total", "counter", "Results of upstream answers dropped by the bounds on one answer (results and bytes per answer)."},
 	{"searxgate_shared_refused_total", "counter", "Leases given back because the budget shared with the other replicas was spent."},
 	{"searxgate_shared_joined_total", "counter", "Searches answered by another replica's search of the same query."},
@@ -182,6 +186,10 @@ func (m *Metrics) WritePrometheus(w io.Writer, shared bool) {
 
 // FanoutSearches counts searches answered by merging several instances.
 func (m *Metrics) FanoutSearches() uint64 { return m.fanout.Get() }
+
+// QualityHedges counts thin answers raced by one more instance expected
+// full.
+func (m *Metrics) QualityHedges() uint64 { return m.qualityHedges.Get() }
 
 // ResultsDropped counts the results of upstream answers dropped by the
 // bounds on one answer (results.MaxResults, results.MaxAnswerBytes, ...).
@@ -230,6 +238,7 @@ func newMetrics() *Metrics {
 	m.shareRefused = set.NewCounter("searxgate_share_refused_total")
 	m.limited = set.NewCounter("searxgate_client_limited_total")
 	m.fanout = set.NewCounter("searxgate_fanout_searches_total")
+	m.qualityHedges = set.NewCounter("searxgate_quality_hedges_total")
 	m.dropped = set.NewCounter("searxgate_results_dropped_total")
 	m.sharedRefused = shared.NewCounter("searxgate_shared_refused_total")
 	m.sharedJoined = shared.NewCounter("searxgate_shared_joined_total")

@@ -845,6 +845,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
 	}
 	op.settle(l, o, elapsed)
+	if o.Owner == pool.OwnerInstance {
+		p.learnQuality(inst, &req, v)
+	}
 	out <- attemptResult{instance: inst, verdict: v, outcome: o, elapsed: elapsed}
 }
 

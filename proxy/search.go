@@ -59,6 +59,13 @@ type search struct {
 	grace     <-chan time.Time // a fan-out search's answer goes out when it fires
 	stopGrace func() bool
 
+	// thin is a thin answer held while a quality hedge asks an instance
+	// expected full (quality.go); avoid the instances a search naming
+	// engines or a category tries last (nil until its first checkout).
+	thin          *attemptResult
+	qualityHedges int
+	avoid         map[string]bool
+
 	// logs and startsAt hold the first attempt's log and start: a
 	// search's own storage, not two allocations more a miss.
 	logs     [1]Attempt
@@ -74,6 +81,7 @@ const (
 	launchHedge                     // a slow attempt's race: only a slot free now
 	launchConfirm                   // a second opinion on "nothing found": only a slot free now
 	launchFan                       // one more instance of a fan-out: only a slot free now, no extra budget
+	launchQuality                   // a thin answer's race for a fuller one: an instance expected full free now
 )
 
 // fetch runs the attempts of one search.
@@ -122,6 +130,10 @@ func (s *search) run() (*Response, error) {
 			return s.merged()
 		case <-s.hedge:
 			s.hedge = nil
+			if s.thin != nil {
+				// The fuller answer is late: the thin one goes out now.
+				return s.answer(*s.thin)
+			}
 			if s.started < p.cfg.MaxAttempts && s.inflight < 3 {
 				s.launch(launchHedge)
 			}
@@ -263,6 +275,9 @@ func timedOut(tried []Attempt) bool {
 // fallback is the answer served when no better one came: an honest
 // "nothing found", else the best soft answer.
 func (s *search) fallback() *attemptResult {
+	if s.thin != nil {
+		return s.thin
+	}
 	if s.empty != nil {
 		return s.empty
 	}
@@ -290,7 +305,10 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 		return s.redirect(r), nil, true
 	case detect.OK:
 		if !r.verdict.Results.NothingFound() {
-			res, err = s.answer(r)
+			if s.holdThin(r) {
+				return nil, nil, false
+			}
+			res, err = s.answer(s.fuller(r))
 			return res, err, true
 		}
 		// Nothing found. One other instance may be asked for a second
@@ -308,6 +326,11 @@ func (s *search) onResult(r attemptResult) (res *Response, err error, done bool)
 	}
 	if s.inflight > 0 {
 		return nil, nil, false
+	}
+	if s.thin != nil {
+		// The quality hedge found nothing better: the thin answer.
+		res, err = s.answer(*s.thin)
+		return res, err, true
 	}
 	if s.op.failedAlike() != "" && s.fallback() == nil {
 		// A second instance failed on it the same way (5xx, 4xx): the
@@ -371,7 +394,7 @@ func (s *search) launch(kind launchKind) (started bool) {
 	p := s.p
 	now := p.now()
 	if s.started > 0 && kind != launchFan {
-		if !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge) {
+		if !p.extra.TakeExtra(s.req.Client, now, kind == launchHedge || kind == launchQuality) {
 			if kind == launchRetry {
 				s.why = StopBudget
 			}
@@ -386,7 +409,7 @@ func (s *search) launch(kind launchKind) (started bool) {
 			}
 		}()
 	}
-	l, ok := p.checkout(s.ctx, s.req.Client, s.tried, now, false)
+	l, ok := s.checkoutFor(kind, now)
 	if !ok && (kind == launchFirst || kind == launchRetry) {
 		l, ok = s.waitSlot()
 		now = p.now()
@@ -655,5 +678,5 @@ func (s *search) answer(r attemptResult) (*Response, error) {
 	if r.verdict.Kind == detect.Soft {
 		soft = string(r.verdict.Reason)
 	}
-	return s.p.answer(s.req, s.key, r, s.started, soft, 0)
+	return s.p.answer(s.req, s.key, r, s.started, soft, thinTTL(r))
 }

@@ -51,6 +51,12 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	for range pool.DefaultMaxInFlight {
 		hold(e.urls[8])
 	}
+	// Thin (its big engines suspended) is state, not a reason to skip:
+	// the usable one and the disabled one answer thin, and the view says
+	// so as the pool does.
+	for _, u := range []string{e.urls[0], e.urls[2]} {
+		e.pool.Learn(u, pool.Answer{Hits: 3, Page: 10, Engines: []string{"wikipedia"}, Suspended: [][2]string{{"google", "Suspended: CAPTCHA"}}})
+	}
 	got := map[string]Instance{}
 	for _, in := range e.proxy.Instances(now) {
 		got[in.URL] = in
@@ -69,6 +75,12 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 		}
 		if ok, w := e.proxy.recs.ensure(u).Available(now); ok != in.UsableNow() || w != in.WhyNot {
 			t.Errorf("%s: its record says %v %q, the view %v %q", u, ok, w, in.UsableNow(), in.WhyNot)
+		}
+		st := e.pool.Stats(u)
+		if thin := u == e.urls[0] || u == e.urls[2]; in.Thin != thin || st.Thin != thin || in.Quality.Fullness != st.Quality.Fullness ||
+			len(in.Quality.Suspended) != len(st.Quality.Suspended) {
+			t.Errorf("%s: the view says thin %v (%.2f, %v), the pool %v (%.2f, %v); want thin %v",
+				u, in.Thin, in.Quality.Fullness, in.Quality.Suspended, st.Thin, st.Quality.Fullness, st.Quality.Suspended, thin)
 		}
 	}
 	if len(kinds) != len(Whys)+1 {

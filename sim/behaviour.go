@@ -116,6 +116,17 @@ const (
 	// NotFound404 answers every search 404 Not Found (a reverse proxy
 	// that sends /search nowhere); its other paths answer as usual.
 	NotFound404 Behaviour = "notfound-404"
+	// Thin answers fast but with its big engines suspended, as public
+	// instances often are: google, bing and duckduckgo are listed in
+	// unresponsive_engines as SearXNG 2026 writes them ("Suspended:
+	// CAPTCHA", "Suspended: too many requests", "Suspended: access
+	// denied"), and ThinResults results (default 4) come from wikipedia
+	// alone. Its state, not the query's: every search gets the same.
+	Thin Behaviour = "thin"
+	// Partial answers like Fast with one engine, google, suspended
+	// ("Suspended: CAPTCHA"): its share of the page is missing (7 results
+	// of 10 by default).
+	Partial Behaviour = "partial"
 	// EchoSpam answers spam generated from the query: every result's title
 	// and snippet are the query's own words and nothing else, shuffled and
 	// cut differently in each (no two titles alike), each on a URL of its
@@ -141,7 +152,7 @@ var allBehaviours = []Behaviour{
 	OffTopic, EmptyEnginesDown, Hang, ResetMidBody, Dead, BrokenJSON, HugeBody,
 	Flapping, Unavailable503, Degrading, Hostile,
 	StallBody, SlowLoris, GzipBomb, InvalidUTF8, RedirectLoop, RedirectOtherHost,
-	NotFound404, EchoSpam, PartialEchoSpam,
+	NotFound404, EchoSpam, PartialEchoSpam, Thin, Partial,
 }
 
 // ParseBehaviour returns the behaviour named s (case-insensitive).
@@ -184,7 +195,7 @@ func (b Behaviour) wholeSite() bool {
 func (b Behaviour) answers() bool {
 	switch b {
 	case Fast, Medium, Slow, JSONDisabled, Degrading, Limiter, LinkToken,
-		RateLimitSeconds, RateLimitDate, RateLimitBare, Flapping:
+		RateLimitSeconds, RateLimitDate, RateLimitBare, Flapping, Thin, Partial:
 		return true
 	}
 	return false

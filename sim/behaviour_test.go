@@ -368,6 +368,8 @@ func TestBehaviours(t *testing.T) {
 				t.Errorf("%d distinct titles of %d: the counter makes each its own", len(titles), len(res))
 			}
 		},
+		Thin:    func(t *testing.T, in *Instance) { checkSuspended(t, in, q, 4, thinSuspended) },
+		Partial: func(t *testing.T, in *Instance) { checkSuspended(t, in, q, 7, [][2]string{partialDown}) },
 		RedirectOtherHost: func(t *testing.T, in *Instance) {
 			a := get(t, searchURL(in, q, "json"), nil)
 			loc, err := url.Parse(a.header.Get("Location"))

@@ -70,8 +70,14 @@ type InstanceConfig struct {
 	// BodySize is the size of HugeBody's answer (default 16 MiB) and of
 	// GzipBomb's inflated body (default 64 MiB).
 	BodySize int
-	// Results is the number of results a page holds. Default 10.
+	// Results is the number of results a page holds. Default 10; 4 for
+	// Thin.
 	Results int
+	// Categories are the categories the instance has engines for (as its
+	// /config lists them); a search asking only for others gets 200 and
+	// nothing, as SearXNG answers when no engine of its categories is
+	// enabled. Empty: general and images.
+	Categories []string
 	// Pages is how many pages of results a query has; later pages are
 	// empty. Default 10.
 	Pages int
@@ -140,6 +146,7 @@ const (
 	defaultHugeBody       = 16 << 20
 	defaultBombSize       = 64 << 20
 	defaultResults        = 10
+	thinResults           = 4
 	defaultPages          = 10
 	limiterBurstMax       = 15
 	limiterLongMax        = 150
@@ -155,7 +162,7 @@ func (c InstanceConfig) withDefaults(scale float64) InstanceConfig {
 	}
 	if c.Latency == 0 {
 		switch c.Behaviour {
-		case Fast:
+		case Fast, Thin, Partial:
 			c.Latency = 40 * time.Millisecond
 		case Medium, JSONDisabled:
 			c.Latency = 250 * time.Millisecond
@@ -200,6 +207,9 @@ func (c InstanceConfig) withDefaults(scale float64) InstanceConfig {
 	}
 	if c.Results == 0 {
 		c.Results = defaultResults
+		if c.Behaviour == Thin {
+			c.Results = thinResults
+		}
 	}
 	if c.Pages == 0 {
 		c.Pages = defaultPages

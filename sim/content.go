@@ -35,7 +35,8 @@ func slug(q string) string {
 // without regard to case) with 200, an empty result list and no
 // unresponsive engine, as SearXNG does when its engines found nothing
 // (shared/fixtures/searxng/a-search-*-noresults.txt). Off-topic and
-// empty-engines-down instances keep their own answers.
+// empty-engines-down instances keep their own answers; thin and partial
+// ones list no suspended engine on it either.
 const NoResultsPrefix = "noresults"
 
 // Queries whose answer depends on the query, not on the instance: every
@@ -192,9 +193,10 @@ func (in *Instance) page(s search) *page {
 		}
 		return p
 	}
-	if s.pageno > cfg.Pages || in.findsNothing(s) {
+	if s.pageno > cfg.Pages || in.findsNothing(s) || in.lacksCategories(s) {
 		return p
 	}
+	defer suspend(cfg.Behaviour, p)
 	p.HasNext = s.pageno < cfg.Pages
 	p.Suggestions = []string{q + " tutorial", q + " examples"}
 	p.Raw = cfg.Behaviour == Hostile

@@ -6,7 +6,9 @@
 // misbehaves as public instances do: rate limits, SearXNG's limiter and
 // link token, JSON disabled, bot challenges, off-topic, echo-spam,
 // partial-echo-spam and empty answers, hangs, resets, bad bodies,
-// flapping, redirects (see the Behaviour constants). Answers look like real SearXNG 2024.10.5's (see
+// flapping, redirects, thin answers with big engines suspended and
+// partial ones with one (see the Behaviour constants). An instance may
+// lack categories (InstanceConfig.Categories). Answers look like real SearXNG 2024.10.5's (see
 // shared/fixtures/searxng): its JSON keys, the simple theme's HTML, its
 // 403 and 429 bodies, and its other pages. Search syntax it knows (":de",
 // "<3", a bang it runs, "!!") is not searched or echoed, as in SearXNG.

@@ -134,6 +134,7 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 	for j := range engines {
 		engines[j] = enginePool[perm[j]]
 	}
+	engines = engineListOf(ic.Behaviour, engines)
 	in.token = fmt.Sprintf("%016x", in.rnd.Uint64())
 	in.offq = offTopicQueries[in.rnd.IntN(len(offTopicQueries))]
 
@@ -181,6 +182,7 @@ func (f *Fleet) newInstance(i int, ic InstanceConfig) (*Instance, error) {
 		LinkToken:    ic.Behaviour == LinkToken,
 		Public:       ic.Behaviour == LinkToken,
 		EngineList:   engines,
+		Categories:   ic.Categories,
 		Autocomplete: ic.Autocomplete,
 		Rich:         cfg.LocalLinks,
 	}

@@ -37,7 +37,8 @@ var autocompleters = []string{"duckduckgo", "google", "brave"}
 //   - "healthy": every instance answers, JSON enabled, latencies from fast
 //     to slow;
 //   - "mixed": realistic, about 60% good (fast or medium, JSON enabled on
-//     most) and the rest slow, rate limited, limited by SearXNG's limiter,
+//     most; from 10 instances on one of them thin, from 20 on one more
+//     partial) and the rest slow, rate limited, limited by SearXNG's limiter,
 //     JSON disabled, challenged, dead, off-topic, empty, flapping, ...;
 //   - "hostile": about 80% misbehaving, every kind of bad answer.
 //
@@ -76,6 +77,15 @@ func Mix(name string, n int, seed int64) ([]InstanceConfig, error) {
 		for len(bs) < n {
 			bs = append(bs, []Behaviour{Fast, Fast, Medium}[rnd.IntN(3)])
 		}
+		// Public instances often lose their big engines: of the good
+		// ones, one answers thin from 10 instances on, one more partial
+		// from 20 on.
+		if n >= 10 && len(bs) > special {
+			bs[n-1] = Thin
+		}
+		if n >= 20 && len(bs) > special+1 {
+			bs[n-2] = Partial
+		}
 	case "hostile":
 		goodN := max(1, n/5)
 		for i := range n - goodN {
@@ -95,7 +105,7 @@ func Mix(name string, n int, seed int64) ([]InstanceConfig, error) {
 		ms := func(lo, hi int) time.Duration { return time.Duration(lo+rnd.IntN(hi-lo+1)) * time.Millisecond }
 		var lat time.Duration
 		switch b {
-		case Fast:
+		case Fast, Thin, Partial:
 			lat = ms(30, 120)
 		case Medium, JSONDisabled:
 			lat = ms(150, 450)
@@ -105,7 +115,7 @@ func Mix(name string, n int, seed int64) ([]InstanceConfig, error) {
 			lat = ms(60, 300)
 		}
 		json := true
-		if strings.EqualFold(name, "mixed") && (b == Fast || b == Medium) && rnd.IntN(10) < 3 {
+		if strings.EqualFold(name, "mixed") && (b == Fast || b == Medium || b == Thin || b == Partial) && rnd.IntN(10) < 3 {
 			json = false // many public instances leave JSON out
 		}
 		out[i] = InstanceConfig{

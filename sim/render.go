@@ -69,7 +69,8 @@ type site struct {
 	Limiter      bool
 	Public       bool
 	EngineList   []string
-	Autocomplete string // the backend /config names
+	Categories   []string // the categories it has engines for; empty: general and images
+	Autocomplete string   // the backend /config names
 	// Rich: the demo's fleet (Config.LocalLinks), whose /config names
 	// every category it answers apart and their engines.
 	Rich bool
@@ -816,10 +817,7 @@ func writeConfig(s *site) []byte {
 	b = append(b, `{"autocomplete":`...)
 	b = appendJSONString(b, s.Autocomplete, false)
 	b = append(b, `,"brand":{"CONTACT_URL":false,"DOCS_URL":"https://docs.searxng.org/","GIT_BRANCH":"master","GIT_URL":"https://github.com/searxng/searxng","PRIVACYPOLICY_URL":false},"categories":[`...)
-	cats := []string{"general"}
-	if s.Rich {
-		cats = append(cats, "images", "news", "videos", "it", "science")
-	}
+	cats := s.categories()
 	for i, c := range cats {
 		if i > 0 {
 			b = append(b, ',')

@@ -271,6 +271,9 @@ type searchPage struct {
 	Took        string
 	Cache       string
 	Soft        string
+	// Thin says why the answer is thin ("google, bing suspended on X; 4
+	// results from wikipedia"), "" when it is not (proxy.ThinNote).
+	Thin string
 }
 
 type pageData struct {
@@ -380,6 +383,7 @@ func (s *Server) writeHTML(ctx *fasthttp.RequestCtx, req proxy.Request, r *resul
 	// must name its category only when a cookie would choose another.
 	ck := cookiePrefs(ctx)
 	p := buildSearchPage(req, r, res, image, &ck, tabsOffered(s.offeredCategories()))
+	p.Thin = clean(res.Thin(), maxContent)
 	d := pageData{Query: p.Query, Search: p}
 	if pr.QueryInTitle {
 		d.Title = p.Query

@@ -59,6 +59,7 @@ var webFamilies = []proxy.Family{
 	{Name: "searxgate_instance_health", Type: "gauge", Help: "Health of each instance, 0 (unusable) to 100."},
 	{Name: "searxgate_instance_latency_seconds", Type: "gauge", Help: "Latency EWMA of each instance (the prior while not measured)."},
 	{Name: "searxgate_instance_failure_ratio", Type: "gauge", Help: "Failure-rate EWMA of each instance, 0 to 1."},
+	{Name: "searxgate_instance_fullness_ratio", Type: "gauge", Help: "Fullness EWMA of each instance's answers, 0 (thin: engines suspended, few results) to 1 (full)."},
 	{Name: "searxgate_mcp_tool_calls_total", Type: "counter", Help: "MCP tool calls, by tool and outcome (ok, invalid, limited, failed)."},
 }
 
@@ -465,5 +466,9 @@ func writeInstances(pg *page, ins []proxy.Instance, l *instanceLabels) {
 	pg.family("searxgate_instance_failure_ratio")
 	for _, in := range named {
 		pg.gauge(in.FailureRate, "searxgate_instance_failure_ratio", "instance", in.URL)
+	}
+	pg.family("searxgate_instance_fullness_ratio")
+	for _, in := range named {
+		pg.gauge(in.Quality.Fullness, "searxgate_instance_fullness_ratio", "instance", in.URL)
 	}
 }

@@ -558,6 +558,8 @@ func TestMetricsKeepTheirNames(t *testing.T) {
 		"searxgate_heap_bytes":                "gauge",
 		"searxgate_instance_failure_ratio":    "gauge",
 		"searxgate_instance_health":           "gauge",
+		"searxgate_instance_fullness_ratio":   "gauge",
+		"searxgate_quality_hedges_total":      "counter",
 		"searxgate_instance_latency_seconds":  "gauge",
 		"searxgate_instances":                 "gauge",
 		"searxgate_instances_disabled":        "gauge",

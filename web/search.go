@@ -25,6 +25,9 @@ import (
 // Response headers that tell a client who answered.
 const (
 	HeaderInstance = "X-Searxgate-Instance"
+	// HeaderThin says why an answer is thin (proxy.ThinNote): its
+	// instance reports engines suspended and it holds few results.
+	HeaderThin     = "X-Searxgate-Thin"
 	HeaderAttempts = "X-Searxgate-Attempts"
 	HeaderCache    = "X-Searxgate-Cache" // hit, miss, stale, coalesced
 	// HeaderFanout is "asked/answered" on a search sent to several
@@ -150,6 +153,9 @@ func (s *Server) answerHeaders(ctx *fasthttp.RequestCtx, req proxy.Request, res 
 	}
 	if res.Fanout != "" {
 		h.Set(HeaderFanout, res.Fanout)
+	}
+	if thin := res.Thin(); thin != "" {
+		h.Set(HeaderThin, headerSafe(thin))
 	}
 	switch {
 	case res.Stale:

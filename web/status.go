@@ -200,6 +200,7 @@ type statusRow struct {
 	Spark          sparkline
 	Bar            []barSegment
 	BarTitle       string
+	Quality        qualityCell // what its answers hold (quality.go)
 }
 
 // whyWords say each proxy.Why to a person: the one table web words them
@@ -276,6 +277,7 @@ func rowOf(is *InstanceStatus, now time.Time) statusRow {
 	r.Reasons = reasonList(is.ByReason)
 	r.Spark = sparklineOf(is.RecentMS, is.RecentKinds, 120, 24)
 	r.Bar, r.BarTitle = outcomeBar(is.OutcomesByKind, 120)
+	r.Quality = qualityOf(st)
 	return r
 }
 

@@ -410,6 +410,10 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 	}
 	p.Disable(off)
 	p.OpenUntil(open, now.Add(time.Hour), "test")
+	// Quality is state, not usability: a thin instance stays usable, and
+	// every face says it is thin and why.
+	p.Learn(good, pool.Answer{Hits: 4, Page: 10, Engines: []string{"wikipedia"},
+		Suspended: [][2]string{{"google", "Suspended: CAPTCHA"}, {"bing", "Suspended: too many requests"}}})
 	_, c := serve(t, Config{Proxy: px, Pool: p, Clock: clk})
 
 	usable := 0
@@ -430,6 +434,9 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 		if why := want[is.URL]; is.Usable != (why == proxy.Ready) || is.WhyNot != why {
 			t.Errorf("/status.json: %s usable %v why %q, want why %q", is.URL, is.Usable, is.WhyNot, why)
 		}
+		if thin := is.URL == good; is.Thin != thin || is.Thin != p.Stats(is.URL).Thin || (thin && len(is.Quality.Suspended) != 2) {
+			t.Errorf("/status.json: %s thin %v suspended %v, want thin %v as the pool says", is.URL, is.Thin, is.Quality.Suspended, thin)
+		}
 		if why := want[is.URL]; !strings.Contains(body, `"url":"`+is.URL+`"`) || (why != proxy.Ready && !strings.Contains(body, `"why_not":"`+why.String()+`"`)) {
 			t.Errorf("/status.json does not label %s %q", is.URL, why)
 		}
@@ -440,6 +447,11 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 	fams := parseProm(t, c.get("/metrics").body)
 	if v, _ := value(fams["searxgate_instances_usable"]); v != float64(usable) {
 		t.Errorf("/metrics: %v usable, want %d", v, usable)
+	}
+	for u := range want {
+		if v, ok := value(fams["searxgate_instance_fullness_ratio"], "instance", u); !ok || v != p.Stats(u).Quality.Fullness {
+			t.Errorf("/metrics: %s fullness %v (%v), want %v as the pool says", u, v, ok, p.Stats(u).Quality.Fullness)
+		}
 	}
 	if body := c.get("/about").body; !strings.Contains(body, fmt.Sprintf("The pool has %d instances; %d can be searched now.", len(want), usable)) {
 		t.Errorf("/about does not count %d usable of %d", usable, len(want))
@@ -456,6 +468,12 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 		why, ok := want[u]
 		if words := row.Find("small.why").Text(); !ok || words != whyWords[why] {
 			t.Errorf("/status says of %s %q, want %q", u, words, whyWords[why])
+		}
+		cell := row.Find("td.quality")
+		thin := strings.HasPrefix(cell.Text(), "thin (40 %)") && cell.HasClass("thin") &&
+			cell.Find("small.suspended").Text() == "suspended: bing (Suspended: too many requests), google (Suspended: CAPTCHA)"
+		if thin != (u == good) || (u == good && cell.Find("small.answering").Text() != "answering: wikipedia") {
+			t.Errorf("/status says of %s's answers %q, want thin %v", u, cell.Text(), u == good)
 		}
 	})
 	if got := doc.Find("dt:contains('Usable now') + dd").Text(); !strings.HasPrefix(got, fmt.Sprintf("%d of %d", usable, len(want))) {

@@ -443,6 +443,7 @@ func (a *App) seedList(list directory.List, start bool) {
 	// time. Literal addresses and localhost names are refused now.
 	g := egress.Guard{AllowPrivate: a.cfg.AllowPrivate}
 	priors := make([]pool.Prior, 0, len(list.Entries))
+	var failing map[string][]string // engines searx.space saw never answer there
 	refused := 0
 	for _, e := range list.Entries {
 		if removed[e.URL] {
@@ -454,9 +455,16 @@ func (a *App) seedList(list directory.List, start bool) {
 			continue
 		}
 		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
+		if len(e.Failing) > 0 {
+			if failing == nil {
+				failing = make(map[string][]string)
+			}
+			failing[e.URL] = e.Failing
+		}
 	}
 	a.refusedAtSeed.Store(int64(refused))
 	a.pool.Seed(priors)
+	a.pool.SeedFailing(failing)
 	if !start {
 		// Learn the instances' terms before searching them: /config is
 		// cheap and not rate limited, and an instance with the link-token

@@ -382,17 +382,20 @@ func TestClientLimit(t *testing.T) {
 }
 
 // TestRestartRestoresThePool: what the pool learned (circuits, averages,
-// counters) is the same after a restart on the same data folder.
+// counters, the quality of answers) is the same after a restart on the
+// same data folder.
 func TestRestartRestoresThePool(t *testing.T) {
 	fleet, _ := startFleet(t, 11, []sim.InstanceConfig{
 		{ID: "challenged", Behaviour: sim.CloudflareChallenge403, Latency: -1},
 		{ID: "fast", Behaviour: sim.Fast, JSON: true, Latency: 10 * time.Millisecond},
 		{ID: "medium", Behaviour: sim.Medium, JSON: true, Latency: 60 * time.Millisecond},
+		{ID: "thin", Behaviour: sim.Thin, JSON: true, Latency: 5 * time.Millisecond},
 	})
 	// The challenged instance claims to be the fastest, so it is tried
 	// first and its circuit opens; the fleet's own directory lies at random.
 	dir := writeDirectory(t, dirEntry{fleet.Instance("challenged").URL(), 0.01},
-		dirEntry{fleet.Instance("fast").URL(), 0.5}, dirEntry{fleet.Instance("medium").URL(), 1.0})
+		dirEntry{fleet.Instance("fast").URL(), 0.5}, dirEntry{fleet.Instance("medium").URL(), 1.0},
+		dirEntry{fleet.Instance("thin").URL(), 0.02})
 	data := t.TempDir()
 	g := startGateway(t, dir, data)
 	for i := range 6 {
@@ -407,6 +410,9 @@ func TestRestartRestoresThePool(t *testing.T) {
 	if before[fleet.Instance("challenged").URL()].Circuit != pool.Open {
 		t.Fatal("the challenged instance's circuit did not open: the test proves nothing")
 	}
+	if th := before[fleet.Instance("thin").URL()]; !th.Thin || len(th.Quality.Suspended) == 0 {
+		t.Fatalf("the thin instance was not learned thin (%+v): the test proves nothing", th.Quality)
+	}
 	if err := g.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +425,9 @@ func TestRestartRestoresThePool(t *testing.T) {
 	for _, st := range after {
 		b := before[st.URL]
 		if st.Circuit != b.Circuit || st.Successes != b.Successes || st.Refusals != b.Refusals ||
-			st.Measured != b.Measured || math.Abs(st.LatencyMS-b.LatencyMS) > 1e-9 || math.Abs(st.FailureRate-b.FailureRate) > 1e-9 {
+			st.Measured != b.Measured || math.Abs(st.LatencyMS-b.LatencyMS) > 1e-9 || math.Abs(st.FailureRate-b.FailureRate) > 1e-9 ||
+			st.Thin != b.Thin || math.Abs(st.Quality.Fullness-b.Quality.Fullness) > 1e-3 || len(st.Quality.Suspended) != len(b.Quality.Suspended) ||
+			len(st.Quality.Answering) != len(b.Quality.Answering) {
 			t.Errorf("%s after the restart:\n%+v\nbefore:\n%+v", st.URL, st, b)
 		}
 	}

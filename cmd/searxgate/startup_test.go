@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -396,6 +397,10 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 	}
 	a.pool.Disable(url("off"))
 	a.pool.OpenUntil(url("open"), now.Add(time.Hour), "test")
+	// Quality is state, not usability: the good one answers thin, its big
+	// engines suspended, and stays usable; every face says so.
+	a.pool.Learn(url("good"), pool.Answer{Hits: 4, Page: 10, Engines: []string{"wikipedia"},
+		Suspended: [][2]string{{"google", "Suspended: CAPTCHA"}}})
 	agent := connectMCP(t, g, nil)
 
 	check := func(step string, want map[string]proxy.Why) {
@@ -405,7 +410,16 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 		usable := 0
+		metricsText := string(g.get(t, "/metrics", nil).body)
 		for _, is := range report.Instances {
+			st := a.pool.Stats(is.URL)
+			if is.Thin != st.Thin || is.Thin != (is.URL == url("good")) || len(is.Quality.Suspended) != len(st.Quality.Suspended) {
+				t.Errorf("%s: /status.json says %s thin %v suspended %v; the pool %v %v", step, is.URL, is.Thin, is.Quality.Suspended, st.Thin, st.Quality.Suspended)
+			}
+			line := fmt.Sprintf("searxgate_instance_fullness_ratio{instance=%q} %s", is.URL, strconv.FormatFloat(st.Quality.Fullness, 'g', -1, 64))
+			if !strings.Contains(metricsText, line) {
+				t.Errorf("%s: /metrics lacks %q", step, line)
+			}
 			why, ok := want[is.URL]
 			if !ok {
 				t.Fatalf("%s: an instance not in the fleet: %s", step, is.URL)
@@ -444,6 +458,9 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 		for _, x := range brief.Instances {
 			if why := want[x.URL]; x.UsableNow != (why == proxy.Ready) || x.WhyNot != why {
 				t.Errorf("%s: MCP says %s usable %v why %q, want why %q", step, x.URL, x.UsableNow, x.WhyNot, why)
+			}
+			if st := a.pool.Stats(x.URL); x.Thin != st.Thin || len(x.Suspended) != len(st.Quality.Suspended) {
+				t.Errorf("%s: MCP says %s thin %v suspended %v; the pool %v %v", step, x.URL, x.Thin, x.Suspended, st.Thin, st.Quality.Suspended)
 			}
 		}
 	}
