@@ -21,25 +21,11 @@
 //
 // # Quality
 //
-// Learn takes what each good answer holds. fullness is an EWMA (weight
-// 0.3; the first answer sets it) of min(1, results/page) over the answers that list an engine the
-// instance reports suspended ("Suspended: CAPTCHA", "too many requests",
-// "access denied"); an answer with no suspended engine counts 1: fewer
-// results with every engine answering are the query's. It starts at 1
-// and what thin answers taught fades with QualityHalfLife (default 30 min)
-// since the last one, so a recovered instance is tried again. ThinCost
-// (default 3 s) is what a thin answer costs: an answer of half a page
-// (HalfPage) or less is worth no more than none. A thin instance 60 ms
-// away with fullness 0.4 scores 3060: after a full one at 450 ms and one
-// not measured yet (the default prior, 2.5 s), before a full one at 4 s.
-// A partial one (fullness 0.7, 60 ms) scores 1860. Fullness is kept apart per
-// category asked. The engines that answered, and those reported
-// suspended (until SearXNG's own suspension time: 24 h for a CAPTCHA or
-// access denied, 1 h for too many requests, 2 min else, or until the
-// engine answers again) are remembered per instance: Lacking names the
-// instances a search naming engines or a category should try last, Thin
-// those expected thin. Suspensions are the instance's state: they move
-// no circuit and no failure average.
+// Learn takes what each good answer holds: how full it was against the
+// page, and which engines answered or are reported suspended. Fullness
+// fades back to 1 with QualityHalfLife, so a recovered instance is tried
+// again. Suspensions are the instance's state: they move no circuit and
+// no failure average (the rule in full: quality.go).
 //
 // # Whose outcome
 //
@@ -62,10 +48,6 @@
 // feeds the averages but moves no circuit, so one burst of refusals counts
 // once.
 //
-// Stats.Health is a 0-100 score for people: 40 % speed (full at 500 ms,
-// none at 5 s) and 60 % clean answers. It is halved while half-open, and 0
-// while open or disabled.
-//
 // # Concurrency and time
 //
 // One RWMutex guards everything; Rank, Stats, Snapshot and Export only read
@@ -76,11 +58,9 @@
 // # Caveats
 //
 //   - URLs are opaque keys: callers pass them in one canonical form.
-//   - Seed with an empty list removes every public instance.
-//   - An Open circuit whose cooldown ended reads as HalfOpen at once. Its
+//   - Seed with an empty list removes every public instance; the
+//     operator's removals are kept, so Seed does not bring them back.
+//   - An Open circuit whose cooldown ended reads as HalfOpen at once; its
 //     event fires when Checkout or Sweep next touches it.
 //   - Sweep forgets ranking state, not counters; Reset forgets both.
-//   - A lease comes back only by Record or by the end of its context.
-//   - The operator's removals are remembered and exported, so Seed does not
-//     bring them back; Add lifts one.
 package pool

@@ -7,7 +7,27 @@ import (
 	"time"
 )
 
-// Quality defaults (see doc.go, "Quality").
+// Learn takes what each good answer holds. fullness is an EWMA (weight
+// 0.3; the first answer sets it) of min(1, results/page) over the answers that list an engine the
+// instance reports suspended ("Suspended: CAPTCHA", "too many requests",
+// "access denied"); an answer with no suspended engine counts 1: fewer
+// results with every engine answering are the query's. It starts at 1
+// and what thin answers taught fades with QualityHalfLife (default 30 min)
+// since the last one, so a recovered instance is tried again. ThinCost
+// (default 3 s) is what a thin answer costs: an answer of half a page
+// (HalfPage) or less is worth no more than none. A thin instance 60 ms
+// away with fullness 0.4 scores 3060: after a full one at 450 ms and one
+// not measured yet (the default prior, 2.5 s), before a full one at 4 s.
+// A partial one (fullness 0.7, 60 ms) scores 1860. Fullness is kept apart per
+// category asked. The engines that answered, and those reported
+// suspended (until SearXNG's own suspension time: 24 h for a CAPTCHA or
+// access denied, 1 h for too many requests, 2 min else, or until the
+// engine answers again) are remembered per instance: Lacking names the
+// instances a search naming engines or a category should try last, Thin
+// those expected thin. Suspensions are the instance's state: they move
+// no circuit and no failure average.
+//
+// The defaults below are its constants.
 const (
 	// DefaultThinCost is what a thin answer is taken to cost a search, in
 	// the score: the time to a good answer it adds when the answers of an
