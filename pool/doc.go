@@ -14,9 +14,8 @@
 // instance's prior until it is measured. failure is an EWMA of outcomes: 1
 // for a refusal, a failure or a soft answer, 0 for a good one. A refusal
 // never lowers the latency, so a fast 429 never makes an instance look
-// fast. fullness is the quality of its answers (below); with every
-// instance full the thin term is 0 and the ranking is latency and failure
-// alone. jitter is drawn in 1 ± Config.Jitter at every ranking. Under
+// fast. fullness is how full its answers are (below); with every
+// instance full the thin term is 0. jitter is drawn in 1 ± Config.Jitter at every ranking. Under
 // PrimaryBackup the Own instances come first, in the order they were added.
 //
 // # Quality
