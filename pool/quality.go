@@ -138,7 +138,7 @@ func suspendFor(reason string) time.Duration {
 // ReasonDirectory is the suspension reason of an engine the directory saw
 // fail (SeedFailing); DirectorySuspension how long it is believed.
 const (
-	ReasonDirectory     = "searx.space: its test searches found nothing"
+	ReasonDirectory     = "failing on searx.space"
 	DirectorySuspension = 24 * time.Hour
 )
 

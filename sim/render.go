@@ -831,7 +831,13 @@ func writeConfig(s *site) []byte {
 		switch c {
 		case "general":
 		case "images":
-			list = nil // the general engines answer image searches here
+			// Each general engine's image search, as SearXNG names them
+			// ("bing images", "qwant images"): /config tells a client
+			// that this instance answers image searches.
+			list = make([]string, len(s.EngineList))
+			for i, e := range s.EngineList {
+				list[i] = e + " images"
+			}
 		default:
 			list = categoryEngines[c]
 		}
