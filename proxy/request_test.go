@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -218,5 +219,44 @@ func TestUpstreamArgsFeelingLucky(t *testing.T) {
 			t.Errorf("%q as %s: q=%q, want %q", c.q, c.format, got, c.want)
 		}
 		fasthttp.ReleaseArgs(args)
+	}
+}
+
+// TestTimeoutLimitBounds: a search with a positive timeout_limit runs on
+// a context that ends at most the limit and timeoutGrace later; one with
+// none, 0 or a negative limit keeps the caller's context (and its
+// deadline, which a limit never lengthens).
+func TestTimeoutLimitBounds(t *testing.T) {
+	r, err := ParseRequest(mapParams{"q": "x", "timeout_limit": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := r.withTimeoutLimit(context.Background())
+	dl, ok := ctx.Deadline()
+	cancel()
+	if left := time.Until(dl); !ok || left <= 0 || left > time.Second+timeoutGrace {
+		t.Errorf("timeout_limit=1: deadline %v (%v left), want at most %v", ok, left, time.Second+timeoutGrace)
+	}
+	if ctx.Err() == nil {
+		t.Error("the limit's context outlives its cancel")
+	}
+	parent, stop := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer stop()
+	ctx, cancel = r.withTimeoutLimit(parent)
+	dl, _ = ctx.Deadline()
+	cancel()
+	if pdl, _ := parent.Deadline(); !dl.Equal(pdl) {
+		t.Errorf("timeout_limit=1 under a 100ms deadline: %v, want the caller's %v", dl, pdl)
+	}
+	for _, v := range []string{"", "0", "-1", "None"} {
+		r, err := ParseRequest(mapParams{"q": "x", "timeout_limit": v})
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		ctx, cancel := r.withTimeoutLimit(context.Background())
+		if _, ok := ctx.Deadline(); ok || ctx != context.Background() {
+			t.Errorf("timeout_limit=%q: a deadline, or not the caller's context", v)
+		}
+		cancel()
 	}
 }
