@@ -214,7 +214,7 @@ func (a *App) poolEvent(e pool.Event) {
 		"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
 	// Gone from the pool (the operator removed it, or it left the
 	// directory): drop the connections and counters kept for it.
-	if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
+	if e.Gone() && a.proxy != nil {
 		a.proxy.Forget(e.Instance)
 	}
 	a.shareEvent(e)
