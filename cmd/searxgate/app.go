@@ -432,46 +432,23 @@ func accessLogger(cfg Config, log *slog.Logger) *slog.Logger {
 // Addr is the address the server listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
-// seedList feeds a directory list to the pool, leaving out what the
-// operator removed and what the address guard refuses. At start the
-// instances' terms are read by Run (and judged); on a refresh they are read
-// in the background here.
+// seedList feeds a directory list to the pool by the operator's seeding
+// rule (operator.Seed) and says what it did. At start the instances'
+// terms are read by Run (and judged); on a refresh the operator reads
+// them in the background (operator.Reseed).
 func (a *App) seedList(list directory.List, start bool) {
-	removed := a.ops.RemovedSet()
-	// Names are not resolved here (that would be a lookup per entry at every
-	// refresh): the dialer checks the addresses they resolve to at connect
-	// time. Literal addresses and localhost names are refused now.
-	g := egress.Guard{AllowPrivate: a.cfg.AllowPrivate}
-	priors := make([]pool.Prior, 0, len(list.Entries))
-	var failing map[string][]string // engines searx.space saw never answer there
-	refused := 0
-	for _, e := range list.Entries {
-		if removed[e.URL] {
-			continue
-		}
-		if err := g.CheckLiteral(e.URL); err != nil {
-			a.log.Debug("directory entry refused by the address guard", "instance", e.URL, "err", err)
-			refused++
-			continue
-		}
-		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
-		if len(e.Failing) > 0 {
-			if failing == nil {
-				failing = make(map[string][]string)
-			}
-			failing[e.URL] = e.Failing
-		}
+	var seeded operator.Seeded
+	if start {
+		seeded = a.ops.Seed(list)
+	} else {
+		seeded = a.ops.Reseed(list)
 	}
+	for _, r := range seeded.Refused {
+		a.log.Debug("directory entry refused by the address guard", "instance", r.URL, "err", r.Err)
+	}
+	refused := len(seeded.Refused)
 	a.refusedAtSeed.Store(int64(refused))
-	a.pool.Seed(priors)
-	a.pool.SeedFailing(failing)
-	if !start {
-		// Learn the instances' terms before searching them: /config is
-		// cheap and not rate limited, and an instance with the link-token
-		// check on must get no search at all.
-		a.proxy.ReadTerms(a.pool.Rank(0, nil))
-	}
-	attrs := []any{"from", list.From, "instances", len(priors)}
+	attrs := []any{"from", list.From, "instances", seeded.Instances}
 	switch list.From {
 	case directory.FromEmbedded:
 		attrs = append(attrs, "snapshot_date", list.FetchedAt.Format(time.DateOnly))
