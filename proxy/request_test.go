@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/sim"
 	"github.com/valyala/fasthttp"
 )
 
@@ -258,5 +260,42 @@ func TestTimeoutLimitBounds(t *testing.T) {
 			t.Errorf("timeout_limit=%q: a deadline, or not the caller's context", v)
 		}
 		cancel()
+	}
+}
+
+// TestSearchTakesTimeoutLimit: Search itself applies a request's
+// timeout_limit: the search's deadline timer is set within the limit and
+// its grace, where without one it is the proxy's own deadline. The caller
+// passes a context with no deadline, as every face does.
+func TestSearchTakesTimeoutLimit(t *testing.T) {
+	var mu sync.Mutex // guards longest
+	var longest time.Duration
+	tc := timersOf(func(d time.Duration) (<-chan time.Time, func()) {
+		mu.Lock()
+		longest = max(longest, d)
+		mu.Unlock()
+		return make(chan time.Time), func() {} // never fires: the answer comes first
+	})
+	e := newEnv(t, Config{Clock: tc, Deadline: 20 * time.Second, NoCache: true}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, c := range []struct {
+		limit    string
+		min, max time.Duration
+	}{{"1", time.Millisecond, time.Second + timeoutGrace}, {"", 20 * time.Second, 20 * time.Second}} {
+		mu.Lock()
+		longest = 0
+		mu.Unlock()
+		req, err := ParseRequest(mapParams{"q": "limit " + c.limit, "format": FormatJSON, "timeout_limit": c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.proxy.Search(context.Background(), req); err != nil {
+			t.Fatalf("timeout_limit=%q: %v", c.limit, err)
+		}
+		mu.Lock()
+		got := longest
+		mu.Unlock()
+		if got < c.min || got > c.max {
+			t.Errorf("timeout_limit=%q: the search's deadline timer was %v, want %v to %v", c.limit, got, c.min, c.max)
+		}
 	}
 }
