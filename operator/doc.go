@@ -7,6 +7,10 @@
 // passes the address guard; a name that does not resolve yet is accepted.
 // Disabling an instance also drops its cached answers.
 //
+// Seed holds the seeding rule: a directory list seeds the pool with every
+// entry but those the operator removed and those the address guard
+// refuses. The operator's own instances and what was learned stay.
+//
 // Caveats: the cap on added instances (Config.MaxOwn) counts what the
 // store holds. Instances given with --instance are never stored: the flag
 // says them again at every start. Removing or disabling an instance not in

@@ -52,7 +52,7 @@ func TestSeed(t *testing.T) {
 		t.Fatalf("the operator's disabled flag was lost: %+v", st)
 	}
 	evs := f.ev.take()
-	if len(evs) != 1 || evs[0].Instance != gone || evs[0].Reason != ReasonUnlisted {
+	if len(evs) != 1 || evs[0].Instance != gone || evs[0].Reason != ReasonUnlisted || !evs[0].Gone() {
 		t.Fatalf("events %+v", evs)
 	}
 

@@ -352,6 +352,11 @@ func TestEventsOncePerTransition(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("event %d:\n got %+v\nwant %+v", i, got[i], want[i])
 		}
+		// Only the removal takes the instance out of the pool; none of
+		// these was heard from another searxgate.
+		if got[i].Gone() != (i == len(want)-1) || got[i].Source != SourceLocal {
+			t.Errorf("event %d: gone %v, source %v", i, got[i].Gone(), got[i].Source)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -495,14 +494,10 @@ func (p *Pool) circuitAt(s *slot, nowM int64) Circuit {
 
 func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// ReasonShared prefixes the reason of a circuit opened by OpenUntil: what
-// another searxgate sharing this one's egress learned (a refusal, a
-// failure). It keeps such an event from being passed on again.
+// ReasonShared prefixes the reason of a circuit opened by OpenUntil, for
+// the logs: what another searxgate sharing this one's egress learned (a
+// refusal, a failure). Such an event's Source is SourceShared.
 const ReasonShared Reason = "shared:"
-
-// Shared reports whether r is the reason of a circuit opened by
-// OpenUntil: one heard from another searxgate, not to be passed on again.
-func (r Reason) Shared() bool { return strings.HasPrefix(string(r), string(ReasonShared)) }
 
 // OpenUntil opens url's circuit until then, for reason: a refusal another
 // searxgate of the same egress met (its Retry-After or cooldown). It
@@ -511,7 +506,7 @@ func (r Reason) Shared() bool { return strings.HasPrefix(string(r), string(Reaso
 // least that long. Otherwise leases out become stale, as when a refusal
 // opens the circuit here; the averages, the streaks and the doubling of
 // the local cooldown are not touched (the refusal was not this process's).
-// The event's reason is ReasonShared + reason.
+// The event's reason is ReasonShared + reason, its source SourceShared.
 func (p *Pool) OpenUntil(url string, until time.Time, reason Reason) bool {
 	now := p.clock.Now()
 	nowM := p.mono(now)
@@ -531,6 +526,6 @@ func (p *Pool) OpenUntil(url string, until time.Time, reason Reason) bool {
 	openFor(in, s, nowM, min(time.Duration(untilM-nowM), p.cfg.MaxCooldown))
 	d := in.cooldown
 	p.mu.Unlock()
-	p.emit([]Event{{Instance: url, From: from, To: Open, Cooldown: d, At: now, Reason: ReasonShared + reason}})
+	p.emit([]Event{{Instance: url, From: from, To: Open, Cooldown: d, At: now, Reason: ReasonShared + reason, Source: SourceShared}})
 	return true
 }

@@ -31,7 +31,7 @@ func TestOpenUntil(t *testing.T) {
 	}
 	evs := f.ev.take()
 	if len(evs) != 1 || evs[0].To != Open || evs[0].From != Closed || evs[0].Cooldown != 90*time.Second ||
-		!evs[0].Reason.Shared() || evs[0].Reason != ReasonShared+"rate_limited" {
+		evs[0].Source != SourceShared || evs[0].Reason != ReasonShared+"rate_limited" {
 		t.Fatalf("events %+v", evs)
 	}
 	f.Record(ls[0], Outcome{Kind: OK}, 10*time.Millisecond)

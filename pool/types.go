@@ -214,7 +214,27 @@ type Event struct {
 	// ("rate_limited", "timeout", "empty", ...), "cooldown_ended" for
 	// Open -> HalfOpen, or the name of the operation that caused it.
 	Reason Reason
+	// Source is where what caused the change was learned: here, or from
+	// another searxgate sharing this one's egress (OpenUntil).
+	Source Source
 }
+
+// Source is where what caused an event was learned.
+type Source uint8
+
+const (
+	// SourceLocal is a change this searxgate's own searches, operator or
+	// directory caused.
+	SourceLocal Source = iota
+	// SourceShared is a circuit opened by OpenUntil: heard from another
+	// searxgate of the same egress, not to be passed on again.
+	SourceShared
+)
+
+// Gone reports whether e takes its instance out of the pool (the
+// operator removed it, or it left the directory): whatever is kept for
+// it elsewhere (connections, counters, shared state) can go.
+func (e Event) Gone() bool { return e.Reason == ReasonRemoved || e.Reason == ReasonUnlisted }
 
 // Reason names the cause of an outcome or an event: the words of the
 // package that decided it (detect's verdicts, proxy's own, the pool's

@@ -328,7 +328,7 @@ func echoesOther(q string, v detect.Verdict) bool {
 
 // Shareable reports whether a circuit opening e is passed to the other
 // replicas of the egress (RefusalFeed): only one the instance's own
-// outcome caused here, never one heard from them (pool.ReasonShared).
+// outcome caused here, never one heard from them (pool.SourceShared).
 func Shareable(e pool.Event) bool {
-	return e.To == pool.Open && e.From != pool.Open && e.Owner == pool.OwnerInstance && !e.Reason.Shared()
+	return e.To == pool.Open && e.From != pool.Open && e.Owner == pool.OwnerInstance && e.Source == pool.SourceLocal
 }

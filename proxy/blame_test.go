@@ -254,3 +254,27 @@ func TestTimeoutAfterAQueueWaitIsSearxgates(t *testing.T) {
 	e.settled(t)
 	e.blamed(t, 0, 1, 0, 1) // the control: this one is its own
 }
+
+// TestShareable: only a circuit this searxgate opened on the instance's
+// own outcome goes to the other replicas; one heard from them
+// (pool.SourceShared), one already open, a closing and the operator's
+// changes do not.
+func TestShareable(t *testing.T) {
+	opened := pool.Event{Instance: "https://a.example/", Owner: pool.OwnerInstance, From: pool.Closed, To: pool.Open,
+		Reason: pool.Reason(detect.RateLimited)}
+	if !Shareable(opened) {
+		t.Error("a local opening is not shared")
+	}
+	heard := opened
+	heard.Source, heard.Reason = pool.SourceShared, pool.ReasonShared+opened.Reason
+	reopened := opened
+	reopened.From = pool.Open
+	closed := opened
+	closed.From, closed.To = pool.HalfOpen, pool.Closed
+	removed := pool.Event{Instance: opened.Instance, From: pool.Closed, To: pool.Closed, Reason: pool.ReasonRemoved}
+	for name, e := range map[string]pool.Event{"heard": heard, "reopened": reopened, "closed": closed, "removed": removed} {
+		if Shareable(e) {
+			t.Errorf("%s: shared", name)
+		}
+	}
+}

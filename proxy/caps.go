@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
@@ -25,6 +27,42 @@ const (
 	Yes     Tri = 1
 	No      Tri = -1
 )
+
+// ErrTermsUnread is Caps.ConfigError of an instance whose /config was
+// never read, nor a read of it failed.
+var ErrTermsUnread = errors.New("proxy: the instance's /config was not read yet")
+
+// ConfigReadError is why the last /config read of an instance failed:
+// the HTTP status it answered, or the transport's reason.
+type ConfigReadError struct {
+	// Reason is the transport's (detect.DNS, detect.ConnRefused,
+	// detect.Timeout, detect.TLS, detect.Reset, detect.Transport, ...);
+	// empty when Status is set.
+	Reason detect.Reason
+	Status int // the HTTP status of a read that got one; 0 otherwise
+}
+
+func (e *ConfigReadError) Error() string {
+	if e.Status != 0 {
+		return "status " + strconv.Itoa(e.Status)
+	}
+	return string(e.Reason)
+}
+
+// ConfigError is why c's last /config read failed, as a
+// *ConfigReadError; ErrTermsUnread when it was never read; nil after a
+// good read.
+func (c Caps) ConfigError() error {
+	switch {
+	case c.ConfigOK:
+		return nil
+	case c.ConfigAt.IsZero() && c.ConfigErr == "":
+		return ErrTermsUnread
+	case c.ConfigStatus != 0:
+		return &ConfigReadError{Status: c.ConfigStatus}
+	}
+	return &ConfigReadError{Reason: detect.Reason(c.ConfigErr)}
+}
 
 // Caps is what searxgate learned about one instance's terms: from its
 // /config (at most once a day) and from its answers.

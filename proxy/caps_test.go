@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -108,5 +109,47 @@ func TestImportedEnginesShareTheirCodes(t *testing.T) {
 	}
 	if &stored["https://a.example/"].Engines[0].Languages[0] == &a.Languages[0] {
 		t.Error("the terms kept are the caller's slices")
+	}
+}
+
+// TestConfigErrorTyped: why a /config read failed is a typed error the
+// caller asks with errors.Is and errors.As: ErrTermsUnread before any
+// read, a *ConfigReadError with the HTTP status or the transport's reason
+// after a failed one, nil after a good one; and it reads the same from
+// terms restored from the store.
+func TestConfigErrorTyped(t *testing.T) {
+	e := newEnv(t, Config{},
+		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
+		sim.InstanceConfig{Behaviour: sim.CloudflareChallenge403, Latency: -1},
+		sim.InstanceConfig{Behaviour: sim.Dead, Latency: -1})
+	for _, u := range e.urls {
+		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
+		if err := e.proxy.Caps(u).ConfigError(); !errors.Is(err, ErrTermsUnread) {
+			t.Fatalf("%s before any read: %v, want ErrTermsUnread", u, err)
+		}
+	}
+	e.proxy.ReadTermsNow(context.Background(), e.urls)
+	if err := e.proxy.Caps(e.urls[0]).ConfigError(); err != nil {
+		t.Errorf("a good read: %v", err)
+	}
+	var ce *ConfigReadError
+	if err := e.proxy.Caps(e.urls[1]).ConfigError(); !errors.As(err, &ce) || ce.Status != 403 || err.Error() != "status 403" {
+		t.Errorf("a 403: %v (%+v)", err, ce)
+	}
+	ce = nil
+	dead := e.proxy.Caps(e.urls[2])
+	if err := dead.ConfigError(); !errors.As(err, &ce) || ce.Status != 0 || ce.Reason == "" || err.Error() != dead.ConfigErr {
+		t.Errorf("a dead instance: %v (%+v), ConfigErr %q", err, ce, dead.ConfigErr)
+	}
+	b, err := json.Marshal(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Caps
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.ConfigError(); !reflect.DeepEqual(got, dead.ConfigError()) {
+		t.Errorf("restored: %v, want %v", got, dead.ConfigError())
 	}
 }

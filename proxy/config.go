@@ -146,13 +146,13 @@ func (p *Proxy) readConfigBy(r *record, deadline time.Time) {
 	}
 	if err != nil {
 		p.log.Debug("reading /config failed", "instance", inst, "err", err)
-		why, status := err.Error(), 0
+		ce := &ConfigReadError{}
 		if se := (*statusError)(nil); errors.As(err, &se) {
-			status = se.status
+			ce.Status = se.status
 		} else {
-			why = string(upstream.Reason(err))
+			ce.Reason = upstream.Reason(err)
 		}
-		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr, c.ConfigStatus = now, false, why, status })
+		p.recs.updateCaps(r, func(c *Caps) { c.ConfigAt, c.ConfigOK, c.ConfigErr, c.ConfigStatus = now, false, ce.Error(), ce.Status })
 		return
 	}
 	p.recs.updateCaps(r, func(c *Caps) {

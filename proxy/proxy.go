@@ -601,8 +601,11 @@ func (p *Proxy) Politeness() *polite.Politeness { return p.polite }
 // Search answers one client search: from the cache, from an identical search
 // in flight, or from the pool. It returns a *NoAnswerError (wrapping
 // ErrNoAnswer) when nothing answered and no stale copy exists, and ctx's
-// error when the client went away.
+// error when the client went away. A timeout_limit bounds it as a shorter
+// deadline (Request.TimeoutLimitDuration).
 func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
+	ctx, cancel := req.withTimeoutLimit(ctx)
+	defer cancel()
 	start := p.now()
 	if req.Fanout <= 0 {
 		req.Fanout = p.cfg.Fanout

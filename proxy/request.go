@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"regexp"
@@ -182,6 +183,20 @@ func (r *Request) TimeoutLimitDuration() (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(f * float64(time.Second)), true
+}
+
+// timeoutGrace is what a search with a timeout_limit is given past it:
+// the instance's own work and the network around its engines' time.
+const timeoutGrace = 750 * time.Millisecond
+
+// withTimeoutLimit is ctx bounded by r's timeout_limit and timeoutGrace
+// when it gives one. The proxy's own deadline still bounds the search: a
+// timeout_limit shortens a search, never lengthens it.
+func (r *Request) withTimeoutLimit(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := r.TimeoutLimitDuration(); ok {
+		return context.WithTimeout(ctx, d+timeoutGrace)
+	}
+	return ctx, func() {}
 }
 
 func isDigits(s string) bool {

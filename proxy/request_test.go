@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/sim"
 	"github.com/valyala/fasthttp"
 )
 
@@ -218,5 +221,81 @@ func TestUpstreamArgsFeelingLucky(t *testing.T) {
 			t.Errorf("%q as %s: q=%q, want %q", c.q, c.format, got, c.want)
 		}
 		fasthttp.ReleaseArgs(args)
+	}
+}
+
+// TestTimeoutLimitBounds: a search with a positive timeout_limit runs on
+// a context that ends at most the limit and timeoutGrace later; one with
+// none, 0 or a negative limit keeps the caller's context (and its
+// deadline, which a limit never lengthens).
+func TestTimeoutLimitBounds(t *testing.T) {
+	r, err := ParseRequest(mapParams{"q": "x", "timeout_limit": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := r.withTimeoutLimit(context.Background())
+	dl, ok := ctx.Deadline()
+	cancel()
+	if left := time.Until(dl); !ok || left <= 0 || left > time.Second+timeoutGrace {
+		t.Errorf("timeout_limit=1: deadline %v (%v left), want at most %v", ok, left, time.Second+timeoutGrace)
+	}
+	if ctx.Err() == nil {
+		t.Error("the limit's context outlives its cancel")
+	}
+	parent, stop := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer stop()
+	ctx, cancel = r.withTimeoutLimit(parent)
+	dl, _ = ctx.Deadline()
+	cancel()
+	if pdl, _ := parent.Deadline(); !dl.Equal(pdl) {
+		t.Errorf("timeout_limit=1 under a 100ms deadline: %v, want the caller's %v", dl, pdl)
+	}
+	for _, v := range []string{"", "0", "-1", "None"} {
+		r, err := ParseRequest(mapParams{"q": "x", "timeout_limit": v})
+		if err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		ctx, cancel := r.withTimeoutLimit(context.Background())
+		if _, ok := ctx.Deadline(); ok || ctx != context.Background() {
+			t.Errorf("timeout_limit=%q: a deadline, or not the caller's context", v)
+		}
+		cancel()
+	}
+}
+
+// TestSearchTakesTimeoutLimit: Search itself applies a request's
+// timeout_limit: the search's deadline timer is set within the limit and
+// its grace, where without one it is the proxy's own deadline. The caller
+// passes a context with no deadline, as every face does.
+func TestSearchTakesTimeoutLimit(t *testing.T) {
+	var mu sync.Mutex // guards longest
+	var longest time.Duration
+	tc := timersOf(func(d time.Duration) (<-chan time.Time, func()) {
+		mu.Lock()
+		longest = max(longest, d)
+		mu.Unlock()
+		return make(chan time.Time), func() {} // never fires: the answer comes first
+	})
+	e := newEnv(t, Config{Clock: tc, Deadline: 20 * time.Second, NoCache: true}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	for _, c := range []struct {
+		limit    string
+		min, max time.Duration
+	}{{"1", time.Millisecond, time.Second + timeoutGrace}, {"", 20 * time.Second, 20 * time.Second}} {
+		mu.Lock()
+		longest = 0
+		mu.Unlock()
+		req, err := ParseRequest(mapParams{"q": "limit " + c.limit, "format": FormatJSON, "timeout_limit": c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.proxy.Search(context.Background(), req); err != nil {
+			t.Fatalf("timeout_limit=%q: %v", c.limit, err)
+		}
+		mu.Lock()
+		got := longest
+		mu.Unlock()
+		if got < c.min || got > c.max {
+			t.Errorf("timeout_limit=%q: the search's deadline timer was %v, want %v to %v", c.limit, got, c.min, c.max)
+		}
 	}
 }

@@ -61,8 +61,8 @@ type SharedCache interface {
 
 // RefusalFeed carries circuit openings between the replicas of one
 // egress: what one learns (a 429 with its Retry-After, a cooldown) the
-// others honour at once. cmd feeds it the pool's events (leaving out
-// those whose reason starts with pool.ReasonShared: they came from it)
+// others honour at once. cmd feeds it the pool's events that Shareable
+// passes (leaving out those of pool.SourceShared: they came from it)
 // and opens what it hears with pool.OpenUntil.
 type RefusalFeed interface {
 	Opened(inst string, until time.Time, reason string)

@@ -42,7 +42,7 @@ func newReplicas(t *testing.T, srv *redistest.Server, fleet *sim.Fleet, n int, o
 	for i := range n {
 		r := &replica{opened: make(chan string, 16)}
 		r.pool = pool.New(pool.Config{OnEvent: func(e pool.Event) {
-			if e.To == pool.Open && e.From != pool.Open && len(e.Reason) > 0 && !e.Reason.Shared() {
+			if e.To == pool.Open && e.From != pool.Open && len(e.Reason) > 0 && e.Source != pool.SourceShared {
 				r.shared.Opened(e.Instance, e.At.Add(e.Cooldown), string(e.Reason))
 			}
 		}})

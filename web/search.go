@@ -74,10 +74,8 @@ func (s *Server) search(ctx *fasthttp.RequestCtx) {
 	}
 	req.Client = s.client(ctx)
 	// The client's connection has no context in fasthttp; the search's own
-	// deadline bounds it, and its timeout_limit.
-	sctx, cancel := searchContext(req)
-	res, err := s.cfg.Search.Search(sctx, req)
-	cancel()
+	// deadline bounds it, and its timeout_limit (proxy.Search's rule).
+	res, err := s.cfg.Search.Search(context.Background(), req)
 	if err != nil {
 		s.noAnswer(ctx, req, err)
 		return
@@ -385,21 +383,6 @@ func (s *Server) blankQuery(ctx *fasthttp.RequestCtx, req proxy.Request) {
 	default:
 		s.index(ctx)
 	}
-}
-
-// timeoutGrace is what a search with a timeout_limit is given past it:
-// the instance's own work and the network around its engines' time.
-const timeoutGrace = 750 * time.Millisecond
-
-// searchContext is the context a search runs on: none of the client's
-// (fasthttp has none), bounded by its timeout_limit and timeoutGrace when
-// it gives one. The proxy's own deadline still bounds it: a timeout_limit
-// shortens a search, never lengthens it.
-func searchContext(req proxy.Request) (context.Context, context.CancelFunc) {
-	if d, ok := req.TimeoutLimitDuration(); ok {
-		return context.WithTimeout(context.Background(), d+timeoutGrace)
-	}
-	return context.Background(), func() {}
 }
 
 // retryAfterSeconds is d in whole seconds, rounded up, at least 1: what a

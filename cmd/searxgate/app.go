@@ -5,18 +5,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,6 +27,7 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/operator"
+	"github.com/searxgate/searxgate/persist"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
@@ -93,7 +91,8 @@ type App struct {
 	// checked is closed when the start-up check has judged the pool.
 	checked chan struct{}
 
-	flushMu sync.Mutex // one flush at a time
+	// flusher writes what was learned to the store (persist).
+	flusher *persist.Flusher
 }
 
 // NewApp opens the store, restores the pool and binds the listener; it does
@@ -201,7 +200,7 @@ func (a *App) buildPool() error {
 		Clock:          a.clock,
 		OnEvent:        a.poolEvent,
 	})
-	return a.restorePool()
+	return persist.RestorePool(a.store, a.pool, a.log)
 }
 
 // poolEvent logs a change of an instance's state, and passes it on.
@@ -214,7 +213,7 @@ func (a *App) poolEvent(e pool.Event) {
 		"from", e.From, "to", e.To, "cooldown", e.Cooldown, "reason", e.Reason)
 	// Gone from the pool (the operator removed it, or it left the
 	// directory): drop the connections and counters kept for it.
-	if (e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted) && a.proxy != nil {
+	if e.Gone() && a.proxy != nil {
 		a.proxy.Forget(e.Instance)
 	}
 	a.shareEvent(e)
@@ -285,7 +284,8 @@ func (a *App) buildProxy() error {
 	// The client limit follows what the public pool serves: on a small
 	// pool no client may ask more than it can answer.
 	a.limiter.WithCapacity(a.proxy.PublicCapacity)
-	return a.restoreCaps()
+	a.flusher = &persist.Flusher{Store: a.store, Pool: a.pool, Terms: a.proxy, Answers: a.cache}
+	return persist.RestoreCaps(a.store, a.proxy)
 }
 
 // buildOperator makes the operator, replays its stored changes and adds
@@ -315,7 +315,7 @@ func (a *App) loadDirectory(ctx context.Context) error {
 			AllowPrivate: a.cfg.AllowPrivate, Dialer: a.dialer, TLS: a.tls,
 			Timeout: 20 * time.Second, MaxBytes: 16 << 20, UserAgent: userAgent(a.cfg.Contact),
 		})),
-		Cache:  dirCache{a.store},
+		Cache:  persist.DirectoryCache{Store: a.store},
 		Filter: directory.DefaultFilter(),
 		Logger: a.log,
 		Clock:  a.clock,
@@ -432,46 +432,23 @@ func accessLogger(cfg Config, log *slog.Logger) *slog.Logger {
 // Addr is the address the server listens on.
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
-// seedList feeds a directory list to the pool, leaving out what the
-// operator removed and what the address guard refuses. At start the
-// instances' terms are read by Run (and judged); on a refresh they are read
-// in the background here.
+// seedList feeds a directory list to the pool by the operator's seeding
+// rule (operator.Seed) and says what it did. At start the instances'
+// terms are read by Run (and judged); on a refresh the operator reads
+// them in the background (operator.Reseed).
 func (a *App) seedList(list directory.List, start bool) {
-	removed := a.ops.RemovedSet()
-	// Names are not resolved here (that would be a lookup per entry at every
-	// refresh): the dialer checks the addresses they resolve to at connect
-	// time. Literal addresses and localhost names are refused now.
-	g := egress.Guard{AllowPrivate: a.cfg.AllowPrivate}
-	priors := make([]pool.Prior, 0, len(list.Entries))
-	var failing map[string][]string // engines searx.space saw never answer there
-	refused := 0
-	for _, e := range list.Entries {
-		if removed[e.URL] {
-			continue
-		}
-		if err := g.CheckLiteral(e.URL); err != nil {
-			a.log.Debug("directory entry refused by the address guard", "instance", e.URL, "err", err)
-			refused++
-			continue
-		}
-		priors = append(priors, pool.Prior{URL: e.URL, Prior: e.Prior})
-		if len(e.Failing) > 0 {
-			if failing == nil {
-				failing = make(map[string][]string)
-			}
-			failing[e.URL] = e.Failing
-		}
+	var seeded operator.Seeded
+	if start {
+		seeded = a.ops.Seed(list)
+	} else {
+		seeded = a.ops.Reseed(list)
 	}
+	for _, r := range seeded.Refused {
+		a.log.Debug("directory entry refused by the address guard", "instance", r.URL, "err", r.Err)
+	}
+	refused := len(seeded.Refused)
 	a.refusedAtSeed.Store(int64(refused))
-	a.pool.Seed(priors)
-	a.pool.SeedFailing(failing)
-	if !start {
-		// Learn the instances' terms before searching them: /config is
-		// cheap and not rate limited, and an instance with the link-token
-		// check on must get no search at all.
-		a.proxy.ReadTerms(a.pool.Rank(0, nil))
-	}
-	attrs := []any{"from", list.From, "instances", len(priors)}
+	attrs := []any{"from", list.From, "instances", seeded.Instances}
 	switch list.From {
 	case directory.FromEmbedded:
 		attrs = append(attrs, "snapshot_date", list.FetchedAt.Format(time.DateOnly))
@@ -600,94 +577,8 @@ func (a *App) Close() error {
 	return errors.Join(ferr, serr, a.store.Close())
 }
 
-// flush writes the pool's learned state (the whole set: records of
-// instances gone from the pool go), the capabilities that changed and the
-// answers waiting for the file, in one transaction.
-func (a *App) flush() error {
-	a.flushMu.Lock()
-	defer a.flushMu.Unlock()
-	b := store.Batch{Pool: map[string][]byte{}, ReplacePool: true, Caps: map[string][]byte{}}
-	for _, s := range a.pool.Export() {
-		js, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		b.Pool[s.URL] = js
-	}
-	changed, deleted := a.proxy.DirtyCaps()
-	for u, c := range changed {
-		if js, err := json.Marshal(c); err == nil {
-			b.Caps[u] = js
-		}
-	}
-	b.CapsDelete = deleted
-	err := a.cache.Flush(func(answers []proxy.Sealed) error {
-		b.Cache = sealedEntries(answers)
-		return a.store.WriteBatch(b)
-	})
-	if err != nil {
-		// Nothing is lost: the answers wait for the next flush (Flush
-		// puts them back), and so do the capabilities.
-		a.proxy.RequeueCaps(append(slices.Collect(maps.Keys(changed)), deleted...))
-	}
-	return err
-}
-
-// sealedEntries are the answers a flush took, as the store's batch
-// writes them.
-func sealedEntries(answers []proxy.Sealed) []store.CacheEntry {
-	out := make([]store.CacheEntry, len(answers))
-	for i, a := range answers {
-		out[i] = store.CacheEntry{Key: a.ID, Value: a.Value, Source: a.Source, StoredAt: a.StoredAt, Expires: a.Expires}
-	}
-	return out
-}
-
-func (a *App) restorePool() error {
-	raw, err := a.store.LoadPool()
-	if err != nil {
-		return err
-	}
-	states := make([]pool.InstanceState, 0, len(raw))
-	for u, js := range raw {
-		var s pool.InstanceState
-		if err := json.Unmarshal(js, &s); err != nil {
-			a.log.Warn("skipping an unreadable pool record", "instance", u, "err", err)
-			continue
-		}
-		states = append(states, s)
-	}
-	a.pool.Import(states)
-	return nil
-}
-
-func (a *App) restoreCaps() error {
-	raw, err := a.store.LoadCaps()
-	if err != nil {
-		return err
-	}
-	caps := make(map[string]proxy.Caps, len(raw))
-	for u, js := range raw {
-		var c proxy.Caps
-		if err := json.Unmarshal(js, &c); err == nil {
-			caps[u] = c
-		}
-	}
-	a.proxy.ImportCaps(caps)
-	return nil
-}
-
-// dirCache adapts the store to directory.Cache.
-type dirCache struct{ st *store.Store }
-
-func (d dirCache) LoadDirectory() (directory.Saved, bool, error) {
-	v, ok, err := d.st.LoadDirectory()
-	return directory.Saved{Raw: v.Raw, ETag: v.ETag, LastModified: v.LastModified, FetchedAt: v.FetchedAt}, ok, err
-}
-
-func (d dirCache) SaveDirectory(s directory.Saved) error {
-	return d.st.SaveDirectory(store.Directory{Raw: s.Raw, ETag: s.ETag, LastModified: s.LastModified, FetchedAt: s.FetchedAt})
-}
+// flush writes what was learned to the store (persist.Flusher).
+func (a *App) flush() error { return a.flusher.Flush() }
 
 // requestError answers a request the server could not read, with the
 // status that says why (fasthttp's own handler says 400 for a body over

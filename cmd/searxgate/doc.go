@@ -15,8 +15,10 @@
 // the flag wins. Config.Validate names both in its errors.
 //
 // main is wiring (App), not policy. It opens the store and restores the
-// pool and the operator's changes (package operator). It loads the
-// instance list from --directory: a URL, a file, or none. A missing or
+// pool, the terms and the answers (package persist) and the operator's
+// changes (package operator). It loads the instance list from
+// --directory (a URL, a file, or none) and seeds the pool by the
+// operator's rule (operator.Seed). A missing or
 // broken file stops the start. It reads the own instances' /config, then
 // serves until SIGINT or SIGTERM. Then it stops accepting, lets in-flight
 // searches finish within --shutdown-grace, and writes what was learned.

@@ -97,7 +97,7 @@ func (a *App) shareEvent(e pool.Event) {
 	switch {
 	case proxy.Shareable(e):
 		a.shared.Opened(e.Instance, e.At.Add(e.Cooldown), string(e.Reason))
-	case e.Reason == pool.ReasonRemoved || e.Reason == pool.ReasonUnlisted:
+	case e.Gone():
 		a.shared.Forget(e.Instance)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/pool"
@@ -37,8 +38,11 @@ func (a *App) readOwnTerms(ctx context.Context) {
 	a.proxy.ReadTermsNow(rctx, own)
 	cancel()
 	for _, u := range own {
-		if c := a.proxy.Caps(u); !c.ConfigOK {
-			why := c.ConfigErr
+		if err := a.proxy.Caps(u).ConfigError(); err != nil {
+			why := ""
+			if !errors.Is(err, proxy.ErrTermsUnread) {
+				why = err.Error()
+			}
 			if why == "" {
 				why = "no answer within " + ownTermsTimeout.String()
 			}
@@ -171,11 +175,11 @@ func (a *App) causeOf(st pool.Stats, now time.Time) string {
 	if _, why := a.proxy.Usable(st, now); whyCause[why] != causeNone {
 		return whyCause[why]
 	}
-	c := a.proxy.Caps(st.URL)
-	if st.Tier == pool.Own || c.ConfigOK {
+	err := a.proxy.Caps(st.URL).ConfigError()
+	if st.Tier == pool.Own || err == nil {
 		return causeNone
 	}
-	if c.ConfigAt.IsZero() && c.ConfigErr == "" {
+	if errors.Is(err, proxy.ErrTermsUnread) {
 		return causeUnchecked
 	}
 	host := ""
@@ -186,14 +190,27 @@ func (a *App) causeOf(st pool.Stats, now time.Time) string {
 	case egress.DialPrivate, egress.DialDNS, egress.DialRefused:
 		return why
 	}
-	switch e := c.ConfigErr; {
-	case c.ConfigStatus != 0:
+	var ce *proxy.ConfigReadError
+	switch {
+	case !errors.As(err, &ce):
+		return causeTransport
+	case ce.Status != 0:
 		return causeStatus
-	case e == causeDNS, e == causeRefused, e == causeTimeout, e == causeTLS, e == causeReset:
-		return e
+	case reasonCause[ce.Reason] != "":
+		return reasonCause[ce.Reason]
 	default:
 		return causeTransport
 	}
+}
+
+// reasonCause is the cause a /config read that failed for a transport
+// reason is to the start-up check; a reason not here is causeTransport.
+var reasonCause = map[detect.Reason]string{
+	detect.DNS:         causeDNS,
+	detect.ConnRefused: causeRefused,
+	detect.Timeout:     causeTimeout,
+	detect.TLS:         causeTLS,
+	detect.Reset:       causeReset,
 }
 
 // whyCause is the cause each proxy.Why is to the start-up check: the
