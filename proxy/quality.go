@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"maps"
 	"net/url"
 	"slices"
@@ -138,11 +139,63 @@ func (r *Response) Thin() string {
 	if r == nil || r.Redirect != "" {
 		return ""
 	}
+	if r.results == nil && !maySuspend(r.JSON) {
+		return "" // a cached answer that names no suspension: not decoded for nothing
+	}
 	page, err := r.Results()
 	if err != nil {
 		return ""
 	}
 	return ThinNote(page, r.Instance)
+}
+
+// suspendWords are the words of every reason pool.Suspends reads as a
+// suspension, lower case.
+var suspendWords = [...][]byte{[]byte("suspended"), []byte("captcha"), []byte("too many requests"), []byte("access denied")}
+
+// unresponsiveKey is the key of the engines an answer lists as down.
+var unresponsiveKey = []byte(`"unresponsive_engines":`)
+
+// maySuspend reports whether an answer's JSON could list a suspended
+// engine: false when its unresponsive_engines hold none of the words
+// pool.Suspends looks for, in any letter case. It allocates nothing and
+// reads only that list, so a cache hit costs no decoding.
+func maySuspend(json []byte) bool {
+	i := bytes.LastIndex(json, unresponsiveKey)
+	if i < 0 {
+		return false
+	}
+	list := json[i+len(unresponsiveKey):]
+	if end := bytes.Index(list, []byte("]]")); end >= 0 {
+		list = list[:end]
+	}
+	for _, w := range suspendWords {
+		if containsFold(list, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s holds word (ASCII, lower case) in any
+// letter case.
+func containsFold(s, word []byte) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		j := 0
+		for ; j < len(word); j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != word[j] {
+				break
+			}
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxQualityHedges bounds the quality hedges of one search: a second

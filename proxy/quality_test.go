@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,25 @@ func TestLateFullerAnswerLeavesTheThinOne(t *testing.T) {
 	}
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMaySuspend: the cheap look at a cached answer's bytes finds every
+// reason pool.Suspends reads as a suspension, in any letter case, and
+// passes an answer that names none (so a cache hit is not decoded).
+func TestMaySuspend(t *testing.T) {
+	for _, reason := range []string{"Suspended: CAPTCHA", "Suspended: too many requests", "Suspended: access denied", "captcha", "SUSPENDED", "Too Many Requests"} {
+		if !pool.Suspends(reason) {
+			t.Fatalf("pool.Suspends(%q) is false: the table is out of date", reason)
+		}
+		json := []byte(`{"results":[],"unresponsive_engines":[["google",` + strconv.Quote(reason) + `]]}`)
+		if !maySuspend(json) {
+			t.Errorf("%q: maySuspend missed it", reason)
+		}
+	}
+	for _, json := range []string{`{"results":[{"title":"a"}],"unresponsive_engines":[["wikidata","timeout"]]}`, `{}`, ``} {
+		if maySuspend([]byte(json)) {
+			t.Errorf("%s: maySuspend says it may be thin", json)
+		}
 	}
 }
