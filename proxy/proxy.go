@@ -666,11 +666,14 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		}
 		p.flights.finish(key.plain, fl, res, err)
 	}()
-	lctx, cancelAll := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelAll()
-	p.flights.arm(fl, cancelAll)
-	gone := context.AfterFunc(ctx, func() { p.flights.leave(fl) })
-	defer gone()
+	lctx := context.WithoutCancel(ctx)
+	if ctx.Done() != nil { // a caller that can go away (one that cannot costs nothing here)
+		var cancelAll context.CancelFunc
+		lctx, cancelAll = context.WithCancel(lctx)
+		defer cancelAll()
+		p.flights.arm(fl, cancelAll)
+		defer context.AfterFunc(ctx, func() { p.flights.leave(fl) })()
+	}
 	if d, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
 		lctx, cancel = context.WithDeadline(lctx, d)

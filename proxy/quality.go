@@ -44,13 +44,17 @@ func (p *Proxy) learnQuality(inst string, req *Request, v detect.Verdict) {
 // answeringEngines are the engines that gave r's results, in order of
 // first appearance.
 func answeringEngines(r *results.Page) []string {
-	var out []string
+	out := make([]string, 0, 4)
+	add := func(e string) {
+		if e != "" && !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
 	for i := range r.Results {
 		res := &r.Results[i]
-		for _, e := range append([]string{res.Engine}, res.Engines...) {
-			if e != "" && !slices.Contains(out, e) {
-				out = append(out, e)
-			}
+		add(res.Engine)
+		for _, e := range res.Engines {
+			add(e)
 		}
 	}
 	return out
