@@ -24,10 +24,10 @@ func TestThreeClientsShareTheWindow(t *testing.T) {
 				continue
 			}
 			var na *NoAnswerError
-			// The searches' bucket (2 s) leaves the window 22 s on; the
-			// seat is lent half a deadline (2 s) before.
-			if !errors.As(err, &na) || na.Why != StopShare || na.RetryAfter != 20*time.Second {
-				t.Fatalf("%s's search %d: %v; want refused for its share until 20 s", client, i, err)
+			// The searches leave the window 20 s on, as they leave the
+			// instances'; the seat is lent half a deadline (2 s) before.
+			if !errors.As(err, &na) || na.Why != StopShare || na.RetryAfter != 18*time.Second {
+				t.Fatalf("%s's search %d: %v; want refused for its share until 18 s", client, i, err)
 			}
 		}
 		return served
@@ -48,27 +48,27 @@ func TestThreeClientsShareTheWindow(t *testing.T) {
 	if total != 27 {
 		t.Fatalf("the instances got %d searches, want 27", total)
 	}
-	// At 15 s each asks again (and so is still active): refused at once
+	// At 13 s each asks again (and so is still active): refused at once
 	// (a wait would outlast the deadline), until the time the rule lets
-	// it in: C when the seat is lent (20 s); A and B, with less room than
+	// it in: C when the seat is lent (18 s); A and B, with less room than
 	// the less served need to reach their level, when the burst leaves
-	// the window (22 s).
-	e.clock.Advance(15 * time.Second)
+	// the window (20 s).
+	e.clock.Advance(13 * time.Second)
 	for client, want := range map[string]time.Duration{"A": 7 * time.Second, "B": 7 * time.Second, "C": 5 * time.Second} {
 		var na *NoAnswerError
 		if err := search(client, client+" again"); !errors.As(err, &na) || na.Why != StopShare || na.RetryAfter != want {
-			t.Fatalf("%s at 15 s: %v; want refused for its share for %v", client, err, want)
+			t.Fatalf("%s at 13 s: %v; want refused for its share for %v", client, err, want)
 		}
 	}
-	// At 20 s the seat is lent, but A, over its share (9 among three),
+	// At 18 s the seat is lent, but A, over its share (9 among three),
 	// takes nothing while B and C cannot reach theirs: not before every
-	// search of the burst leaves the window, at 22 s. C goes on.
+	// search of the burst leaves the window, at 20 s. C goes on.
 	e.clock.Advance(5 * time.Second)
 	if ok, at := e.proxy.fair.Allowed("A", e.clock.Now()); ok || !at.Equal(e.clock.Now().Add(2*time.Second)) {
-		t.Fatalf("A at 20 s: allowed %v until %v; want refused until 22 s (B and C below their share)", ok, at)
+		t.Fatalf("A at 18 s: allowed %v until %v; want refused until 20 s (B and C below their share)", ok, at)
 	}
 	if err := search("C", "C late"); err != nil {
-		t.Fatalf("C below its share at 20 s: %v", err)
+		t.Fatalf("C below its share at 18 s: %v", err)
 	}
 }
 
@@ -120,10 +120,13 @@ func TestAWaitingNewcomerIsServedFirst(t *testing.T) {
 			}
 		}
 	}
-	burst("0 s", 20)
-	// At 20 s the seat is lent (the burst leaves the share's window at
-	// 22 s); A fills the instances until 20.5 s.
-	e.clock.Advance(20 * time.Second)
+	burst("0 s", 10)
+	e.clock.Advance(2 * time.Second)
+	burst("2 s", 10)
+	// At 20 s the first ten have left the share's window (the instances'
+	// at 20.5 s), and the seat is lent (the next ten leave at 22 s); A
+	// fills the instances until 20.5 s.
+	e.clock.Advance(18 * time.Second)
 	burst("20 s", 10)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a failsafe
 	defer cancel()
@@ -146,7 +149,7 @@ func TestAWaitingNewcomerIsServedFirst(t *testing.T) {
 	b := wait("B", 2)
 	e.clock.Advance(time.Second) // the first searches leave the instances' windows
 	e.proxy.dispatch()
-	// Twenty slots freed; the older waiter, over its share, still waits.
+	// Ten slots freed; the older waiter, over its share, still waits.
 	if n := e.proxy.queue.Len(); n != 1 {
 		t.Fatalf("%d searches wait after the slots freed, want 1 (A's)", n)
 	}
@@ -160,7 +163,8 @@ func TestAWaitingNewcomerIsServedFirst(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the newcomer was not served")
 	}
-	// At 23 s its burst has left the window: it is served in its turn.
+	// At 23 s its burst of 2 s has left the window: it is served in its
+	// turn.
 	e.clock.Advance(2 * time.Second)
 	e.proxy.dispatch()
 	select {

@@ -33,7 +33,8 @@ import (
 //
 // Usage is counted per client in buckets (a tenth of a window each), and
 // for all clients together in the same buckets, so a client costs a few
-// hundred bytes whatever its rate; the count of clients is bounded
+// hundred bytes whatever its rate; a bucket leaves the window when its
+// last search does, so the share frees when the instances' windows do; the count of clients is bounded
 // (maxFairClients), the idlest dropped first. The others' use is read
 // again only after a search, a new list of active clients or a bucket's
 // end, so a check costs the active clients' count once per search.
@@ -67,6 +68,7 @@ type levels struct {
 	ok           bool
 	version, gen uint64
 	tick         int64
+	until        int64 // the earliest time a counted bucket of theirs leaves (-1: none)
 	used         []int
 }
 
@@ -84,9 +86,12 @@ const (
 type clientUse struct {
 	last int64  // nanoseconds since base of its last search or ask
 	gen  uint64 // the active list's generation it is in
-	// per window: counts by bucket, and the bucket number each count is of
+	// per window: counts by bucket, the start of the bucket each count is
+	// of, and the time of its last search (the bucket leaves the window
+	// when that search does)
 	counts [][fairSlots]int32
 	starts [][fairSlots]int64
+	lasts  [][fairSlots]int64
 }
 
 // NewFair shares out the public budget windows (those with a positive Max
@@ -127,17 +132,18 @@ func (f *Fair) WithLend(d time.Duration) *Fair {
 	return f
 }
 
-// used returns the client's searches within window i at t, and the time
-// its oldest counted bucket leaves the window (-1 when none is counted).
+// used returns the client's searches within window i at t, and the
+// earliest time one of its counted buckets leaves the window (-1 when
+// none is counted). A bucket leaves when its last search does: never
+// before the instances free that search, and with it when the bucket's
+// searches came at once.
 func (f *Fair) used(u *clientUse, i int, t int64) (n int, frees int64) {
-	w := f.windows[i]
-	width := int64(w.Per) / fairBuckets
-	oldest := t - int64(w.Per)
+	per := int64(f.windows[i].Per)
 	frees = -1
 	for b := range fairSlots {
-		if s := u.starts[i][b]; u.counts[i][b] > 0 && s+width > oldest {
+		if end := u.lasts[i][b] + per; u.counts[i][b] > 0 && end > t {
 			n += int(u.counts[i][b])
-			if end := s + width + int64(w.Per); frees < 0 || end < frees {
+			if frees < 0 || end < frees {
 				frees = end
 			}
 		}
@@ -167,18 +173,19 @@ func (f *Fair) activeLocked(t int64) int {
 
 // levelsLocked brings f.levels up to t: for each window, the use of
 // every active client, sorted. It is read again from every client only
-// after a new list of active clients or a bucket's end; a search or a
-// newcomer changes it in place (changeLocked).
+// after a new list of active clients, a bucket's end or one leaving; a
+// search or a newcomer changes it in place (changeLocked).
 func (f *Fair) levelsLocked(t int64) {
 	for i, w := range f.windows {
 		lv := &f.levels[i]
 		if f.current(i, t) {
 			continue
 		}
-		lv.used = lv.used[:0]
+		lv.used, lv.until = lv.used[:0], -1
 		for _, u := range f.active {
-			n, _ := f.used(u, i, t)
+			n, frees := f.used(u, i, t)
 			lv.used = append(lv.used, n)
+			lv.until = earlier(lv.until, frees)
 		}
 		slices.Sort(lv.used)
 		lv.ok, lv.version, lv.gen, lv.tick = true, f.version, f.gen, floorDiv(t, int64(w.Per)/fairBuckets)
@@ -257,13 +264,12 @@ func (f *Fair) nextLocked(u *clientUse, t int64, n, pub int) int64 {
 	var buf [2 * 2 * 2 * fairSlots]int64 // two windows' times, on the stack
 	at := buf[:0]
 	for i, w := range f.windows {
-		width := int64(w.Per) / fairBuckets
 		for _, x := range []*clientUse{u, &f.all} {
 			for b := range fairSlots {
 				if x.counts[i][b] == 0 {
 					continue
 				}
-				end := x.starts[i][b] + width + int64(w.Per)
+				end := x.lasts[i][b] + int64(w.Per)
 				for _, c := range []int64{end, end - int64(f.lend)} {
 					if c > t {
 						at = append(at, c)
@@ -320,8 +326,9 @@ func (f *Fair) changeLocked(u *clientUse, t int64, listed bool, change func()) {
 		if n == -2 {
 			continue
 		}
-		to, _ := f.used(u, i, t)
+		to, frees := f.used(u, i, t)
 		f.levels[i].replace(n, to)
+		f.levels[i].until = earlier(f.levels[i].until, frees)
 		f.levels[i].version = f.version
 	}
 }
@@ -330,7 +337,15 @@ func (f *Fair) changeLocked(u *clientUse, t int64, listed bool, change func()) {
 func (f *Fair) current(i int, t int64) bool {
 	lv := &f.levels[i]
 	tick := floorDiv(t, int64(f.windows[i].Per)/fairBuckets)
-	return lv.ok && lv.version == f.version && lv.gen == f.gen && lv.tick == tick
+	return lv.ok && lv.version == f.version && lv.gen == f.gen && lv.tick == tick && (lv.until < 0 || t < lv.until)
+}
+
+// earlier is the earlier of two times, -1 standing for none.
+func earlier(a, b int64) int64 {
+	if a < 0 || (b >= 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // replace changes one use in lv from from (-1: none) to to, kept sorted.
@@ -368,7 +383,8 @@ func (f *Fair) seenLocked(client string, t int64) *clientUse {
 }
 
 func newClientUse(windows int) clientUse {
-	return clientUse{counts: make([][fairSlots]int32, windows), starts: make([][fairSlots]int64, windows)}
+	return clientUse{counts: make([][fairSlots]int32, windows), starts: make([][fairSlots]int64, windows),
+		lasts: make([][fairSlots]int64, windows)}
 }
 
 // floorDiv is a / b rounded down (b > 0).
@@ -387,9 +403,10 @@ func (f *Fair) count(u *clientUse, t int64) {
 		q := floorDiv(t, width)
 		b := int((q%fairSlots + fairSlots) % fairSlots)
 		if s := q * width; u.starts[i][b] != s {
-			u.starts[i][b], u.counts[i][b] = s, 0
+			u.starts[i][b], u.counts[i][b], u.lasts[i][b] = s, 0, t
 		}
 		u.counts[i][b]++
+		u.lasts[i][b] = max(u.lasts[i][b], t)
 	}
 }
 

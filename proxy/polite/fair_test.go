@@ -156,15 +156,15 @@ func TestFairShareLendsTheSeatLate(t *testing.T) {
 	if got := p.serve("solo", 10, start); got != 7 {
 		t.Fatalf("alone, got %d of 10, want 7 (the seat kept)", got)
 	}
-	// Its searches leave at 22 s (their bucket's end): lent at 20 s.
+	// Its searches leave at 20 s, as they do at the instances: lent at 18 s.
 	ok, at := f.Allowed("solo", start.Add(10*time.Second))
-	if ok || !at.Equal(start.Add(20*time.Second)) {
-		t.Fatalf("at 10 s: allowed %v, free at %v; want refused until 20 s", ok, at.Sub(start))
+	if ok || !at.Equal(start.Add(18*time.Second)) {
+		t.Fatalf("at 10 s: allowed %v, free at %v; want refused until 18 s", ok, at.Sub(start))
 	}
-	if ok, _ := f.Allowed("solo", start.Add(20*time.Second-time.Millisecond)); ok {
+	if ok, _ := f.Allowed("solo", start.Add(18*time.Second-time.Millisecond)); ok {
 		t.Fatal("lent before the time it said")
 	}
-	if got := p.serve("solo", 10, start.Add(20*time.Second)); got != 3 {
+	if got := p.serve("solo", 10, start.Add(18*time.Second)); got != 3 {
 		t.Fatalf("the seat lent, got %d more, want 3", got)
 	}
 	// Lend is at most a quarter of the shortest window.
@@ -181,19 +181,19 @@ func TestFairShareOwesAWaitingNewcomer(t *testing.T) {
 	f := NewFair(defaultWindows, func() int { return 1 }).WithBase(start).WithLend(2 * time.Second)
 	p := &fleet{f: f, room: 10}
 	p.serve("solo", 10, start)
-	p.serve("solo", 10, start.Add(20*time.Second)) // the seat lent: 10 of 10
-	if ok, _ := f.Allowed("solo", start.Add(21*time.Second)); !ok {
+	p.serve("solo", 10, start.Add(18*time.Second)) // the seat lent: 10 of 10
+	if ok, _ := f.Allowed("solo", start.Add(19*time.Second)); !ok {
 		t.Fatal("alone, with the seat lent, the client was refused")
 	}
-	if ok, _ := f.Allowed("waiting", start.Add(21*time.Second)); !ok {
+	if ok, _ := f.Allowed("waiting", start.Add(19*time.Second)); !ok {
 		t.Fatal("a newcomer's first search was refused")
 	}
 	// The newcomer waits (no room); the other, over its share, is refused
-	// until its first 7 leave at 22 s: then the newcomer's share (4) and
+	// until its first 7 leave at 20 s: then the newcomer's share (4) and
 	// a seat (1) fit in what is free.
-	ok, at := f.Allowed("solo", start.Add(21*time.Second))
-	if ok || !at.Equal(start.Add(22*time.Second)) {
-		t.Fatalf("the client over its share beside a waiting newcomer: allowed %v until %v; want refused until 22 s", ok, at.Sub(start))
+	ok, at := f.Allowed("solo", start.Add(19*time.Second))
+	if ok || !at.Equal(start.Add(20*time.Second)) {
+		t.Fatalf("the client over its share beside a waiting newcomer: allowed %v until %v; want refused until 20 s", ok, at.Sub(start))
 	}
 }
 
