@@ -364,12 +364,15 @@ func (a *App) listen(trusted []netip.Prefix) error {
 	if err != nil {
 		return listenError(cfg.Listen, err)
 	}
+	var connState func(net.Conn, fasthttp.ConnState)
 	if a.peers != nil {
 		a.ln = a.peers.listener(a.ln)
+		connState = a.peers.state
 	}
 	a.server = &fasthttp.Server{
-		Handler: web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),
-		Name:    "searxgate",
+		Handler:   web.Wrap(a.web.Handler(), a.limiter, trusted, accessLogger(cfg, a.log), a.clock),
+		ConnState: connState,
+		Name:      "searxgate",
 		// A search request is small: ReadTimeout bounds the whole request
 		// (from the connection's opening, or from its first byte on a
 		// kept-alive one), so a client dribbling its header is cut off in

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/searxgate/searxgate/internal/clock"
 )
 
@@ -26,7 +28,11 @@ func newPeers(clk clock.Clock) *peers {
 	return &peers{clk: clock.Or(clk), every: 250 * time.Millisecond, conns: map[string]net.Conn{}}
 }
 
-// listener records the connections ln accepts until they are closed.
+// listener records the connections ln accepts, as they are, before the
+// server wraps any (its per-address cap does): the socket is what a watch
+// looks at. Each is returned unwrapped: fasthttp writes a response's
+// header and body in one writev only to a *net.TCPConn, so a wrapped one
+// would cost every answer a second system call.
 func (p *peers) listener(ln net.Listener) net.Listener { return &peerListener{Listener: ln, p: p} }
 
 type peerListener struct {
@@ -43,25 +49,20 @@ func (l *peerListener) Accept() (net.Conn, error) {
 	l.p.mu.Lock()
 	l.p.conns[key] = c
 	l.p.mu.Unlock()
-	return &peerConn{Conn: c, p: l.p, key: key}, nil
+	return c, nil
 }
 
-type peerConn struct {
-	net.Conn
-	p    *peers
-	key  string
-	once sync.Once
-}
-
-func (c *peerConn) Close() error {
-	c.once.Do(func() {
-		c.p.mu.Lock()
-		if c.p.conns[c.key] == c.Conn {
-			delete(c.p.conns, c.key)
-		}
-		c.p.mu.Unlock()
-	})
-	return c.Conn.Close()
+// state is the server's ConnState hook: a connection closed or hijacked
+// is forgotten (by its client's address and port, which no other open
+// connection has).
+func (p *peers) state(c net.Conn, st fasthttp.ConnState) {
+	if st != fasthttp.StateClosed && st != fasthttp.StateHijacked {
+		return
+	}
+	key := c.RemoteAddr().String()
+	p.mu.Lock()
+	delete(p.conns, key)
+	p.mu.Unlock()
 }
 
 // watch returns ctx, ended too when the client at remote (address:port)

@@ -25,7 +25,7 @@ func TestPeerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan error, 1)
-	srv := &fasthttp.Server{Handler: func(rc *fasthttp.RequestCtx) {
+	srv := &fasthttp.Server{ConnState: p.state, Handler: func(rc *fasthttp.RequestCtx) {
 		ctx, stop := p.watch(context.Background(), rc.RemoteAddr().String())
 		defer stop()
 		select {
@@ -53,5 +53,19 @@ func TestPeerGone(t *testing.T) {
 	_ = c.Close()
 	if err := <-ended; !errors.Is(err, errClientGone) {
 		t.Errorf("after the client closed: %v, want errClientGone", err)
+	}
+	// The closed connection is forgotten (the server's ConnState hook),
+	// so the table holds only connections still open.
+	for i := 0; ; i++ {
+		p.mu.Lock()
+		n := len(p.conns)
+		p.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		if i == 5000 {
+			t.Fatalf("%d connections still known after the only one closed", n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
