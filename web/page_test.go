@@ -76,3 +76,13 @@ func TestHighlight(t *testing.T) {
 		}
 	}
 }
+
+// TestSnippetHTMLEscapes: the marked snippet is written as HTML by hand,
+// so every part of it, marked or not, must come out escaped.
+func TestSnippetHTMLEscapes(t *testing.T) {
+	got := string(snippetHTML(highlight(`<b>bold</b> & "y" <script>`, queryWords("script bold"))))
+	want := `&lt;b&gt;<mark>bold</mark>&lt;/b&gt; &amp; &#34;y&#34; &lt;<mark>script</mark>&gt;`
+	if got != want {
+		t.Errorf("snippetHTML:\n got %s\nwant %s", got, want)
+	}
+}
