@@ -58,7 +58,11 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 	a.peers = newPeers(a.clock)
 	inner := srv.Handler()
 	h := fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, stop := a.peers.watch(r.Context(), r.RemoteAddr)
+		// Not the request's own context as the parent: fasthttp's
+		// RequestCtx is reused once the handler returns, and a context
+		// derived from it would be read by Go's cancel propagation after
+		// that. Its values (the client key) are still read through it.
+		ctx, stop := a.peers.watch(context.WithoutCancel(r.Context()), r.RemoteAddr)
 		defer stop()
 		inner.ServeHTTP(w, r.WithContext(ctx))
 	}))
