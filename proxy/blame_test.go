@@ -72,14 +72,17 @@ func TestQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
 }
 
 // TestFanoutQueryThatCrashesSearXNGIsTheQuerys: fanned out, the same
-// query blames no instance either: the first failure is replaced (it
+// query blames no instance either: a first failure alone is replaced (it
 // cannot tell), none after two failed alike.
 func TestFanoutQueryThatCrashesSearXNGIsTheQuerys(t *testing.T) {
 	e := newEnv(t, Config{Clock: timersOf(quietTimers)}, fastFleet(5)...)
 	_, err := e.proxy.Search(context.Background(), Request{Query: "servererror wide", PageNo: 1, Format: FormatJSON, Fanout: 3})
 	var na *NoAnswerError
-	if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) != 4 {
-		t.Fatalf("%v (%+v), want the query's error after the three asked and one replacement", err, na)
+	// Three alike 5xx decide it when they come back together; one that
+	// comes back first is held and a replacement asked: both are the
+	// query's, and never a second replacement.
+	if !errors.As(err, &na) || na.Why != "query" || len(na.Tried) < 3 || len(na.Tried) > 4 {
+		t.Fatalf("%v (%+v), want the query's error after the three asked and at most one replacement", err, na)
 	}
 	e.settled(t)
 	if e.searches(4) != 0 {
