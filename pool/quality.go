@@ -192,9 +192,20 @@ func (p *Pool) priorFailing(in *instance, engines []string, nowM int64) {
 // denied.
 func Suspends(reason string) bool {
 	r := strings.ToLower(reason)
-	return strings.HasPrefix(r, "suspended") || strings.Contains(r, "captcha") ||
-		strings.Contains(r, "too many requests") || strings.Contains(r, "access denied")
+	if strings.HasPrefix(r, SuspendWords[0]) {
+		return true
+	}
+	for _, w := range SuspendWords[1:] {
+		if strings.Contains(r, w) {
+			return true
+		}
+	}
+	return false
 }
+
+// SuspendWords are the words, lower case, of the reasons Suspends reads
+// as a suspension: "suspended" at the start, any other anywhere.
+var SuspendWords = [...]string{"suspended", "captcha", "too many requests", "access denied"}
 
 // Learn takes what one good answer of url says of its quality (see
 // Answer) and ranks it anew. It moves no circuit: a suspended engine is

@@ -153,10 +153,6 @@ func (r *Response) Thin() string {
 	return ThinNote(page, r.Instance)
 }
 
-// suspendWords are the words of every reason pool.Suspends reads as a
-// suspension, lower case.
-var suspendWords = [...][]byte{[]byte("suspended"), []byte("captcha"), []byte("too many requests"), []byte("access denied")}
-
 // unresponsiveKey is the key of the engines an answer lists as down.
 var unresponsiveKey = []byte(`"unresponsive_engines":`)
 
@@ -173,7 +169,7 @@ func maySuspend(json []byte) bool {
 	if end := bytes.Index(list, []byte("]]")); end >= 0 {
 		list = list[:end]
 	}
-	for _, w := range suspendWords {
+	for _, w := range pool.SuspendWords {
 		if containsFold(list, w) {
 			return true
 		}
@@ -183,7 +179,7 @@ func maySuspend(json []byte) bool {
 
 // containsFold reports whether s holds word (ASCII, lower case) in any
 // letter case.
-func containsFold(s, word []byte) bool {
+func containsFold(s []byte, word string) bool {
 	for i := 0; i+len(word) <= len(s); i++ {
 		j := 0
 		for ; j < len(word); j++ {
