@@ -24,6 +24,11 @@ type Store interface {
 // Proxy is what the operator asks of the search path; *proxy.Proxy is one.
 type Proxy interface {
 	ReadTerms(instances []string)
+}
+
+// Answers is what the operator asks of the search path's cache;
+// *cache.Cache (proxy.Proxy.Cache) is one.
+type Answers interface {
 	DropAnswersOf(inst string) (int, error)
 }
 
@@ -31,6 +36,7 @@ type Proxy interface {
 type Config struct {
 	Pool         *pool.Pool
 	Proxy        Proxy
+	Answers      Answers
 	Store        Store
 	AllowPrivate bool // --allow-private: the address guard lets private addresses through
 	MaxOwn       int  // --max-own-instances: instances the API may add
@@ -202,7 +208,7 @@ func (o *Operator) SetDisabled(raw string, disabled bool) (bool, error) {
 	if disabled {
 		found := o.cfg.Pool.Disable(u)
 		// A disabled instance's answers are not served from the cache either.
-		if _, err := o.cfg.Proxy.DropAnswersOf(u); err != nil {
+		if _, err := o.cfg.Answers.DropAnswersOf(u); err != nil {
 			return found, fmt.Errorf("dropping the cached answers of %s: %w", u, err)
 		}
 		return found, nil

@@ -191,7 +191,7 @@ func (p *Proxy) ImportCaps(m map[string]Caps) {
 // answers; the pool no longer has it. Its lifetime totals
 // (Metrics.EachTotals) stay, for /metrics.
 func (p *Proxy) Forget(inst string) {
-	if _, err := p.DropAnswersOf(inst); err != nil {
+	if _, err := p.cache.DropAnswersOf(inst); err != nil {
 		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)
 	}
 	if r := p.recs.get(inst); r != nil {

@@ -12,9 +12,11 @@ import (
 // only through its small interfaces. Those two import neither proxy nor each other (their
 // own fences say so): the search path uses them, never the other way.
 // VictoriaMetrics' metrics keeps the search path's counters and
-// histograms (see Metrics).
+// histograms (see Metrics). proxy/cache, the cache, imports no proxy
+// either (its fence says so).
 func TestImports(t *testing.T) {
 	deptest.Check(t, ".", "github.com/searxgate/searxgate/pool", "github.com/searxgate/searxgate/detect",
 		"github.com/searxgate/searxgate/results", "github.com/valyala/fasthttp",
-		"github.com/VictoriaMetrics/metrics", "github.com/searxgate/searxgate/proxy/upstream", "github.com/searxgate/searxgate/proxy/polite")
+		"github.com/VictoriaMetrics/metrics", "github.com/searxgate/searxgate/proxy/upstream", "github.com/searxgate/searxgate/proxy/polite",
+		"github.com/searxgate/searxgate/proxy/cache")
 }

@@ -2,13 +2,14 @@
 // from the pool of instances.
 //
 // It owns a search as a value (search.go): its attempts, hedges, fan-out
-// and deadline. It also owns the instance records, the slot queue, the
-// cache and the metrics. An instance's record holds its terms, budget
+// and deadline. It also owns the instance records, the slot queue and
+// the metrics. An instance's record holds its terms, budget
 // rings and host client. It alone says whether a search may go there now,
 // and if not, why (avail.go): the pool's part, then its terms and budget.
-// Every face asks it. Two packages of its own do the rest, and import
+// Every face asks it. Three packages of its own do the rest, and import
 // neither proxy nor each other. proxy/upstream talks to the instances;
-// proxy/polite keeps the budgets, fair shares and queue as arithmetic.
+// proxy/polite keeps the budgets, fair shares and queue as arithmetic;
+// proxy/cache keeps the answers.
 //
 // # One search
 //
@@ -47,10 +48,9 @@
 //
 // # Cache
 //
-// In memory a search is its plain key. What leaves memory is keyed by a
-// keyed hash of the search and sealed (SealAnswer), so no query text is
-// stored. WriteBehind is the CacheStore over a file of sealed answers.
-// Config.NoCache keeps nothing anywhere.
+// The cache is a room of its own, proxy/cache: plain keys in memory,
+// keyed hashes and sealed answers outside it. Config.NoCache keeps
+// nothing anywhere.
 //
 // Caveats:
 //   - fasthttp cannot cancel a request in flight: a hedge that lost runs

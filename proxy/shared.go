@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/polite"
 )
 
@@ -36,27 +37,6 @@ type SharedBudget interface {
 // must not block the search.
 type SharedRestamper interface {
 	Restamp(inst string, taken, now time.Time)
-}
-
-// SharedCache is an answer cache shared by the replicas, behind the
-// in-memory one and in front of the Store. Keys are the proxy's cache keys
-// (keyed hashes; see Keyer), whose second half an implementation may seal
-// the answer with and must never store. The replicas must key with one
-// secret for their keys to meet.
-type SharedCache interface {
-	// Get returns the answer kept for key, fresh or stale.
-	Get(ctx context.Context, key string) (Cached, bool)
-	// Put keeps c for key; it must not block the search (queue it).
-	Put(key string, c Cached)
-	// Lead asks to be the one replica that searches key upstream now, for
-	// a search that ends by until. When lead is false, another replica
-	// searches it: Wait for its answer. release (never nil) ends the
-	// lead once the answer was Put; it must not block either.
-	Lead(ctx context.Context, key string, until time.Time) (lead bool, release func())
-	// Wait waits, up to until, for a fresh answer to key that another
-	// replica is searching; it returns false as soon as that replica
-	// gave up without one, or at until.
-	Wait(ctx context.Context, key string, until time.Time) (Cached, bool)
 }
 
 // RefusalFeed carries circuit openings between the replicas of one
@@ -96,7 +76,7 @@ type SharedState struct {
 // Shared is what a group of replicas shares; nil fields stay local.
 type Shared struct {
 	Budget SharedBudget
-	Cache  SharedCache
+	Cache  cache.Shared // the answers and the searches in flight
 	Trials SharedTrials
 	// Status reports the shared state (nil: nothing is shared).
 	Status func() SharedState
@@ -125,11 +105,6 @@ func (p *Proxy) sharedTrial(ctx context.Context, inst string, now time.Time) boo
 	}
 	return ok
 }
-
-// sharedWait is the share of a search's deadline a replica may spend
-// waiting for another replica's answer: what is left is its own to search
-// with if that one gave up.
-const sharedWait = 3 // quarters
 
 // politeTake takes one search of inst from the local budget and, for a
 // public instance, from the shared one. A refusal of the shared budget
@@ -173,60 +148,4 @@ func (p *Proxy) sharedRestamp(inst string, own bool, taken, now time.Time) {
 	if r, ok := p.cfg.Shared.Budget.(SharedRestamper); ok && !own {
 		r.Restamp(inst, taken, now)
 	}
-}
-
-// sharedGet reads the keyed hash sk from the shared cache, when there is
-// one (the caller keeps what it found in memory, under the plain key).
-func (p *Proxy) sharedGet(ctx context.Context, sk string) (Cached, bool) {
-	sc := p.cfg.Shared.Cache
-	if sc == nil {
-		return Cached{}, false
-	}
-	return sc.Get(ctx, sk)
-}
-
-// sharedFlight joins a search of key another replica is running, when
-// there is a shared cache. It returns the answer that replica found, or
-// (nil, release) when this replica is to search: release ends its lead.
-func (p *Proxy) sharedFlight(ctx context.Context, sk *searchKey, start, deadline time.Time) (*Response, func()) {
-	sc := p.cfg.Shared.Cache
-	if sc == nil {
-		return nil, func() {}
-	}
-	key := p.hashedKey(sk)
-	lead, release := sc.Lead(ctx, key, deadline)
-	if lead {
-		return nil, release
-	}
-	wait := start.Add(deadline.Sub(start) * sharedWait / 4)
-	c, ok := sc.Wait(ctx, key, wait)
-	if !ok {
-		return nil, func() {}
-	}
-	p.metrics.sharedJoined.Add(1)
-	// Coalesced, not Cached: the answer is another replica's search of
-	// this moment, not one kept from before.
-	return &Response{JSON: c.JSON, Instance: c.Instance, Coalesced: true, expires: c.Expires}, nil
-}
-
-// sharedPut offers an answer to the shared cache, when there is one.
-func (p *Proxy) sharedPut(key string, c *Cached) {
-	if sc := p.cfg.Shared.Cache; sc != nil {
-		sc.Put(key, *c)
-	}
-}
-
-// sharedDrop drops answers from the shared cache too, when it can drop
-// (CacheDropper); a failure there is logged, not returned: the local
-// drop stands, and the shared copies expire with their TTL.
-func (p *Proxy) sharedDrop(drop func(CacheDropper) (int, error)) int {
-	d, ok := p.cfg.Shared.Cache.(CacheDropper)
-	if !ok {
-		return 0
-	}
-	n, err := drop(d)
-	if err != nil {
-		p.log.Warn("dropping answers from the shared cache failed: they expire there with their TTL", "err", err)
-	}
-	return n
 }
