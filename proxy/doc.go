@@ -56,5 +56,5 @@
 //   - fasthttp cannot cancel a request in flight: a hedge that lost runs
 //     until its answer or the deadline.
 //   - Budgets and fair shares are per process unless Config.Shared says
-//     otherwise (shared.go, with package redis).
+//     otherwise (Replicas in shared.go, with package redis).
 package proxy

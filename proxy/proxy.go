@@ -371,6 +371,7 @@ type Proxy struct {
 	fair     *polite.Fair
 	extra    *polite.ExtraBudget
 	cache    *cache.Cache // the answers and the autocompletions, in memory, shared and stored
+	replicas *Replicas
 	flights  flights
 	queue    *polite.Queue[waiting] // its lock is taken before the pool's, never while holding it
 	recs     *registry              // one record per instance: terms, budget rings, host client, recent outcomes
@@ -427,9 +428,10 @@ func New(cfg Config) (*Proxy, error) {
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
 		up.AllowRetry = func(inst string) bool {
-			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.now())
+			return p.replicas.take(p.bg, inst, p.polite.Own(inst), p.now())
 		}
 	}
+	p.replicas = &Replicas{shared: cfg.Shared, polite: p.polite, recs: recs, metrics: p.metrics, deadline: cfg.Deadline}
 	p.up = upstream.New(up, registryHosts{p.recs})
 	recs.pool, recs.polite, recs.acPolite = cfg.Pool, p.polite, p.acPolite
 	recs.allowLinkToken, recs.ownPassIP = cfg.AllowLinkToken, cfg.OwnPassIP
@@ -587,6 +589,9 @@ func (p *Proxy) Politeness() *polite.Politeness { return p.polite }
 // Cache returns the search path's caches: to drop, purge or prune them,
 // and to read their lifetime and size.
 func (p *Proxy) Cache() *cache.Cache { return p.cache }
+
+// Replicas returns how this process takes part in a group of replicas.
+func (p *Proxy) Replicas() *Replicas { return p.replicas }
 
 // Search answers one client search: from the cache, from an identical search
 // in flight, or from the pool. It returns a *NoAnswerError (wrapping
@@ -763,14 +768,14 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read
 	p.polite.Restamp(inst, l.takenAt, now)
-	p.sharedRestamp(inst, lease.Own(), l.takenAt, now)
+	p.replicas.restamp(inst, lease.Own(), l.takenAt, now)
 	v, elapsed, err := p.safeAsk(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
 		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}, elapsed)
-		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
+		if now = p.now(); now.Before(deadline) && p.replicas.take(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
 		}

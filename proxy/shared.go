@@ -82,70 +82,82 @@ type Shared struct {
 	Status func() SharedState
 }
 
-// SharedState returns the state shared with other replicas; ok is false
-// when nothing is shared (one process, the default).
-func (p *Proxy) SharedState() (st SharedState, ok bool) {
-	if p.cfg.Shared.Status == nil {
-		return SharedState{}, false
-	}
-	return p.cfg.Shared.Status(), true
+// Replicas is how the search path takes part in a group of replicas:
+// the shared budget and trials beside the local budget, and the shared
+// state for /status and /metrics. The shared answers are the cache's
+// (cache.Shared).
+type Replicas struct {
+	shared   Shared
+	polite   *polite.Politeness
+	recs     *registry // for whether an own instance is behind its limiter
+	metrics  *Metrics
+	deadline time.Duration // Config.Deadline: how long a trial is claimed, with a second more
 }
 
-// sharedTrial claims the trial of a half-open public instance, when
-// trials are shared; a refusal holds the instance locally until the other
-// replica's claim ends.
-func (p *Proxy) sharedTrial(ctx context.Context, inst string, now time.Time) bool {
-	tr := p.cfg.Shared.Trials
+// State returns the state shared with other replicas; ok is false when
+// nothing is shared (one process, the default).
+func (r *Replicas) State() (st SharedState, ok bool) {
+	if r.shared.Status == nil {
+		return SharedState{}, false
+	}
+	return r.shared.Status(), true
+}
+
+// trial claims the trial of a half-open public instance, when trials are
+// shared; a refusal holds the instance locally until the other replica's
+// claim ends.
+func (r *Replicas) trial(ctx context.Context, inst string, now time.Time) bool {
+	tr := r.shared.Trials
 	if tr == nil {
 		return true
 	}
-	ok, retry := tr.Trial(ctx, inst, now.Add(p.cfg.Deadline+time.Second), now)
+	ok, retry := tr.Trial(ctx, inst, now.Add(r.deadline+time.Second), now)
 	if !ok {
-		p.polite.Hold(inst, retry, now)
+		r.polite.Hold(inst, retry, now)
 	}
 	return ok
 }
 
-// politeTake takes one search of inst from the local budget and, for a
-// public instance, from the shared one. A refusal of the shared budget
-// holds the instance locally until the time it said, so that the slot
-// queue and Retry-After see it.
-func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.Time) bool {
-	if !p.localTake(inst, own, now) {
+// take takes one search of inst from the local budget and, for a public
+// instance, from the shared one. A refusal of the shared budget holds the
+// instance locally until the time it said, so that the slot queue and
+// Retry-After see it.
+func (r *Replicas) take(ctx context.Context, inst string, own bool, now time.Time) bool {
+	if !r.localTake(inst, own, now) {
 		return false
 	}
-	if own || p.sharedTake(ctx, inst, now) {
+	if own || r.sharedTake(ctx, inst, now) {
 		return true
 	}
-	p.polite.Untake(inst, now) // not sent: the local window gets it back
+	r.polite.Untake(inst, now) // not sent: the local window gets it back
 	return false
 }
 
 // localTake takes one search of inst from the local budget, under the
 // class of its instance (own, and own behind its limiter: limited).
-func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
-	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.recs.get(inst).limited()), now)
+func (r *Replicas) localTake(inst string, own bool, now time.Time) bool {
+	return r.polite.TakeClass(inst, polite.ClassOf(own, own && r.recs.get(inst).limited()), now)
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of
 // the public instance inst.
-func (p *Proxy) sharedTake(ctx context.Context, inst string, now time.Time) bool {
-	b := p.cfg.Shared.Budget
+func (r *Replicas) sharedTake(ctx context.Context, inst string, now time.Time) bool {
+	b := r.shared.Budget
 	if b == nil {
 		return true
 	}
 	ok, until := b.Take(ctx, inst, now)
 	if !ok {
-		p.polite.Hold(inst, until, now)
-		p.metrics.sharedRefused.Add(1)
+		r.polite.Hold(inst, until, now)
+		r.metrics.sharedRefused.Add(1)
 	}
 	return ok
 }
 
-// sharedRestamp moves a search of the public instance inst to when it is
-// sent, in the shared budget, when it can move searches.
-func (p *Proxy) sharedRestamp(inst string, own bool, taken, now time.Time) {
-	if r, ok := p.cfg.Shared.Budget.(SharedRestamper); ok && !own {
-		r.Restamp(inst, taken, now)
+// restamp moves a search of the public instance inst to when it is sent,
+// in the shared budget, when it can move searches.
+func (r *Replicas) restamp(inst string, own bool, taken, now time.Time) {
+	if rs, ok := r.shared.Budget.(SharedRestamper); ok && !own {
+		rs.Restamp(inst, taken, now)
 	}
 }
