@@ -87,9 +87,6 @@ func (c *Cache) Answers() *Mem { return c.answers }
 // Suggestions is the autocompletions' memory cache.
 func (c *Cache) Suggestions() *Mem { return c.suggestions }
 
-// Off reports whether the cache keeps nothing (Config.NoCache).
-func (c *Cache) Off() bool { return c.cfg.NoCache }
-
 // Key is the key of a search (or an autocompletion) outside memory,
 // given its plain key: the Store's secret's keyed hash, when it has one.
 func (c *Cache) Key(plain string) string { return c.keyer.CacheKey(plain) }
