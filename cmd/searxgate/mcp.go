@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/reader/pdf"
@@ -24,7 +25,7 @@ import (
 )
 
 // mcpClientKey is the RequestCtx user value under which the MCP handler
-// finds the client's key (web.ClientOf), as the net/http side reads it back
+// finds the client's key (client.Of), as the net/http side reads it back
 // from the request's context.
 type mcpClientKey struct{}
 
@@ -50,7 +51,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 			return k
 		},
 	})
-	client := web.ClientOf(trusted)
+	clientOf := client.Of(trusted)
 	// A tool call ends when its client closes the connection (an agent
 	// cancelled it, the stdio bridge's request was cancelled, a proxy in
 	// front gave up): a PDF waiting for a worker leaves the queue, one in
@@ -67,7 +68,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		inner.ServeHTTP(w, r.WithContext(ctx))
 	}))
 	return srv, func(ctx *fasthttp.RequestCtx) {
-		ctx.SetUserValue(mcpClientKey{}, client(ctx))
+		ctx.SetUserValue(mcpClientKey{}, clientOf(ctx))
 		h(ctx)
 	}
 }
