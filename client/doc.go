@@ -5,11 +5,11 @@
 // A client's key is a string, made once as a request arrives and never
 // read again. FromAddr makes it from an address: an IPv4 address as its
 // /32, an IPv6 one as the /64 it is in. One host is commonly given a whole
-// /64. FromRequest and Of take the address of a fasthttp request. When
-// the peer is a trusted reverse proxy (ParsePrefixes reads --trust-proxy),
-// the client is the nearest X-Forwarded-For hop that is not one, read
-// from the right. A request
-// with no address is the key "", shared by every such request.
+// /64. FromRequest and Of take the address of a fasthttp request; OfHTTP
+// does the same for a net/http one. When the peer is a trusted reverse
+// proxy (ParsePrefixes reads --trust-proxy), the client is the nearest
+// X-Forwarded-For hop that is not one, read from the right. A request with
+// no address is the key "", shared by every such request.
 //
 // FromAPIKey is the key of a request that carried an operator-issued API
 // key: "key:" and the key's fingerprint. It is one client wherever it

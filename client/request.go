@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 	"strings"
 
@@ -18,6 +19,18 @@ func FromRequest(ctx *fasthttp.RequestCtx, trusted []netip.Prefix) string {
 // Config.Client takes it.
 func Of(trusted []netip.Prefix) func(*fasthttp.RequestCtx) string {
 	return func(ctx *fasthttp.RequestCtx) string { return FromRequest(ctx, trusted) }
+}
+
+// OfHTTP is Of for a net/http request (the MCP face, behind fasthttp's
+// adaptor): the same rule read from RemoteAddr and the request's header.
+func OfHTTP(trusted []netip.Prefix) func(*http.Request) string {
+	return func(r *http.Request) string {
+		var peer netip.Addr
+		if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+			peer = ap.Addr()
+		}
+		return FromAddr(addrFrom(peer, r.Header.Values("X-Forwarded-For"), trusted))
+	}
 }
 
 // Addr is the address a request counts against: the peer's, or, when the

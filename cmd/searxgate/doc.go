@@ -37,8 +37,8 @@
 //   - /mcp is package mcp, with package reader for pages. When searxgate
 //     can be reached beyond loopback (mcpExposed), it is off unless
 //     --mcp-token is set.
-//   - --client-rate is client.Limiter, keyed by client.Of with the
-//     --trust-proxy proxies. It is
+//   - --client-rate is client.Limiter, keyed by client.Of (and
+//     client.OfHTTP for /mcp) with the --trust-proxy proxies. It is
 //     proxy.Config.Admit, for searches that would reach an instance,
 //     proxy.Config.AdmitExtra for their retries and hedges (which may
 //     borrow proxy.DefaultExtraRatio of a minute's rate ahead), the
