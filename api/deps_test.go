@@ -8,8 +8,9 @@ import (
 
 // TestImports keeps api to what the design allows a face of the search:
 // the proxy (search), the results model its answers come in, the reader
-// (pages), mcp for its loopback rule (LoopbackHost), and fasthttp.
+// (pages), mcp for its loopback rule (LoopbackHost), client (an API key's
+// client key), and fasthttp.
 func TestImports(t *testing.T) {
-	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/results", "github.com/searxgate/searxgate/reader",
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/client", "github.com/searxgate/searxgate/results", "github.com/searxgate/searxgate/reader",
 		"github.com/searxgate/searxgate/mcp", "github.com/valyala/fasthttp")
 }

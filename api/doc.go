@@ -15,7 +15,7 @@
 // (proxy.Stop) are worded in one table (stopTable).
 //
 // Who may use the doors: with operator-issued API keys (Keys), a request
-// must carry one. Each key is one client (proxy.KeyClient) for every
+// must carry one. Each key is one client (client.FromAPIKey) for every
 // per-client rate and share. Without keys, the doors follow /mcp's rule.
 // They are open to this machine when searxgate is reached only on
 // loopback, and closed (403, saying why) otherwise.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 )
@@ -240,7 +241,7 @@ func TestAccess(t *testing.T) {
 	for _, r := range fs.requests() {
 		clients[r.Client] = true
 	}
-	if !clients[proxy.KeyClient(Fingerprint(k1))] || !clients[proxy.KeyClient(Fingerprint(k2))] || !clients["127.0.0.1"] || len(clients) != 3 {
+	if !clients[client.FromAPIKey(Fingerprint(k1))] || !clients[client.FromAPIKey(Fingerprint(k2))] || !clients["127.0.0.1"] || len(clients) != 3 {
 		t.Errorf("clients %v", clients)
 	}
 	for c := range clients {

@@ -82,7 +82,7 @@ func (k *Keys) Check(presented string) (fp string, ok bool) {
 }
 
 // Fingerprint is a key's short name: 16 hex digits of a hash kept apart
-// from the digests Check compares. It is the client key's (proxy.KeyClient)
+// from the digests Check compares. It is the client key's (client.FromAPIKey)
 // and says nothing a guess of a long random key could use.
 func Fingerprint(key string) string {
 	d := sha256.Sum256([]byte("searxgate API key fingerprint\x00" + key))

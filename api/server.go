@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/results"
@@ -49,7 +50,7 @@ type Config struct {
 }
 
 // keyClient is the client of a key's requests.
-func (c *Config) keyClient(fp string) string { return proxy.KeyClient(fp) }
+func (c *Config) keyClient(fp string) string { return client.FromAPIKey(fp) }
 
 // Server is the doors.
 type Server struct {

@@ -211,11 +211,3 @@ func LoopbackHost(hostport string) bool {
 	a, err := netip.ParseAddr(host)
 	return err == nil && a.Unmap().IsLoopback()
 }
-
-// peerAddr is the default client key: the peer's address.
-func peerAddr(r *http.Request) string {
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		return ap.Addr().Unmap().String()
-	}
-	return ""
-}

@@ -15,6 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/results"
@@ -67,8 +68,9 @@ type Config struct {
 	// refused (DNS-rebinding protection).
 	Origins []string
 	// Client names the client of a request for the per-client limit and
-	// fair share (proxy.Request.Client, reader.Request.Client); nil = the
-	// peer's address.
+	// fair share (proxy.Request.Client, reader.Request.Client): its
+	// client key (client.OfHTTP with the trusted proxies); nil = the
+	// peer's key.
 	Client func(r *http.Request) string
 	// DefaultMaxLength is what web_url_read returns at most when maxLength
 	// is not given (default 20,000 characters).
@@ -98,7 +100,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Client == nil {
-		cfg.Client = peerAddr
+		cfg.Client = client.OfHTTP(nil)
 	}
 	if cfg.DefaultMaxLength <= 0 {
 		cfg.DefaultMaxLength = 20_000

@@ -235,7 +235,7 @@ type Config struct {
 	// AdmitExtra, when set, is asked for each upstream search of a public
 	// instance beyond those Admit is asked for (a retry after an
 	// instance's failure, a hedge), with Request.Client: extras are
-	// charged to the client's rate too (web.ClientLimiter lends them
+	// charged to the client's rate too (client.Limiter lends them
 	// DefaultExtraRatio of a minute's rate ahead). One it refuses is not
 	// sent.
 	AdmitExtra func(client string, now time.Time) bool

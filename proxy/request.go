@@ -70,9 +70,11 @@ type Request struct {
 	// ("" = none): forwarded to the instance, and the bound of the
 	// search's own time (TimeoutLimitDuration) when positive.
 	TimeoutLimit string
-	// Client names who asked (an address, or an address prefix), for the
-	// per-client admission and the fair share of the upstream budget. It is
-	// not part of Key: two clients asking the same search share one answer.
+	// Client names who asked: its client key as a face made it (package
+	// client: an address prefix or an API key), for the per-client
+	// admission and the fair share of the upstream budget, read as is. It
+	// is not part of Key: two clients asking the same search share one
+	// answer.
 	Client string
 	// Fanout is how many instances to ask at once and merge (0 or 1: one
 	// answers; capped by Config.MaxFanout).

@@ -144,7 +144,8 @@ type Config struct {
 	QueueBytes       int64
 	ClientQueueBytes int64
 	// Admit, when set, is asked for each read that is not served from the
-	// cache (the per-client limit), with Request.Client.
+	// cache (the per-client limit, client.Limiter's Admit), with
+	// Request.Client.
 	Admit func(client string, now time.Time) (bool, time.Duration)
 	// Clock tells the time, read once per Page; nil is the real clock.
 	Clock  clock.Clock
@@ -302,7 +303,8 @@ type Request struct {
 	ParagraphRange string
 	// ReadHeadings lists the page's headings only.
 	ReadHeadings bool
-	// Client names who asked, for Config.Admit.
+	// Client names who asked, for Config.Admit and the shares: its client
+	// key as the face made it (package client), read as is.
 	Client string
 }
 

@@ -23,9 +23,9 @@
 // usable now (proxy.Instances, proxy.Usable); nothing here computes it.
 // /status words each proxy.Why in one table. /config offers the
 // suggestions of instances the pool does not hold back (pool.Stats.PoolWhy).
-// ClientLimiter is the per-client limit; cmd wires it as proxy.Config.Admit
-// and around /autocompleter (Wrap). /about says what is kept and for how
-// long, from Config.CacheTTL and CacheKeep.
+// The per-client limit is client.Limiter: Wrap asks it for
+// /autocompleter, the proxy for searches (proxy.Config.Admit). /about says
+// what is kept and for how long, from Config.CacheTTL and CacheKeep.
 //
 // Preferences (prefs.go) are SearXNG's, one cookie each, with no state on
 // the server. A request's parameter beats its cookie. The search

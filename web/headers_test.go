@@ -8,7 +8,7 @@ import (
 )
 
 // raw sends req, as raw bytes, and returns the answer's status.
-func (c *client) raw(req string) int {
+func (c *tester) raw(req string) int {
 	c.t.Helper()
 	conn, err := c.ln.Dial()
 	if err != nil {

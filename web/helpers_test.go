@@ -52,14 +52,14 @@ const simpleAnswer = `{"query":"hello","number_of_results":0,"results":[` +
 	`{"url":"https://example.org/hello","title":"Hello world","content":"A page about hello.","engine":"duckduckgo","engines":["duckduckgo","brave"],"score":1.5,"category":"general","parsed_url":["https","example.org","/hello","","",""],"publishedDate":"2024-05-01T00:00:00"}],` +
 	`"answers":["hello is a greeting"],"corrections":["hallo"],"infoboxes":[],"suggestions":["hello kitty"],"unresponsive_engines":[["bing","timeout"]]}`
 
-// client talks to a Server over fasthttp's in-memory listener.
-type client struct {
+// tester talks to a Server over fasthttp's in-memory listener.
+type tester struct {
 	t  testing.TB
 	c  *fasthttp.Client
 	ln *fasthttputil.InmemoryListener
 }
 
-func serve(t testing.TB, cfg Config) (*Server, *client) {
+func serve(t testing.TB, cfg Config) (*Server, *tester) {
 	t.Helper()
 	if cfg.Clock == nil {
 		cfg.Clock = clock.NewFake(fixedNow)
@@ -74,7 +74,7 @@ func serve(t testing.TB, cfg Config) (*Server, *client) {
 	go func() { _ = srv.Serve(ln); close(done) }()
 	t.Cleanup(func() { _ = ln.Close(); <-done })
 	c := &fasthttp.Client{Dial: func(string) (net.Conn, error) { return ln.Dial() }, DisablePathNormalizing: true}
-	return s, &client{t: t, c: c, ln: ln}
+	return s, &tester{t: t, c: c, ln: ln}
 }
 
 type reply struct {
@@ -84,7 +84,7 @@ type reply struct {
 }
 
 // do sends one request; headers alternate name, value.
-func (c *client) do(method, uri, body string, headers ...string) reply {
+func (c *tester) do(method, uri, body string, headers ...string) reply {
 	c.t.Helper()
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
@@ -115,7 +115,7 @@ func (c *client) do(method, uri, body string, headers ...string) reply {
 	return r
 }
 
-func (c *client) get(uri string, headers ...string) reply { return c.do("GET", uri, "", headers...) }
+func (c *tester) get(uri string, headers ...string) reply { return c.do("GET", uri, "", headers...) }
 
 // liveFleet is a pool and a proxy over an in-memory sim fleet.
 type liveFleet struct {

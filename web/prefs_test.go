@@ -15,7 +15,7 @@ import (
 
 // setCookies sends one request and returns the cookies its answer sets
 // (name → value; "" for one it deletes), the status and the Location.
-func (c *client) setCookies(method, uri, body string, headers ...string) (map[string]string, int, string) {
+func (c *tester) setCookies(method, uri, body string, headers ...string) (map[string]string, int, string) {
 	c.t.Helper()
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()

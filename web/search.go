@@ -17,6 +17,7 @@ import (
 	"github.com/searxgate/searxgate/results"
 	"github.com/valyala/fasthttp"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/logevery"
 	"github.com/searxgate/searxgate/proxy"
@@ -334,14 +335,15 @@ func forbidden(ctx *fasthttp.RequestCtx) {
 }
 
 // client names who asked, for the per-client admission: Config.Client's
-// answer, else the peer's address.
+// answer, else the peer's client key (client.FromRequest without trusted
+// proxies).
 func (s *Server) client(ctx *fasthttp.RequestCtx) string {
 	if s.cfg.Client != nil {
 		if c := s.cfg.Client(ctx); c != "" {
 			return c
 		}
 	}
-	return ctx.RemoteIP().String()
+	return client.FromRequest(ctx, nil)
 }
 
 // badRequest answers a parameter SearXNG would refuse, in SearXNG's forms.

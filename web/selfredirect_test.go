@@ -56,7 +56,7 @@ func TestBangRedirectToSearxgateItself(t *testing.T) {
 		"https://sub.search.example/",
 		"https://gateway.test.evil.example/",
 	}
-	serveAt := func(t *testing.T, loc string) *client {
+	serveAt := func(t *testing.T, loc string) *tester {
 		_, c := serve(t, Config{Search: bangTo(loc), PublicURL: public})
 		c.ln.SetLocalAddr(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8888})
 		return c

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -250,16 +251,16 @@ func TestRetryAfterSeconds(t *testing.T) {
 }
 
 // TestSearchNamesItsClient: the proxy learns who asked, from Config.Client
-// when set, else from the peer's address.
+// when set, else from the peer's address (its client key, client.FromAddr).
 func TestSearchNamesItsClient(t *testing.T) {
 	tests := []struct {
 		name   string
 		client func(*fasthttp.RequestCtx) string
 		want   string
 	}{
-		{"peer address", nil, "0.0.0.0"}, // the in-memory listener's peer
+		{"peer address", nil, ""}, // the in-memory listener's peer: no address (0.0.0.0)
 		{"from Config.Client", func(*fasthttp.RequestCtx) string { return "198.51.100.0/24" }, "198.51.100.0/24"},
-		{"Config.Client says nothing", func(*fasthttp.RequestCtx) string { return "" }, "0.0.0.0"},
+		{"Config.Client says nothing", func(*fasthttp.RequestCtx) string { return "" }, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,6 +273,13 @@ func TestSearchNamesItsClient(t *testing.T) {
 				t.Errorf("Client %q, want %q", got, tt.want)
 			}
 		})
+	}
+	// A peer with an address is named by its key.
+	s, _ := serve(t, Config{Search: &fakeSearch{}, Client: func(*fasthttp.RequestCtx) string { return "" }})
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.ParseIP("2001:db8:1:2::7"), Port: 1234}, nil)
+	if got := s.client(&ctx); got != "2001:db8:1:2::/64" {
+		t.Errorf("a peer at 2001:db8:1:2::7 is client %q, want its /64", got)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/searxgate/searxgate/api"
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
@@ -70,7 +71,7 @@ type App struct {
 	// limiter is the per-client limit (nil when --client-rate is 0): the
 	// proxy asks it for each search that would reach an instance, the
 	// middleware for /autocompleter.
-	limiter *web.ClientLimiter
+	limiter *client.Limiter
 	notes   *dialNotes     // why dials to a host failed, for the start-up check
 	mcp     *mcp.Server    // the MCP face (/mcp)
 	reader  *reader.Reader // web_url_read's page reader
@@ -139,7 +140,7 @@ func NewApp(ctx context.Context, cfg Config, log *slog.Logger) (*App, error) {
 	if err := a.loadDirectory(ctx); err != nil {
 		return nil, err
 	}
-	trusted, _ := web.ParsePrefixes(cfg.TrustProxy) // checked by Validate
+	trusted, _ := client.ParsePrefixes(cfg.TrustProxy) // checked by Validate
 	if err := a.buildWeb(trusted, imageSecret); err != nil {
 		return nil, err
 	}
@@ -230,7 +231,7 @@ func (a *App) buildCache() []byte {
 	// any replica can serve.
 	secret := a.cacheSecret()
 	a.cache = cache.NewWriteBehind(a.store, cache.WriteBehindConfig{Secret: secret, NoCache: a.cfg.noCache(), Logger: a.log})
-	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
+	a.limiter = client.NewLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
 	return secret
 }
 
@@ -334,7 +335,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	cfg := a.cfg
 	var mcpHandler fasthttp.RequestHandler
 	a.mcp, mcpHandler = a.newMCP(trusted)
-	doors, err := a.newAPIs(web.ClientOf(trusted))
+	doors, err := a.newAPIs(client.Of(trusted))
 	if err != nil {
 		return err
 	}
@@ -344,7 +345,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 		MCP: mcpHandler, ToolCalls: a.toolCalls, Doors: doors,
 		Operator: adminOps{a.ops}, AdminToken: cfg.AdminToken, PublicURL: cfg.PublicURL,
 		CacheTTL: cacheTTL, CacheKeep: cacheKeep,
-		Client:    web.ClientOf(trusted),
+		Client:    client.Of(trusted),
 		Problem:   a.Problem,
 		Clock:     a.clock,
 		JSONShape: jsonShape,

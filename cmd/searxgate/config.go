@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/http/httpproxy"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/egress"
 	"github.com/searxgate/searxgate/internal/clock"
@@ -26,7 +27,6 @@ import (
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/redis"
 	"github.com/searxgate/searxgate/results"
-	"github.com/searxgate/searxgate/web"
 )
 
 // DefaultDirectory is where the public instance list comes from.
@@ -620,7 +620,7 @@ func (c *Config) validateServing(bad func(flagName, format string, args ...any))
 	if c.ReaderQueueMiB < 5 || c.ReaderQueueMiB > 256 {
 		bad("reader-queue-mib", "%d is outside 5 (one PDF of the largest size read) to 256", c.ReaderQueueMiB)
 	}
-	if _, err := web.ParsePrefixes(c.TrustProxy); err != nil {
+	if _, err := client.ParsePrefixes(c.TrustProxy); err != nil {
 		bad("trust-proxy", "%v", err)
 	}
 }

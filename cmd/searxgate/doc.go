@@ -37,10 +37,12 @@
 //   - /mcp is package mcp, with package reader for pages. When searxgate
 //     can be reached beyond loopback (mcpExposed), it is off unless
 //     --mcp-token is set.
-//   - --client-rate is web's ClientLimiter. It is proxy.Config.Admit, for
-//     searches that would reach an instance, proxy.Config.AdmitExtra for
-//     their retries and hedges (which may borrow proxy.DefaultExtraRatio
-//     of a minute's rate ahead), and wraps /autocompleter.
+//   - --client-rate is client.Limiter, keyed by client.Of (and
+//     client.OfHTTP for /mcp) with the --trust-proxy proxies. It is
+//     proxy.Config.Admit, for searches that would reach an instance,
+//     proxy.Config.AdmitExtra for their retries and hedges (which may
+//     borrow proxy.DefaultExtraRatio of a minute's rate ahead), the
+//     reader's and the MCP face's Admit, and wraps /autocompleter.
 //   - With --redis, package redis shares budgets, refusals and answers with
 //     the other replicas (shared.go).
 //   - Every loop and timer reads one clock (internal/clock), which tests

@@ -17,16 +17,12 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/mcp"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/reader/pdf"
 	"github.com/searxgate/searxgate/web"
 )
-
-// mcpClientKey is the RequestCtx user value under which the MCP handler
-// finds the client's key (web.ClientOf), as the net/http side reads it back
-// from the request's context.
-type mcpClientKey struct{}
 
 // newMCP builds the MCP face (/mcp): the tools over the proxy and a page
 // reader that goes through the same address guard as the instances.
@@ -45,12 +41,8 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		Search: a.proxy, Read: a.reader, Suggest: a.proxy, Pool: a.proxy, Admit: a.limiter.Admit(), Now: a.clock.Now,
 		Version: Version, Logger: a.log,
 		Token: cfg.MCPToken, Exposed: exposed, Origins: mcpOrigins(cfg),
-		Client: func(r *http.Request) string {
-			k, _ := r.Context().Value(mcpClientKey{}).(string)
-			return k
-		},
+		Client: client.OfHTTP(trusted),
 	})
-	client := web.ClientOf(trusted)
 	// A tool call ends when its client closes the connection (an agent
 	// cancelled it, the stdio bridge's request was cancelled, a proxy in
 	// front gave up): a PDF waiting for a worker leaves the queue, one in
@@ -61,15 +53,12 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		// Not the request's own context as the parent: fasthttp's
 		// RequestCtx is reused once the handler returns, and a context
 		// derived from it would be read by Go's cancel propagation after
-		// that. Its values (the client key) are still read through it.
+		// that.
 		ctx, stop := a.peers.watch(context.WithoutCancel(r.Context()), r.RemoteAddr)
 		defer stop()
 		inner.ServeHTTP(w, r.WithContext(ctx))
 	}))
-	return srv, func(ctx *fasthttp.RequestCtx) {
-		ctx.SetUserValue(mcpClientKey{}, client(ctx))
-		h(ctx)
-	}
+	return srv, h
 }
 
 // toolCalls is web.Config.ToolCalls: the MCP face's counts.

@@ -299,6 +299,31 @@ func TestMCPClientRate(t *testing.T) {
 	}
 }
 
+// TestMCPClientBehindTrustedProxy: behind a trusted reverse proxy, an MCP
+// client is the address the proxy names in X-Forwarded-For, as on /search:
+// two agents behind one proxy are two clients, and one agent's sessions
+// are one.
+func TestMCPClientBehindTrustedProxy(t *testing.T) {
+	_, dir := startFleet(t, 36, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
+	g := startGateway(t, dir, "", "--trust-proxy", "127.0.0.1", "--mcp-token", "s3cret",
+		"--client-rate", "1", "--client-burst", "1")
+	behind := func(addr string) *sdk.ClientSession {
+		return connectMCP(t, g, &http.Client{Transport: headerTransport{
+			"Authorization": "Bearer s3cret", "X-Forwarded-For": addr}})
+	}
+	a := behind("203.0.113.1")
+	if r := callTool(t, a, mcp.ToolSearch, map[string]any{"query": "first search"}); r.IsError {
+		t.Fatal(resultText(r))
+	}
+	if r := callTool(t, behind("203.0.113.1"), mcp.ToolSearch, map[string]any{"query": "second search"}); !r.IsError ||
+		!strings.Contains(resultText(r), "too many searches from this client") {
+		t.Errorf("203.0.113.1's second session was not counted with its first: %v %s", r.IsError, resultText(r))
+	}
+	if r := callTool(t, behind("203.0.113.2"), mcp.ToolSearch, map[string]any{"query": "third search"}); r.IsError {
+		t.Errorf("another client behind the proxy was refused: %s", resultText(r))
+	}
+}
+
 // tokenTransport adds headers to every request.
 type headerTransport map[string]string
 

@@ -1,6 +1,7 @@
-package web
+package client
 
 import (
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -10,33 +11,34 @@ import (
 // that takes every search and extra it can in a minute stays within its
 // rate, burst and that share, and its next search waits for the debt.
 func TestAdmitExtraBorrowsAStatedShare(t *testing.T) {
-	l := NewClientLimiter(60, 5)
+	l := NewLimiter(60, 5)
 	admit, extra := l.Admit(), l.AdmitExtra(0.2)
+	a, b := FromAddr(netip.MustParseAddr("192.0.2.1")), FromAddr(netip.MustParseAddr("192.0.2.2"))
 	now := time.Unix(1_800_000_000, 0)
 	firsts, extras := 0, 0
 	for range 5 {
-		if ok, _ := admit("192.0.2.1", now); ok {
+		if ok, _ := admit(a, now); ok {
 			firsts++
 		}
 	}
-	for extra("192.0.2.1", now) {
+	for extra(a, now) {
 		extras++
 	}
 	if firsts != 5 || extras != 12 {
 		t.Fatalf("at once: %d searches and %d extras, want the burst of 5 and 0.2 × 60 = 12 borrowed", firsts, extras)
 	}
-	if ok, wait := admit("192.0.2.1", now); ok || wait != 13*time.Second {
+	if ok, wait := admit(a, now); ok || wait != 13*time.Second {
 		t.Fatalf("a search after borrowing: %v, wait %s; want refused for 13 s, the debt and one token", ok, wait)
 	}
-	if ok, _ := admit("192.0.2.2", now); !ok {
+	if ok, _ := admit(b, now); !ok {
 		t.Fatal("another client was refused: the debt is one client's")
 	}
 	end := now.Add(time.Minute)
 	for at := now; at.Before(end); at = at.Add(100 * time.Millisecond) {
-		if ok, _ := admit("192.0.2.1", at); ok {
+		if ok, _ := admit(a, at); ok {
 			firsts++
 		}
-		for extra("192.0.2.1", at) {
+		for extra(a, at) {
 			extras++
 		}
 	}
@@ -46,10 +48,10 @@ func TestAdmitExtraBorrowsAStatedShare(t *testing.T) {
 	// A sweep never forgives a debt: a client idle a burst's refill time
 	// is still in debt.
 	l.sweep(end.Add(6 * time.Second))
-	if ok, _ := admit("192.0.2.1", end.Add(6*time.Second)); ok {
+	if ok, _ := admit(a, end.Add(6*time.Second)); ok {
 		t.Error("a sweep after 6 s forgave a debt of 12")
 	}
-	if NewClientLimiter(0, 1).AdmitExtra(0.2) != nil {
+	if NewLimiter(0, 1).AdmitExtra(0.2) != nil {
 		t.Error("AdmitExtra without a limit is not nil")
 	}
 }

@@ -1,4 +1,4 @@
-package web
+package client
 
 import (
 	"math"
@@ -12,18 +12,18 @@ import (
 // so one client's upstream searches in any minute stay within its rate
 // and burst plus share × rate, and the searches it makes after borrowing
 // wait until the debt is paid. nil when the limit is off.
-func (l *ClientLimiter) AdmitExtra(share float64) func(client string, now time.Time) bool {
+func (l *Limiter) AdmitExtra(share float64) func(key string, now time.Time) bool {
 	if l == nil {
 		return nil
 	}
-	return func(client string, now time.Time) bool {
-		return l.borrowAt(bucketKey(client), now, share)
+	return func(key string, now time.Time) bool {
+		return l.borrowAt(key, now, share)
 	}
 }
 
 // borrowAt takes a token for key at now, letting its bucket fall as low
 // as -share × a minute's refill (at least -1).
-func (l *ClientLimiter) borrowAt(key string, now time.Time, share float64) bool {
+func (l *Limiter) borrowAt(key string, now time.Time, share float64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
