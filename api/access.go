@@ -1,14 +1,13 @@
 package api
 
 import (
-	"bytes"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/mcp"
+	"github.com/searxgate/searxgate/client"
 )
 
 // denial is why a request may not use a door; the zero denial lets it in.
@@ -24,7 +23,7 @@ type denial struct {
 // refused otherwise, and refused to a request a proxy forwarded, to a
 // Host that is not loopback and to a browser Origin of another site
 // (DNS rebinding).
-func (s *Server) admit(ctx *fasthttp.RequestCtx, presented string) (client string, d denial) {
+func (s *Server) admit(ctx *fasthttp.RequestCtx, presented string) (who string, d denial) {
 	if s.cfg.Keys.Len() > 0 {
 		fp, ok := s.cfg.Keys.Check(presented)
 		if !ok {
@@ -42,7 +41,7 @@ func (s *Server) admit(ctx *fasthttp.RequestCtx, presented string) (client strin
 	case forwarded(&ctx.Request.Header):
 		return "", denial{fasthttp.StatusForbidden, "this request was forwarded by a proxy, so it may come from beyond this machine, " +
 			"and searxgate's search APIs need an API key then (--api-key, SEARXGATE_API_KEY)"}
-	case !mcp.LoopbackHost(string(ctx.Host())):
+	case !client.LoopbackHost(string(ctx.Host())):
 		return "", denial{fasthttp.StatusForbidden, "Host " + quote(string(ctx.Host())) + " is not this searxgate's address"}
 	case !loopbackOrigin(ctx.Request.Header.Peek("Origin")):
 		return "", denial{fasthttp.StatusForbidden, "Origin " + quote(string(ctx.Request.Header.Peek("Origin"))) + " may not use searxgate's search APIs"}
@@ -50,12 +49,11 @@ func (s *Server) admit(ctx *fasthttp.RequestCtx, presented string) (client strin
 	return s.cfg.Client(ctx), denial{}
 }
 
-// forwarded reports whether a request says a proxy forwarded it (as mcp's
-// access reads it): Forwarded, X-Real-IP or any X-Forwarded-* header.
+// forwarded reports whether a request says a proxy forwarded it
+// (client.ForwardHeader, as /mcp reads it).
 func forwarded(h *fasthttp.RequestHeader) bool {
 	for k := range h.All() {
-		if len(k) > len("X-Forwarded-") && bytes.EqualFold(k[:len("X-Forwarded-")], []byte("X-Forwarded-")) ||
-			bytes.EqualFold(k, []byte("Forwarded")) || bytes.EqualFold(k, []byte("X-Real-Ip")) {
+		if client.ForwardHeader(string(k)) {
 			return true
 		}
 	}
@@ -68,7 +66,7 @@ func loopbackOrigin(origin []byte) bool {
 		return true
 	}
 	u, err := url.Parse(string(origin))
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && mcp.LoopbackHost(u.Host)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && client.LoopbackHost(u.Host)
 }
 
 // bearer is the token of an "Authorization: Bearer <token>" header.

@@ -195,6 +195,8 @@ func TestAccess(t *testing.T) {
 		{exposed, nil, 403, "--api-key"},
 		{open, map[string]string{"X-Forwarded-For": "203.0.113.9"}, 403, "forwarded"},
 		{open, map[string]string{"Forwarded": "for=203.0.113.9"}, 403, "forwarded"},
+		{open, map[string]string{"Via": "1.1 edge"}, 403, "forwarded"},
+		{open, map[string]string{"CF-Connecting-IP": "203.0.113.9"}, 403, "forwarded"},
 		{open, map[string]string{"Host": "searx.example.org"}, 403, "Host"},
 		{open, map[string]string{"Origin": "https://evil.example"}, 403, "Origin"},
 	} {

@@ -6,12 +6,12 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/searxgate/searxgate/client"
 )
 
 // access guards the MCP endpoint: browser Origins other than loopback and
@@ -25,7 +25,7 @@ func (s *Server) access(next http.Handler) http.Handler {
 			http.Error(w, "Forbidden: Origin "+strconvQuote(o)+" may not use searxgate's MCP endpoint", http.StatusForbidden)
 			return
 		}
-		if !s.cfg.Exposed && !LoopbackHost(r.Host) && !s.hostAllowed(r.Host) {
+		if !s.cfg.Exposed && !client.LoopbackHost(r.Host) && !s.hostAllowed(r.Host) {
 			http.Error(w, "Forbidden: Host "+strconvQuote(r.Host)+" is not this searxgate's address", http.StatusForbidden)
 			return
 		}
@@ -74,34 +74,16 @@ func (s *Server) access(next http.Handler) http.Handler {
 	})
 }
 
-// forwarded reports whether a request says a proxy forwarded it: any
-// X-Forwarded-* header (a proxy may add only X-Forwarded-Host or
-// X-Forwarded-Proto), or one of forwardHeaders.
+// forwarded reports whether a request says a proxy forwarded it
+// (client.ForwardHeader).
 func forwarded(r *http.Request) bool {
 	for k := range r.Header {
-		if len(k) > len("X-Forwarded-") && strings.EqualFold(k[:len("X-Forwarded-")], "X-Forwarded-") ||
-			forwardHeaders[http.CanonicalHeaderKey(k)] {
+		if client.ForwardHeader(k) {
 			return true
 		}
 	}
 	return false
 }
-
-// forwardHeaders are the headers, other than X-Forwarded-*, with which
-// proxies, CDNs and load balancers say a request passed them or name
-// the client behind them (canonical form).
-var forwardHeaders = func() map[string]bool {
-	m := map[string]bool{}
-	for _, h := range []string{
-		"Forwarded", "Via", "X-Real-IP", // RFC 7239, RFC 9110, nginx
-		"Forwarded-For", "X-Original-Forwarded-For", "X-Client-IP", "X-Cluster-Client-IP", "Client-IP",
-		"CF-Connecting-IP", "CF-Connecting-IPv6", "True-Client-IP", // Cloudflare, Akamai
-		"Fastly-Client-IP", "X-Envoy-External-Address", "X-ProxyUser-IP", "X-Azure-ClientIP",
-	} {
-		m[http.CanonicalHeaderKey(h)] = true
-	}
-	return m
-}()
 
 // MaxBatch is the most messages one JSON-RPC batch may hold, for the
 // protocol revisions that have batches (before 2025-06-18).
@@ -176,7 +158,7 @@ func (s *Server) originAllowed(origin string) bool {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return false
 	}
-	if LoopbackHost(u.Host) {
+	if client.LoopbackHost(u.Host) {
 		return true
 	}
 	for _, o := range s.cfg.Origins {
@@ -195,19 +177,4 @@ func (s *Server) hostAllowed(host string) bool {
 		}
 	}
 	return false
-}
-
-// LoopbackHost reports whether host[:port] names this machine: localhost
-// (and *.localhost), or a loopback address.
-func LoopbackHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Unmap().IsLoopback()
 }

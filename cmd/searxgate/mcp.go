@@ -78,7 +78,7 @@ func (a *App) toolCalls() []web.ToolCalls {
 // that says a proxy forwarded it is taken as remote too (mcp's access).
 func mcpExposed(cfg Config) bool {
 	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil || !mcp.LoopbackHost(host) {
+	if err != nil || !client.LoopbackHost(host) {
 		return true
 	}
 	if len(cfg.TrustProxy) > 0 {
