@@ -23,14 +23,20 @@ type Store interface {
 
 // Proxy is what the operator asks of the search path; *proxy.Proxy is one.
 type Proxy interface {
-	ReadTerms(instances []string)
 	DropAnswersOf(inst string) (int, error)
+}
+
+// Terms reads instances' terms (their /config) in the background; the
+// proxy's instance records (proxy/instance.Registry) are one.
+type Terms interface {
+	ReadTerms(instances []string)
 }
 
 // Config is what an Operator needs.
 type Config struct {
 	Pool         *pool.Pool
 	Proxy        Proxy
+	Terms        Terms
 	Store        Store
 	AllowPrivate bool // --allow-private: the address guard lets private addresses through
 	MaxOwn       int  // --max-own-instances: instances the API may add
@@ -144,7 +150,7 @@ func (o *Operator) Add(ctx context.Context, raw string) (string, error) {
 	delete(o.removed, u)
 	o.mu.Unlock()
 	o.cfg.Pool.Add(u, pool.Own)
-	o.cfg.Proxy.ReadTerms([]string{u})
+	o.cfg.Terms.ReadTerms([]string{u})
 	return u, nil
 }
 

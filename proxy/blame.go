@@ -35,7 +35,7 @@ import (
 //	link-token bar, searxgate's own connection   searxgate (cancelled, busy)
 //	  cap, shutdown, a lease given back
 //	an own instance's limiter refusing           searxgate (its address is
-//	  searxgate's address (diagnosed)              not passed: passip.go)
+//	  searxgate's address (diagnosed)              not passed: proxy/instance)
 //	engines down or off-topic answer             held: the second opinion
 //	5xx (but 503), 4xx the instance would not    held: the second opinion
 //	  take

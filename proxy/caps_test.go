@@ -9,6 +9,8 @@ import (
 
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/sim"
+
+	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // TestEnginesKeepTheirCapabilities: what an instance's /config says of
@@ -18,12 +20,12 @@ func TestEnginesKeepTheirCapabilities(t *testing.T) {
 	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	u := e.urls[0]
 	e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
-	e.proxy.ReadTerms(e.urls)
+	e.proxy.Instances().ReadTerms(e.urls)
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c := e.proxy.Caps(u)
-	if len(c.Engines) == 0 || c.EnginesV != enginesVersion {
+	c := e.proxy.Instances().Caps(u)
+	if len(c.Engines) == 0 || c.EnginesV != instance.EnginesVersion {
 		t.Fatalf("engines %+v, version %d", c.Engines, c.EnginesV)
 	}
 	// The sim writes every engine as SearXNG 2024.10.5 does a general
@@ -51,7 +53,7 @@ func TestEnginesKeepTheirCapabilities(t *testing.T) {
 			t.Errorf("through the store: %+v, was %+v", en, was)
 		}
 	}
-	if back.EnginesV != enginesVersion {
+	if back.EnginesV != instance.EnginesVersion {
 		t.Errorf("through the store: engines version %d", back.EnginesV)
 	}
 }
@@ -64,11 +66,11 @@ func TestOlderTermsAreReadAgain(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	now := e.clock.Now()
-	e.proxy.ImportCaps(map[string]Caps{
+	e.proxy.Instances().ImportCaps(map[string]Caps{
 		e.urls[0]: {ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now, Engines: []Engine{{Name: "google", Categories: []string{"general"}}}},
 		e.urls[1]: {ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now},
 	})
-	e.proxy.ReadTerms(e.urls)
+	e.proxy.Instances().ReadTerms(e.urls)
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestOlderTermsAreReadAgain(t *testing.T) {
 	if n := ins[0].Truth().ConfigReads; n != 1 {
 		t.Errorf("older terms with engines: %d /config reads, want 1", n)
 	}
-	if c := e.proxy.Caps(e.urls[0]); c.EnginesV != enginesVersion || len(c.Engines) == 0 || c.Engines[0].Timeout != 3 {
+	if c := e.proxy.Instances().Caps(e.urls[0]); c.EnginesV != instance.EnginesVersion || len(c.Engines) == 0 || c.Engines[0].Timeout != 3 {
 		t.Errorf("older terms read again: %+v", c)
 	}
 	if n := ins[1].Truth().ConfigReads; n != 0 {
@@ -97,10 +99,10 @@ func TestImportedEnginesShareTheirCodes(t *testing.T) {
 	codes := func() []string { return []string{"af", "de", "zh-HK", "imported-test"} }
 	stored := map[string]Caps{}
 	for _, u := range []string{"https://a.example/", "https://b.example/"} {
-		stored[u] = Caps{ConfigOK: true, EnginesV: enginesVersion, Engines: []Engine{{Name: "google", Languages: codes(), Regions: []string{"de-DE"}}}}
+		stored[u] = Caps{ConfigOK: true, EnginesV: instance.EnginesVersion, Engines: []Engine{{Name: "google", Languages: codes(), Regions: []string{"de-DE"}}}}
 	}
-	px.ImportCaps(stored)
-	a, b := px.Caps("https://a.example/").Engines[0], px.Caps("https://b.example/").Engines[0]
+	px.Instances().ImportCaps(stored)
+	a, b := px.Instances().Caps("https://a.example/").Engines[0], px.Instances().Caps("https://b.example/").Engines[0]
 	if !reflect.DeepEqual(a.Languages, codes()) || !reflect.DeepEqual(b.Regions, []string{"de-DE"}) {
 		t.Fatalf("restored %+v / %+v", a, b)
 	}
@@ -124,20 +126,20 @@ func TestConfigErrorTyped(t *testing.T) {
 		sim.InstanceConfig{Behaviour: sim.Dead, Latency: -1})
 	for _, u := range e.urls {
 		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
-		if err := e.proxy.Caps(u).ConfigError(); !errors.Is(err, ErrTermsUnread) {
+		if err := e.proxy.Instances().Caps(u).ConfigError(); !errors.Is(err, ErrTermsUnread) {
 			t.Fatalf("%s before any read: %v, want ErrTermsUnread", u, err)
 		}
 	}
-	e.proxy.ReadTermsNow(context.Background(), e.urls)
-	if err := e.proxy.Caps(e.urls[0]).ConfigError(); err != nil {
+	e.proxy.Instances().ReadTermsNow(context.Background(), e.urls)
+	if err := e.proxy.Instances().Caps(e.urls[0]).ConfigError(); err != nil {
 		t.Errorf("a good read: %v", err)
 	}
 	var ce *ConfigReadError
-	if err := e.proxy.Caps(e.urls[1]).ConfigError(); !errors.As(err, &ce) || ce.Status != 403 || err.Error() != "status 403" {
+	if err := e.proxy.Instances().Caps(e.urls[1]).ConfigError(); !errors.As(err, &ce) || ce.Status != 403 || err.Error() != "status 403" {
 		t.Errorf("a 403: %v (%+v)", err, ce)
 	}
 	ce = nil
-	dead := e.proxy.Caps(e.urls[2])
+	dead := e.proxy.Instances().Caps(e.urls[2])
 	if err := dead.ConfigError(); !errors.As(err, &ce) || ce.Status != 0 || ce.Reason == "" || err.Error() != dead.ConfigErr {
 		t.Errorf("a dead instance: %v (%+v), ConfigErr %q", err, ce, dead.ConfigErr)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // latencyBuckets are the upper bounds, in seconds, of the latency
@@ -49,56 +50,6 @@ var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "fa
 
 // SearchOutcomes returns the ways a client search ends (a copy).
 func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }
-
-// recentN is how many recent upstream latencies each instance keeps for the
-// status page's sparkline.
-const recentN = 32
-
-// InstanceMetrics are the recent upstream outcomes of one instance, as
-// /status shows them; they live in its record, and Forget drops them with
-// it (its lifetime totals stay in Metrics).
-type InstanceMetrics struct {
-	mu       sync.Mutex // guards everything below
-	byKind   [NumKinds]uint64
-	byReason map[string]uint64
-	recent   [recentN]float32 // latencies in ms; ring
-	kinds    [recentN]uint8   // kind of each recent attempt (kindIndex)
-	next, n  int
-}
-
-// InstanceView is a copy of one instance's metrics.
-type InstanceView struct {
-	ByKind   map[string]uint64 // ok, soft, refused, failed, cancelled, excused
-	ByReason map[string]uint64 // rate_limited, timeout, ...
-	Recent   []float32         // oldest first, ms
-	Kinds    []string          // outcome of each recent attempt, oldest first
-}
-
-// NumKinds is the number of outcome kinds Totals counts: every pool.Kind,
-// and Excused.
-const NumKinds = int(pool.Cancelled) + 2
-
-// Excused is the index, in Totals.ByKind, of the outcomes that were not
-// their instance's own (pool.Owner): the query's, the client's or
-// searxgate's. They are not the instance's refusals or failures.
-const Excused = NumKinds - 1
-
-// KindName names an index of Totals.ByKind: a pool.Kind's name, or
-// "excused".
-func KindName(i int) string {
-	if i == Excused {
-		return "excused"
-	}
-	return pool.Kind(i).String()
-}
-
-// kindIndex is o's index in Totals.ByKind.
-func kindIndex(o pool.Outcome) int {
-	if o.Owner != pool.OwnerInstance && o.Kind != pool.Cancelled {
-		return Excused
-	}
-	return int(o.Kind)
-}
 
 // Totals are one instance's upstream searches since the process started.
 type Totals struct {
@@ -257,14 +208,9 @@ func (m *Metrics) search(outcome string, d time.Duration) {
 	m.searchLatency.observe(d)
 }
 
-// newInstanceMetrics returns an instance's empty recent outcomes.
-func newInstanceMetrics() *InstanceMetrics {
-	return &InstanceMetrics{byReason: map[string]uint64{}}
-}
-
 // upstream counts one upstream search of inst, in its record's metrics im
 // and in its lifetime totals.
-func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d time.Duration) {
+func (m *Metrics) upstream(im *instance.Metrics, inst string, o pool.Outcome, d time.Duration) {
 	m.upstreamTotal.Inc()
 	if o.Kind != pool.Cancelled {
 		m.upLatency.observe(d)
@@ -274,7 +220,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 		tv, _ = m.totals.LoadOrStore(inst, new(instanceTotals))
 	}
 	totals := tv.(*instanceTotals)
-	k := kindIndex(o)
+	k := instance.KindIndex(o)
 	if k < NumKinds {
 		totals.byKind[k].Add(1)
 	}
@@ -293,18 +239,7 @@ func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d t
 	if im == nil {
 		return
 	}
-	im.mu.Lock()
-	if k < NumKinds {
-		im.byKind[k]++
-	}
-	if o.Reason != "" {
-		im.byReason[string(o.Reason)]++
-	}
-	im.recent[im.next] = float32(d.Seconds() * 1000)
-	im.kinds[im.next] = uint8(k)
-	im.next = (im.next + 1) % recentN
-	im.n = min(im.n+1, recentN)
-	im.mu.Unlock()
+	im.Count(k, o.Reason, d)
 }
 
 // Searches returns client searches by outcome.
@@ -327,27 +262,6 @@ func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
 
 // UpstreamTotal is the number of upstream searches sent.
 func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Get() }
-
-// view copies im.
-func (im *InstanceMetrics) view() InstanceView {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	iv := InstanceView{ByKind: make(map[string]uint64, NumKinds), ByReason: make(map[string]uint64, len(im.byReason))}
-	for k, c := range im.byKind {
-		if c > 0 {
-			iv.ByKind[KindName(k)] = c
-		}
-	}
-	for k, c := range im.byReason {
-		iv.ByReason[k] = c
-	}
-	for k := im.n; k > 0; k-- {
-		i := (im.next - k + recentN) % recentN
-		iv.Recent = append(iv.Recent, im.recent[i])
-		iv.Kinds = append(iv.Kinds, KindName(int(im.kinds[i])))
-	}
-	return iv
-}
 
 // EachTotals calls f with every instance ever asked since the process
 // started (or the operator's last pool reset, ResetCounters), in no

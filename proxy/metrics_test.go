@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
+
+	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // TestTotalsSurviveForget: an instance that left the pool and comes back
@@ -18,11 +20,11 @@ import (
 func TestTotalsSurviveForget(t *testing.T) {
 	m := newMetrics()
 	const a, b = "https://a.example/", "https://b.example/"
-	first, ofB := newInstanceMetrics(), newInstanceMetrics()
+	first, ofB := newRecordMetrics(), newRecordMetrics()
 	m.upstream(first, a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
 	m.upstream(first, a, pool.Outcome{Kind: pool.Refused, Reason: "rate_limited"}, time.Millisecond)
 	m.upstream(ofB, b, pool.Outcome{Kind: pool.Cancelled, Reason: "busy"}, time.Millisecond)
-	again := newInstanceMetrics() // forgotten, then back: a new record
+	again := newRecordMetrics() // forgotten, then back: a new record
 	m.upstream(again, a, pool.Outcome{Kind: pool.OK}, time.Millisecond)
 
 	got := map[string]Totals{}
@@ -42,10 +44,10 @@ func TestTotalsSurviveForget(t *testing.T) {
 	if tb := got[b]; tb.ByKind[pool.Cancelled] != 1 || tb.ByReason["busy"] != 1 {
 		t.Errorf("b: %+v", tb)
 	}
-	if v := again.view(); v.ByKind["ok"] != 1 || len(v.Recent) != 1 {
+	if v := again.View(); v.ByKind["ok"] != 1 || len(v.Recent) != 1 {
 		t.Errorf("the new record counts from its start: %+v", v)
 	}
-	if v := first.view(); v.ByKind["ok"] != 1 || v.ByKind["refused"] != 1 {
+	if v := first.View(); v.ByKind["ok"] != 1 || v.ByKind["refused"] != 1 {
 		t.Errorf("the old record: %+v", v)
 	}
 }
@@ -59,7 +61,7 @@ func TestTotalsConcurrent(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for i := range 200 {
-				im := newInstanceMetrics()
+				im := newRecordMetrics()
 				if i%2 == 0 {
 					im = nil
 				}
@@ -197,7 +199,7 @@ func TestMetricsOfTwoProxiesApart(t *testing.T) {
 // search's path).
 func TestRecordingAllocatesNothing(t *testing.T) {
 	m := newMetrics()
-	im := newInstanceMetrics()
+	im := newRecordMetrics()
 	const inst = "https://a.example/"
 	refused := pool.Outcome{Kind: pool.Refused, Reason: "rate_limited"}
 	for name, f := range map[string]func(){
@@ -218,4 +220,9 @@ func BenchmarkRecordSearch(b *testing.B) {
 	for b.Loop() {
 		m.search("upstream", 20*time.Millisecond)
 	}
+}
+
+// newRecordMetrics returns the empty recent outcomes of a new record.
+func newRecordMetrics() *instance.Metrics {
+	return instance.New(instance.Config{}).Ensure("https://record.example/").Metrics()
 }

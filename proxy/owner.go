@@ -217,7 +217,7 @@ func (p *Proxy) record(l leased, o pool.Outcome, elapsed time.Duration) {
 		}
 		p.causes.log(p.log, a, p.now())
 	}
-	p.metrics.upstream(l.rec.metrics, l.inst, o, elapsed)
+	p.metrics.upstream(l.rec.Metrics(), l.inst, o, elapsed)
 	l.release()
 	p.dispatch()
 }

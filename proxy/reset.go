@@ -8,21 +8,6 @@ package proxy
 // restart is, which rate() and increase() take in stride. Client search
 // totals and the politeness budgets (what was really sent) stay.
 func (p *Proxy) ResetCounters() {
-	p.recs.mu.RLock()
-	for _, r := range p.recs.m {
-		if im := r.metrics; im != nil {
-			im.reset()
-		}
-	}
-	p.recs.mu.RUnlock()
+	p.recs.ResetMetrics()
 	p.metrics.totals.Clear()
-}
-
-// reset clears im.
-func (im *InstanceMetrics) reset() {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	im.byKind = [NumKinds]uint64{}
-	clear(im.byReason)
-	im.next, im.n = 0, 0
 }

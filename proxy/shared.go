@@ -149,7 +149,7 @@ func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.
 // localTake takes one search of inst from the local budget, under the
 // class of its instance (own, and own behind its limiter: limited).
 func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
-	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.recs.get(inst).limited()), now)
+	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.recs.Get(inst).Limited()), now)
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of

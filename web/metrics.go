@@ -334,7 +334,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Clock.Now()
 	var ins []proxy.Instance
 	if p := s.cfg.Proxy; p != nil {
-		ins = p.Instances(now)
+		ins = p.Instances().Instances(now)
 	}
 	pg := &page{b: make([]byte, 0, 8<<10+len(ins)*320)} // about what 100 instances take
 	pg.family("searxgate_build_info")

@@ -78,7 +78,7 @@ type StatusReport struct {
 func (s *Server) instances(now time.Time) []InstanceStatus {
 	var out []InstanceStatus
 	if p := s.cfg.Proxy; p != nil {
-		for _, in := range p.Instances(now) {
+		for _, in := range p.Instances().Instances(now) {
 			is := InstanceStatus{Stats: in.Stats, Format: in.Format, Version: in.Caps.Version, Limiter: in.Caps.Limiter,
 				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow(), WhyNot: in.WhyNot, Advice: in.Advice,
 				OutcomesByKind: orEmpty(in.Metrics.ByKind), ByReason: orEmpty(in.Metrics.ByReason),

@@ -404,7 +404,7 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 			terms[u] = read
 		}
 	}
-	px.ImportCaps(terms)
+	px.Instances().ImportCaps(terms)
 	if !px.Politeness().TakeAs(spent, false, now) {
 		t.Fatal("the one search of the budget was refused")
 	}
@@ -418,7 +418,7 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 
 	usable := 0
 	for u, why := range want {
-		if ok, w := px.Usable(p.Stats(u), now); w != why || ok != (why == proxy.Ready) {
+		if ok, w := px.Instances().Usable(p.Stats(u), now); w != why || ok != (why == proxy.Ready) {
 			t.Fatalf("%s: Usable %v %q, want %q", u, ok, w, why)
 		}
 		if why == proxy.Ready {

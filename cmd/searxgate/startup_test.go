@@ -323,7 +323,7 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 	if a := g.get(t, "/healthz", nil); a.status != 200 {
 		t.Fatalf("/healthz: %d", a.status)
 	}
-	if c := g.app.proxy.Caps(own); !c.ConfigOK || fleet.Instance("own").Truth().ConfigReads != 1 {
+	if c := g.app.proxy.Instances().Caps(own); !c.ConfigOK || fleet.Instance("own").Truth().ConfigReads != 1 {
 		t.Errorf("own instance's terms: %+v, %d reads; want one good read before serving", c, fleet.Instance("own").Truth().ConfigReads)
 	}
 	if got := logs.lines("level=WARN", "cannot read your instance's /config", deadURL); len(got) != 1 {
@@ -424,7 +424,7 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: an instance not in the fleet: %s", step, is.URL)
 			}
-			if ok, w := a.proxy.Usable(a.pool.Stats(is.URL), now); ok != (why == proxy.Ready) || w != why {
+			if ok, w := a.proxy.Instances().Usable(a.pool.Stats(is.URL), now); ok != (why == proxy.Ready) || w != why {
 				t.Errorf("%s: the search path says %s usable %v why %q, want why %q", step, is.URL, ok, w, why)
 			}
 			if is.Usable != (why == proxy.Ready) || is.WhyNot != why {
