@@ -27,7 +27,8 @@ type Proxy interface {
 }
 
 // Terms reads instances' terms (their /config) in the background; the
-// proxy's instance records (proxy/instance.Registry) are one.
+// proxy's instance records (proxy/instance.Registry) are one, and they
+// also keep the counters Reset clears.
 type Terms interface {
 	ReadTerms(instances []string)
 }
@@ -229,11 +230,11 @@ func (o *Operator) find(u string) store.Operator {
 }
 
 // Reset forgets everything the pool learned (not the operator's
-// changes), and the counters a Proxy keeps beside it when it has some
-// (ResetCounters), so that every page agrees after it.
+// changes), and the counters the instance records keep beside it when
+// they have some (ResetCounters), so that every page agrees after it.
 func (o *Operator) Reset() error {
 	o.cfg.Pool.Reset()
-	if c, ok := o.cfg.Proxy.(interface{ ResetCounters() }); ok {
+	if c, ok := o.cfg.Terms.(interface{ ResetCounters() }); ok {
 		c.ResetCounters()
 	}
 	return o.cfg.Store.ResetPool()

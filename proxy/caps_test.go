@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/sim"
-
 	"github.com/searxgate/searxgate/proxy/instance"
+	"github.com/searxgate/searxgate/sim"
 )
 
 // TestEnginesKeepTheirCapabilities: what an instance's /config says of

@@ -16,6 +16,7 @@ type (
 	Instance        = instance.Instance
 	WindowUse       = instance.WindowUse
 	InstanceView    = instance.MetricsView
+	Totals          = instance.Totals
 )
 
 // Learned yes/no values (instance.Tri).
@@ -68,7 +69,7 @@ func (p *Proxy) Instances() *instance.Registry { return p.recs }
 // Forget drops what the proxy keeps about inst, in one step: its record
 // (terms, budget windows, connections, recent outcomes) and its cached
 // answers; the pool no longer has it. Its lifetime totals
-// (Metrics.EachTotals) stay, for /metrics.
+// (instance.Registry.EachTotals) stay, for /metrics.
 func (p *Proxy) Forget(inst string) {
 	if _, err := p.DropAnswersOf(inst); err != nil {
 		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)

@@ -2,14 +2,12 @@ package proxy
 
 import (
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // latencyBuckets are the upper bounds, in seconds, of the latency
@@ -51,19 +49,6 @@ var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "fa
 // SearchOutcomes returns the ways a client search ends (a copy).
 func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }
 
-// Totals are one instance's upstream searches since the process started.
-type Totals struct {
-	ByKind   [NumKinds]uint64 // indexed by pool.Kind, and Excused
-	ByReason map[string]uint64
-}
-
-// instanceTotals is one instance's lifetime record behind Totals.
-type instanceTotals struct {
-	byKind   [NumKinds]atomic.Uint64
-	mu       sync.Mutex        // guards byReason
-	byReason map[string]uint64 // made on first use
-}
-
 // Metrics are searxgate's monotone counters, read by /metrics and /status.
 // The counters, gauges and histograms live in a metrics library set of
 // their own (one per Proxy, never the library's global one, so that
@@ -78,7 +63,6 @@ type Metrics struct {
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal *metrics.Counter
-	totals        sync.Map // instance -> *instanceTotals; dropped only by ResetCounters (a counter reset, as a restart is)
 
 	queueDepth   atomic.Int64     // searches waiting for a slot now; read by the queue_depth gauge
 	queueWait    Histogram        // how long searches that got a slot waited for it
@@ -208,38 +192,13 @@ func (m *Metrics) search(outcome string, d time.Duration) {
 	m.searchLatency.observe(d)
 }
 
-// upstream counts one upstream search of inst, in its record's metrics im
-// and in its lifetime totals.
-func (m *Metrics) upstream(im *instance.Metrics, inst string, o pool.Outcome, d time.Duration) {
+// upstream counts one upstream search with outcome o, d long (each
+// instance's own counts are its record's: instance.Registry.Count).
+func (m *Metrics) upstream(o pool.Outcome, d time.Duration) {
 	m.upstreamTotal.Inc()
 	if o.Kind != pool.Cancelled {
 		m.upLatency.observe(d)
 	}
-	tv, ok := m.totals.Load(inst)
-	if !ok {
-		tv, _ = m.totals.LoadOrStore(inst, new(instanceTotals))
-	}
-	totals := tv.(*instanceTotals)
-	k := instance.KindIndex(o)
-	if k < NumKinds {
-		totals.byKind[k].Add(1)
-	}
-	if k == Excused {
-		o.Reason = "" // not a reason of the instance's
-	}
-	if o.Reason != "" {
-		t := totals
-		t.mu.Lock()
-		if t.byReason == nil {
-			t.byReason = map[string]uint64{}
-		}
-		t.byReason[string(o.Reason)]++
-		t.mu.Unlock()
-	}
-	if im == nil {
-		return
-	}
-	im.Count(k, o.Reason, d)
 }
 
 // Searches returns client searches by outcome.
@@ -262,27 +221,3 @@ func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
 
 // UpstreamTotal is the number of upstream searches sent.
 func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Get() }
-
-// EachTotals calls f with every instance ever asked since the process
-// started (or the operator's last pool reset, ResetCounters), in no
-// order, and its totals. Forget does not drop them: an instance that
-// leaves the pool and comes back counts on from where it was, so no count
-// goes down but at a reset (what /metrics needs for rate()). t is
-// reused between calls: f must not keep it or its map.
-func (m *Metrics) EachTotals(f func(inst string, t *Totals)) {
-	t := Totals{ByReason: map[string]uint64{}}
-	m.totals.Range(func(k, v any) bool {
-		it := v.(*instanceTotals)
-		for i := range t.ByKind {
-			t.ByKind[i] = it.byKind[i].Load()
-		}
-		clear(t.ByReason)
-		it.mu.Lock()
-		for r, n := range it.byReason {
-			t.ByReason[r] = n
-		}
-		it.mu.Unlock()
-		f(k.(string), &t)
-		return true
-	})
-}

@@ -595,9 +595,6 @@ func (p *Proxy) PublicCapacity() (perMinute, burst float64) {
 	return perMinute * n, burst * n
 }
 
-// Politeness returns the per-instance budget, for the status page.
-func (p *Proxy) Politeness() *polite.Politeness { return p.polite }
-
 // Search answers one client search: from the cache, from an identical search
 // in flight, or from the pool. It returns a *NoAnswerError (wrapping
 // ErrNoAnswer) when nothing answered and no stale copy exists, and ctx's
@@ -819,7 +816,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		rec.Update(func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		p.metrics.upstream(rec.Metrics(), inst, pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}, elapsed)
+		notSent := pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}
+		p.metrics.upstream(notSent, elapsed)
+		p.recs.Count(rec, inst, notSent, elapsed)
 		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)

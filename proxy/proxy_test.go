@@ -513,12 +513,12 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := e.urls[0]
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.InstanceMetrics(u).ByKind["ok"] != 1 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.InstanceMetrics(u).ByKind["ok"] != 1 {
 		t.Fatal("the search left no budget use or metrics: the test proves nothing")
 	}
 	e.proxy.Instances().DirtyCaps()
 	e.proxy.Forget(u)
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
 		t.Fatal("budget use or metrics kept after Forget")
 	}
 	if c := e.proxy.Instances().Caps(u); c.ConfigOK {

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/sim"
-
 	"github.com/searxgate/searxgate/proxy/instance"
+	"github.com/searxgate/searxgate/sim"
 )
 
 func hits(t *testing.T, res *Response) int {

@@ -149,7 +149,7 @@ func TestForgetDuringAnAttemptKeepsNothing(t *testing.T) {
 	if r := e.proxy.recs.Get(u); r != nil {
 		t.Fatal("the forgotten instance's record came back")
 	}
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Hour) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Hour) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
 		t.Fatal("budget use or outcomes kept for a forgotten instance")
 	}
 	changed, deleted := e.proxy.Instances().DirtyCaps()

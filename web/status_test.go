@@ -405,7 +405,7 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 		}
 	}
 	px.Instances().ImportCaps(terms)
-	if !px.Politeness().TakeAs(spent, false, now) {
+	if !px.Instances().Budget().TakeAs(spent, false, now) {
 		t.Fatal("the one search of the budget was refused")
 	}
 	p.Disable(off)

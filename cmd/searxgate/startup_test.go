@@ -390,7 +390,7 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 	}
 	now := clk.Now()
 	a.pool.Add(url("own"), pool.Own)
-	for n := 0; a.proxy.Politeness().TakeAs(url("spent"), false, now); n++ {
+	for n := 0; a.proxy.Instances().Budget().TakeAs(url("spent"), false, now); n++ {
 		if n > 1000 {
 			t.Fatal("the budget never ran out")
 		}

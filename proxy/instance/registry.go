@@ -69,6 +69,7 @@ type Registry struct {
 	dirty map[string]bool // terms changed since the last DirtyCaps (a forgotten record's too)
 
 	cfg    Config        // set by New, then only read
+	totals sync.Map      // instance -> *instanceTotals; dropped only by ResetCounters (a counter reset, as a restart is)
 	cfgSem chan struct{} // bounds concurrent /config reads
 
 	// Set by Use, then only read.
@@ -90,6 +91,10 @@ func (g *Registry) Use(budget, acBudget *polite.Politeness, up *upstream.Client)
 }
 
 func (g *Registry) now() time.Time { return g.cfg.Now() }
+
+// Budget is the searches' politeness budget, whose windows live in the
+// records: the one Available asks, and the view shows.
+func (g *Registry) Budget() *polite.Politeness { return g.polite }
 
 // Get returns inst's record, nil when there is none.
 func (g *Registry) Get(inst string) *Record {
@@ -229,17 +234,6 @@ func (g *Registry) ImportCaps(m map[string]Caps) {
 		g.mu.Lock()
 		r.caps = c
 		g.mu.Unlock()
-	}
-}
-
-// ResetMetrics clears every record's recent outcomes.
-func (g *Registry) ResetMetrics() {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	for _, r := range g.m {
-		if im := r.metrics; im != nil {
-			im.reset()
-		}
 	}
 }
 
