@@ -117,19 +117,6 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	}
 }
 
-// TestWhyLabels: every Why has its own label, and reads back from it.
-func TestWhyLabels(t *testing.T) {
-	seen := map[string]bool{}
-	for _, w := range append([]Why{Ready}, Whys...) {
-		b, _ := w.MarshalText()
-		var back Why
-		if err := back.UnmarshalText(b); err != nil || back != w || seen[string(b)] || (w != Ready && len(b) == 0) {
-			t.Errorf("%d: label %q reads back as %d (%v)", w, b, back, err)
-		}
-		seen[string(b)] = true
-	}
-}
-
 // TestForgetDuringAnAttemptKeepsNothing: an instance forgotten while an
 // attempt on it runs is not brought back by what the attempt learns late
 // (its terms, budget, outcomes all land in the record it started with).

@@ -78,8 +78,18 @@ type Registry struct {
 }
 
 // New returns an empty Registry. Use must give it its budgets and client
-// before any search asks it.
+// before any search asks it. A nil Log discards, a nil Now is time.Now,
+// a nil Stop never ends.
 func New(cfg Config) *Registry {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Stop == nil {
+		cfg.Stop = context.Background()
+	}
 	return &Registry{m: make(map[string]*Record), dirty: make(map[string]bool),
 		cfg: cfg, cfgSem: make(chan struct{}, configFetchers)}
 }
