@@ -26,6 +26,13 @@ type testEnv struct {
 
 func newEnv(t *testing.T, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
+	return newEnvWith(t, Config{}, instances...)
+}
+
+// newEnvWith is newEnv with what cfg says besides the pool, clock and
+// background work.
+func newEnvWith(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv {
+	t.Helper()
 	fake := clock.NewFake(time.Unix(1_800_000_000, 0))
 	fleet, err := sim.Start(sim.Config{InMemory: true, Seed: 1, Instances: instances, Now: fake.Now})
 	if err != nil {
@@ -39,8 +46,9 @@ func newEnv(t *testing.T, instances ...sim.InstanceConfig) *testEnv {
 	}
 	pl.Seed(priors)
 	stop, cancel := context.WithCancel(context.Background())
-	e.g = New(Config{Pool: pl, Now: fake.Now, Stop: stop,
-		Spawn: func(f func()) bool { e.bg.Go(f); return true }})
+	cfg.Pool, cfg.Now, cfg.Stop = pl, fake.Now, stop
+	cfg.Spawn = func(f func()) bool { e.bg.Go(f); return true }
+	e.g = New(cfg)
 	budget := polite.NewPoliteness().WithBase(fake.Now()).WithRings(e.g.Rings(false))
 	acBudget := polite.NewPoliteness().WithBase(fake.Now()).WithRings(e.g.Rings(true))
 	e.g.Use(budget, acBudget, upstream.New(upstream.Config{UserAgent: "searxgate-test/1", Dial: fleet.Dial}, e.g.Hosts()))
