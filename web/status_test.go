@@ -363,7 +363,7 @@ func TestStatusProblemAndQueue(t *testing.T) {
 }
 
 // TestUsableAgreesEverywhere: /status (in words too), /status.json,
-// /metrics and /about count as usable exactly what proxy.Usable says, for
+// /metrics and /about count as usable exactly what instance.Registry.Usable says, for
 // every kind of instance: usable, own, out of budget within its circuit,
 // disabled, an open circuit, half open with its trial out, as many
 // searches in flight as it may have, and barred by its link-token check.

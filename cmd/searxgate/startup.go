@@ -139,7 +139,7 @@ func (a *App) usable(now time.Time) bool {
 }
 
 // searchable reports whether a search could go now to the instance st
-// describes, by the search path's own rule (proxy.Usable, which /status
+// describes, by the search path's own rule (instance.Registry.Usable, which /status
 // and /metrics show), and, for a list instance, whether its /config was
 // read: the start-up check's doubt is whether the list's instances can be
 // reached at all.
@@ -167,7 +167,7 @@ const (
 )
 
 // causeOf says why the instance st describes cannot be searched, for
-// good: what proxy.Usable says lasts (disabled, barred by its terms), or,
+// good: what instance.Registry.Usable says lasts (disabled, barred by its terms), or,
 // for a list instance, what its last /config read said (the dialer's
 // notes name what a bare transport error hides). What passes (a circuit
 // cooling down, a budget spent, searches in flight) is no cause.

@@ -340,7 +340,7 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 }
 
 // TestUsableAgreesWithStatusAndMetrics: the start-up check's "can this
-// instance be searched now" is the search path's (proxy.Usable), as
+// instance be searched now" is the search path's (instance.Registry.Usable), as
 // /status.json, /metrics and the MCP status resource show it, for every
 // kind of instance: out of budget within its circuit, disabled, an open
 // circuit, half open with its trial out, as many searches in flight as it
