@@ -149,8 +149,8 @@ func outcomeOf(v detect.Verdict, err error, format string) pool.Outcome {
 }
 
 // passIPOutcome is the outcome of a diagnosed first refusal of an own
-// instance's limiter (passIPDenied): searxgate's own doing, so no circuit
-// opens.
+// instance's limiter (instance.Record.PassIPDenied): searxgate's own
+// doing, so no circuit opens.
 func passIPOutcome(v detect.Verdict) pool.Outcome {
 	return pool.Outcome{Kind: pool.Refused, Owner: pool.OwnerGateway, Reason: pool.Reason(v.Reason)}
 }

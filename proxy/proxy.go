@@ -780,7 +780,7 @@ func (p *Proxy) hedgeTimer(r *instance.Record, now, deadline time.Time) (<-chan 
 	}
 	d = min(d, deadline.Sub(now)/3)
 	if r.Caps().ConfigAt.IsZero() {
-		// Its terms are read before it is searched (see terms): the
+		// Its terms are read before it is searched (Record.Terms): the
 		// search itself starts that much later.
 		d += instance.ReadWait(deadline.Sub(now))
 	}

@@ -29,8 +29,8 @@ func KindName(i int) string {
 	return pool.Kind(i).String()
 }
 
-// KindIndex is o's index among the kinds counted.
-func KindIndex(o pool.Outcome) int {
+// kindIndex is o's index among the kinds counted.
+func kindIndex(o pool.Outcome) int {
 	if o.Owner != pool.OwnerInstance && o.Kind != pool.Cancelled {
 		return Excused
 	}
@@ -44,7 +44,7 @@ type Metrics struct {
 	byKind   [NumKinds]uint64
 	byReason map[string]uint64
 	recent   [recentN]float32 // latencies in ms; ring
-	kinds    [recentN]uint8   // kind of each recent attempt (KindIndex)
+	kinds    [recentN]uint8   // kind of each recent attempt (kindIndex)
 	next, n  int
 }
 
@@ -61,7 +61,7 @@ func newMetrics() *Metrics {
 	return &Metrics{byReason: map[string]uint64{}}
 }
 
-// Count adds one upstream search of kind k (KindIndex), its reason ("" for
+// Count adds one upstream search of kind k (kindIndex), its reason ("" for
 // none) and its latency d.
 func (im *Metrics) Count(k int, reason pool.Reason, d time.Duration) {
 	im.mu.Lock()

@@ -29,7 +29,7 @@ func (g *Registry) Count(r *Record, inst string, o pool.Outcome, d time.Duration
 		tv, _ = g.totals.LoadOrStore(inst, new(instanceTotals))
 	}
 	totals := tv.(*instanceTotals)
-	k := KindIndex(o)
+	k := kindIndex(o)
 	if k < NumKinds {
 		totals.byKind[k].Add(1)
 	}
