@@ -61,9 +61,9 @@ func newMetrics() *Metrics {
 	return &Metrics{byReason: map[string]uint64{}}
 }
 
-// Count adds one upstream search of kind k (kindIndex), its reason ("" for
+// count adds one upstream search of kind k (kindIndex), its reason ("" for
 // none) and its latency d.
-func (im *Metrics) Count(k int, reason pool.Reason, d time.Duration) {
+func (im *Metrics) count(k int, reason pool.Reason, d time.Duration) {
 	im.mu.Lock()
 	if k < NumKinds {
 		im.byKind[k]++

@@ -48,7 +48,7 @@ func (g *Registry) Count(r *Record, inst string, o pool.Outcome, d time.Duration
 	if r == nil {
 		return
 	}
-	r.metrics.Count(k, o.Reason, d)
+	r.metrics.count(k, o.Reason, d)
 }
 
 // EachTotals calls f with every instance ever asked since the process
