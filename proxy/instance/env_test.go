@@ -24,6 +24,9 @@ type testEnv struct {
 	bg    sync.WaitGroup // the registry's background reads
 }
 
+// envWindow is the searches' budget of a testEnv: one each 20 s.
+var envWindow = polite.Window{Max: 1, Per: 20 * time.Second}
+
 func newEnv(t *testing.T, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
 	return newEnvWith(t, Config{}, instances...)
@@ -49,7 +52,7 @@ func newEnvWith(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *test
 	cfg.Pool, cfg.Now, cfg.Stop = pl, fake.Now, stop
 	cfg.Spawn = func(f func()) bool { e.bg.Go(f); return true }
 	e.g = New(cfg)
-	budget := polite.NewPoliteness().WithBase(fake.Now()).WithRings(e.g.Rings(false))
+	budget := polite.NewPoliteness(envWindow).WithBase(fake.Now()).WithRings(e.g.Rings(false))
 	acBudget := polite.NewPoliteness().WithBase(fake.Now()).WithRings(e.g.Rings(true))
 	e.g.Use(budget, acBudget, upstream.New(upstream.Config{UserAgent: "searxgate-test/1", Dial: fleet.Dial}, e.g.Hosts()))
 	t.Cleanup(func() {
