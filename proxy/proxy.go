@@ -816,9 +816,9 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
 		rec.Update(func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		notSent := pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}
-		p.metrics.upstream(notSent, elapsed)
-		p.recs.Count(rec, inst, notSent, elapsed)
+		ours := pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}
+		p.metrics.upstream(ours, elapsed)
+		p.recs.Count(rec, inst, ours, elapsed)
 		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
