@@ -21,8 +21,9 @@ type Store interface {
 	ResetPool() error
 }
 
-// Proxy is what the operator asks of the search path; *proxy.Proxy is one.
-type Proxy interface {
+// Answers is what the operator asks of the search path's cache;
+// *cache.Cache (proxy.Proxy.Cache) is one.
+type Answers interface {
 	DropAnswersOf(inst string) (int, error)
 }
 
@@ -36,8 +37,8 @@ type Terms interface {
 // Config is what an Operator needs.
 type Config struct {
 	Pool         *pool.Pool
-	Proxy        Proxy
 	Terms        Terms
+	Answers      Answers
 	Store        Store
 	AllowPrivate bool // --allow-private: the address guard lets private addresses through
 	MaxOwn       int  // --max-own-instances: instances the API may add
@@ -209,7 +210,7 @@ func (o *Operator) SetDisabled(raw string, disabled bool) (bool, error) {
 	if disabled {
 		found := o.cfg.Pool.Disable(u)
 		// A disabled instance's answers are not served from the cache either.
-		if _, err := o.cfg.Proxy.DropAnswersOf(u); err != nil {
+		if _, err := o.cfg.Answers.DropAnswersOf(u); err != nil {
 			return found, fmt.Errorf("dropping the cached answers of %s: %w", u, err)
 		}
 		return found, nil

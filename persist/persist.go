@@ -10,6 +10,7 @@ import (
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/store"
 )
 
@@ -31,11 +32,11 @@ type Terms interface {
 	ImportCaps(map[string]proxy.Caps)
 }
 
-// Answers is the write-behind cache; *proxy.WriteBehind is one.
+// Answers is the write-behind cache; *cache.WriteBehind is one.
 type Answers interface {
 	// Flush hands the answers waiting for the file to write, and keeps
 	// them for the next flush when write fails.
-	Flush(write func([]proxy.Sealed) error) error
+	Flush(write func([]cache.Sealed) error) error
 }
 
 // RestorePool reads the pool's learned state from st into p. A record
@@ -110,7 +111,7 @@ func (f *Flusher) Flush() error {
 		}
 	}
 	b.CapsDelete = deleted
-	err := f.Answers.Flush(func(answers []proxy.Sealed) error {
+	err := f.Answers.Flush(func(answers []cache.Sealed) error {
 		b.Cache = sealedEntries(answers)
 		return f.Store.WriteBatch(b)
 	})
@@ -122,7 +123,7 @@ func (f *Flusher) Flush() error {
 
 // sealedEntries are the answers a flush took, as the store's batch
 // writes them.
-func sealedEntries(answers []proxy.Sealed) []store.CacheEntry {
+func sealedEntries(answers []cache.Sealed) []store.CacheEntry {
 	out := make([]store.CacheEntry, len(answers))
 	for i, a := range answers {
 		out[i] = store.CacheEntry{Key: a.ID, Value: a.Value, Source: a.Source, StoredAt: a.StoredAt, Expires: a.Expires}

@@ -11,6 +11,7 @@ import (
 	"github.com/searxgate/searxgate/directory"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/store"
 )
 
@@ -51,9 +52,9 @@ func TestRoundTrip(t *testing.T) {
 	p.Add(b, pool.Own)
 	p.Disable(b)
 	tm := &terms{dirty: map[string]proxy.Caps{a: {ConfigOK: true, Version: "2026.8.22", Limiter: true}}}
-	wb := proxy.NewWriteBehind(st, proxy.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
+	wb := cache.NewWriteBehind(st, cache.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
 	key := wb.CacheKey("q=x")
-	wb.CachePut(key, proxy.Cached{JSON: []byte(`{"results":[]}`), Instance: a, Expires: time.Now().Add(time.Hour)})
+	wb.CachePut(key, cache.Entry{JSON: []byte(`{"results":[]}`), Instance: a, Expires: time.Now().Add(time.Hour)})
 	f := &Flusher{Store: st, Pool: p, Terms: tm, Answers: wb}
 	if err := f.Flush(); err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestRoundTrip(t *testing.T) {
 	if c := tm2.imported[a]; len(tm2.imported) != 1 || !c.ConfigOK || c.Version != "2026.8.22" || !c.Limiter {
 		t.Errorf("restored terms %+v", tm2.imported)
 	}
-	wb2 := proxy.NewWriteBehind(st, proxy.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
+	wb2 := cache.NewWriteBehind(st, cache.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
 	if c, ok := wb2.CacheGet(key); !ok || string(c.JSON) != `{"results":[]}` || c.Instance != a {
 		t.Errorf("restored answer %+v, %v", c, ok)
 	}
@@ -109,8 +110,8 @@ func TestFailedFlushLosesNothing(t *testing.T) {
 	p := pool.New(pool.Config{})
 	p.Seed([]pool.Prior{{URL: "https://a.example/"}})
 	tm := &terms{dirty: map[string]proxy.Caps{"https://a.example/": {ConfigOK: true}}, deleted: []string{"https://gone.example/"}}
-	wb := proxy.NewWriteBehind(st, proxy.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
-	wb.CachePut(wb.CacheKey("q=x"), proxy.Cached{JSON: []byte(`{}`), Instance: "https://a.example/", Expires: time.Now().Add(time.Hour)})
+	wb := cache.NewWriteBehind(st, cache.WriteBehindConfig{Secret: []byte("0123456789abcdef0123456789abcdef")})
+	wb.CachePut(wb.CacheKey("q=x"), cache.Entry{JSON: []byte(`{}`), Instance: "https://a.example/", Expires: time.Now().Add(time.Hour)})
 	f := &Flusher{Store: failing{st}, Pool: p, Terms: tm, Answers: wb}
 	if err := f.Flush(); err == nil {
 		t.Fatal("a failed write flushed")

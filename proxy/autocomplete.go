@@ -12,6 +12,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
@@ -54,7 +55,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	}
 	now := p.now()
 	key := "ac\x00" + language + "\x00" + q // memory only: a plain key
-	if c, ok := p.acCache.get(key); ok && !p.cfg.NoCache && now.Before(c.Expires) {
+	if c, ok := p.cache.Suggestions().Get(key); ok && !p.cfg.NoCache && now.Before(c.Expires) {
 		var out []string
 		if json.Unmarshal(c.JSON, &out) == nil {
 			return out, nil
@@ -113,7 +114,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			continue
 		}
 		if js, err := json.Marshal(out); err == nil && !p.cfg.NoCache {
-			p.acCache.put(key, &Cached{JSON: js, Instance: inst, StoredAt: now, Expires: now.Add(autocompleteTTL)})
+			p.cache.Suggestions().Put(key, &cache.Entry{JSON: js, Instance: inst, StoredAt: now, Expires: now.Add(autocompleteTTL)})
 		}
 		return out, nil
 	}

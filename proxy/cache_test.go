@@ -2,58 +2,14 @@ package proxy
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/sim"
 )
-
-func TestMemCacheBounds(t *testing.T) {
-	c := newMemCache(3, 0)
-	for i := range 4 {
-		c.put("k"+strconv.Itoa(i), &Cached{JSON: []byte("{}")})
-	}
-	if _, ok := c.get("k0"); ok {
-		t.Fatal("the least recently used entry was not evicted")
-	}
-	for _, k := range []string{"k1", "k2", "k3"} {
-		if _, ok := c.get(k); !ok {
-			t.Fatalf("%s evicted too early", k)
-		}
-	}
-	// Using k1 makes k2 the oldest.
-	c.get("k1")
-	c.put("k4", &Cached{JSON: []byte("{}")})
-	if _, ok := c.get("k2"); ok {
-		t.Fatal("LRU order not kept")
-	}
-
-	// The byte bound.
-	one := (&Cached{JSON: make([]byte, 100)}).size("a")
-	c = newMemCache(0, 2*one)
-	c.put("a", &Cached{JSON: make([]byte, 100)})
-	c.put("b", &Cached{JSON: make([]byte, 100)})
-	c.put("c", &Cached{JSON: make([]byte, 100)})
-	if n, bytes := c.len(); n != 2 || bytes != 2*one {
-		t.Fatalf("len = %d, %d bytes; want 2, %d", n, bytes, 2*one)
-	}
-	if _, ok := c.get("a"); ok {
-		t.Fatal("byte bound did not evict the oldest")
-	}
-	// An entry larger than the whole bound is not stored.
-	c.put("huge", &Cached{JSON: make([]byte, 1000)})
-	if _, ok := c.get("huge"); ok {
-		t.Fatal("an entry over the byte bound was stored")
-	}
-	// Replacing keeps the byte count right.
-	c.put("b", &Cached{JSON: make([]byte, 50), Expires: time.Unix(1, 0)})
-	if _, bytes := c.len(); bytes != one+(&Cached{JSON: make([]byte, 50)}).size("b") {
-		t.Fatalf("bytes after replace = %d", bytes)
-	}
-}
 
 func TestFlights(t *testing.T) {
 	var f flights
@@ -76,46 +32,21 @@ func TestFlights(t *testing.T) {
 	}
 }
 
-func TestCacheKeys(t *testing.T) {
-	a, b := NewKeyer([]byte("secret one")), NewKeyer([]byte("secret two"))
-	plain := (&Request{Query: "a very private question", PageNo: 1}).Key()
-	k := a.CacheKey(plain)
-	if len(k) != CacheKeyLen || k != a.CacheKey(plain) {
-		t.Fatalf("key of %d bytes, or not the same twice", len(k))
-	}
-	if strings.Contains(k, "private") {
-		t.Fatal("the key holds the query")
-	}
-	if b.CacheKey(plain) == k {
-		t.Fatal("two secrets give the same key")
-	}
-	if a.CacheKey((&Request{Query: "a very private question", PageNo: 2}).Key()) == k {
-		t.Fatal("two searches give the same key")
-	}
-	id, seal, ok := SplitCacheKey(k)
-	if !ok || len(id) != CacheIDLen || len(seal) != CacheKeyLen-CacheIDLen || id == string(seal) {
-		t.Fatalf("SplitCacheKey = %x, %x, %v", id, seal, ok)
-	}
-	if _, _, ok := SplitCacheKey(plain); ok {
-		t.Fatal("a plain key split as a cache key")
-	}
-}
-
-// fakeCacheStore is a CacheStore that keys, drops and purges, and records
+// fakeCacheStore is a cache.Store that keys, drops and purges, and records
 // what it was given.
 type fakeCacheStore struct {
-	*Keyer
+	*cache.Keyer
 	mu      sync.Mutex // guards m, dropped and gets
-	m       map[string]Cached
+	m       map[string]cache.Entry
 	dropped []string
 	gets    int
 }
 
 func newFakeCacheStore() *fakeCacheStore {
-	return &fakeCacheStore{Keyer: NewKeyer([]byte("install secret")), m: map[string]Cached{}}
+	return &fakeCacheStore{Keyer: cache.NewKeyer([]byte("install secret")), m: map[string]cache.Entry{}}
 }
 
-func (f *fakeCacheStore) CacheGet(key string) (Cached, bool) {
+func (f *fakeCacheStore) CacheGet(key string) (cache.Entry, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets++
@@ -123,7 +54,7 @@ func (f *fakeCacheStore) CacheGet(key string) (Cached, bool) {
 	return c, ok
 }
 
-func (f *fakeCacheStore) CachePut(key string, c Cached) {
+func (f *fakeCacheStore) CachePut(key string, c cache.Entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.m[key] = c
@@ -170,7 +101,7 @@ func TestSearchKeysTheCacheWithTheStoresSecret(t *testing.T) {
 			t.Error("a stored key holds the query")
 		}
 	}
-	if _, ok := e.proxy.cache.get(req.Key()); !ok {
+	if _, ok := e.proxy.cache.Answers().Get(req.Key()); !ok {
 		t.Fatal("the answer is not in the memory cache")
 	}
 }
@@ -189,17 +120,17 @@ func TestDropAnswersOf(t *testing.T) {
 	if res, err := e.search(t, "poisoned answer"); err != nil || !res.Cached {
 		t.Fatalf("second search not cached: %+v, %v", res, err)
 	}
-	other := e.proxy.cacheKey("other search")
-	e.proxy.cache.put(other, &Cached{JSON: []byte(`{}`), Instance: good, Expires: e.clock.Now().Add(time.Hour)})
+	other := e.proxy.cache.Key("other search")
+	e.proxy.cache.Answers().Put(other, &cache.Entry{JSON: []byte(`{}`), Instance: good, Expires: e.clock.Now().Add(time.Hour)})
 
-	n, err := e.proxy.DropAnswersOf(hostile)
+	n, err := e.proxy.Cache().DropAnswersOf(hostile)
 	if err != nil || n != 2 { // one in memory, one in the store
 		t.Fatalf("DropAnswersOf = %d, %v; want 2", n, err)
 	}
 	if len(st.dropped) != 1 || st.dropped[0] != hostile {
 		t.Fatalf("the store was told to drop %q", st.dropped)
 	}
-	if _, ok := e.proxy.cache.get(other); !ok {
+	if _, ok := e.proxy.cache.Answers().Get(other); !ok {
 		t.Fatal("another instance's answer was dropped too")
 	}
 	// Served again from upstream, not from the cache; the hostile
@@ -211,14 +142,14 @@ func TestDropAnswersOf(t *testing.T) {
 	}
 
 	// Forget drops them too (an instance removed from the pool).
-	if _, err := e.proxy.DropAnswersOf(good); err != nil {
+	if _, err := e.proxy.Cache().DropAnswersOf(good); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.search(t, "fresh one"); err != nil {
 		t.Fatal(err)
 	}
 	e.proxy.Forget(good)
-	if _, ok := e.proxy.cache.get((&Request{Query: "fresh one", PageNo: 1, Format: FormatJSON}).Key()); ok {
+	if _, ok := e.proxy.cache.Answers().Get((&Request{Query: "fresh one", PageNo: 1, Format: FormatJSON}).Key()); ok {
 		t.Fatal("Forget left the instance's answer in memory")
 	}
 	if len(st.m) != 0 {
@@ -234,11 +165,11 @@ func TestPurgeCache(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n, err := e.proxy.PurgeCache()
+	n, err := e.proxy.Cache().Purge()
 	if err != nil || n != 4 {
-		t.Fatalf("PurgeCache = %d, %v; want 4 (2 in memory, 2 in the store)", n, err)
+		t.Fatalf("Purge = %d, %v; want 4 (2 in memory, 2 in the store)", n, err)
 	}
-	if entries, bytes := e.proxy.cache.len(); entries != 0 || bytes != 0 || len(st.m) != 0 {
+	if entries, bytes := e.proxy.cache.Answers().Len(); entries != 0 || bytes != 0 || len(st.m) != 0 {
 		t.Fatalf("after a purge: %d entries (%d bytes) in memory, %d in the store", entries, bytes, len(st.m))
 	}
 	res, err := e.search(t, "one")
@@ -259,17 +190,17 @@ func TestDropAndPurgeReachAutocompletions(t *testing.T) {
 		}
 	}
 	suggest()
-	if entries, _ := e.proxy.acCache.len(); entries != 1 {
+	if entries, _ := e.proxy.cache.Suggestions().Len(); entries != 1 {
 		t.Fatalf("%d autocompletions cached, want 1", entries)
 	}
-	if n, err := e.proxy.DropAnswersOf(e.urls[0]); err != nil || n != 1 {
+	if n, err := e.proxy.Cache().DropAnswersOf(e.urls[0]); err != nil || n != 1 {
 		t.Fatalf("DropAnswersOf = %d, %v; want the one autocompletion", n, err)
 	}
 	suggest()
-	if n, err := e.proxy.PurgeCache(); err != nil || n != 1 {
-		t.Fatalf("PurgeCache = %d, %v; want the one autocompletion", n, err)
+	if n, err := e.proxy.Cache().Purge(); err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v; want the one autocompletion", n, err)
 	}
-	if entries, _ := e.proxy.acCache.len(); entries != 0 {
+	if entries, _ := e.proxy.cache.Suggestions().Len(); entries != 0 {
 		t.Fatalf("%d autocompletions left after a purge", entries)
 	}
 }

@@ -74,7 +74,7 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 		l := leases[0]
 		inst := l.Instance()
 		rec := p.recs.Ensure(inst) // before the budget: its windows live in the record
-		if p.localTake(inst, l.Own(), now) {
+		if p.replicas.localTake(inst, l.Own(), now) {
 			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 		}
 		p.giveBack(l, cancel)
@@ -104,7 +104,7 @@ func (p *Proxy) confirm(ctx context.Context, l leased, client string) bool {
 		return true
 	}
 	inst, now := l.inst, l.takenAt
-	if (l.lease.Trial() && !p.sharedTrial(ctx, inst, now)) || !p.sharedTake(ctx, inst, now) {
+	if (l.lease.Trial() && !p.replicas.trial(ctx, inst, now)) || !p.replicas.sharedTake(ctx, inst, now) {
 		p.polite.Untake(inst, now)
 		p.giveBack(l.lease, l.release)
 		return false

@@ -2,13 +2,13 @@
 // from the pool of instances.
 //
 // It owns a search as a value (search.go): its attempts, hedges, fan-out
-// and deadline. It also owns the slot queue, the cache and the metrics.
-// Three packages of its own do the rest, and never import proxy.
+// and deadline. It also owns the slot queue and the metrics. Four
+// packages of its own do the rest, and never import proxy.
 // proxy/instance keeps one record per instance: its terms, budget rings
 // and host client. It alone says whether a search may go there now, and
 // if not, why; every face asks it (Proxy.Instances). proxy/upstream talks
 // to the instances; proxy/polite keeps the budgets, fair shares and queue
-// as arithmetic.
+// as arithmetic; proxy/cache keeps the answers.
 //
 // # One search
 //
@@ -48,14 +48,13 @@
 //
 // # Cache
 //
-// In memory a search is its plain key. What leaves memory is keyed by a
-// keyed hash of the search and sealed (SealAnswer), so no query text is
-// stored. WriteBehind is the CacheStore over a file of sealed answers.
-// Config.NoCache keeps nothing anywhere.
+// The cache is a room of its own, proxy/cache: plain keys in memory,
+// keyed hashes and sealed answers outside it. Config.NoCache keeps
+// nothing anywhere.
 //
 // Caveats:
 //   - fasthttp cannot cancel a request in flight: a hedge that lost runs
 //     until its answer or the deadline.
 //   - Budgets and fair shares are per process unless Config.Shared says
-//     otherwise (shared.go, with package redis).
+//     otherwise (Replicas in shared.go, with package redis).
 package proxy

@@ -71,7 +71,7 @@ func (p *Proxy) Instances() *instance.Registry { return p.recs }
 // answers; the pool no longer has it. Its lifetime totals
 // (instance.Registry.EachTotals) stay, for /metrics.
 func (p *Proxy) Forget(inst string) {
-	if _, err := p.DropAnswersOf(inst); err != nil {
+	if _, err := p.cache.DropAnswersOf(inst); err != nil {
 		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)
 	}
 	p.recs.Forget(inst)

@@ -8,24 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/sim"
 )
 
-// fakeSharedCache is a SharedCache that keeps nothing and counts what it
+// fakeSharedCache is a cache.Shared that keeps nothing and counts what it
 // is asked.
 type fakeSharedCache struct {
 	mu                     sync.Mutex // guards the counts
 	gets, puts, leads, wts int
 }
 
-func (f *fakeSharedCache) Get(context.Context, string) (Cached, bool) {
+func (f *fakeSharedCache) Get(context.Context, string) (cache.Entry, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.gets++
-	return Cached{}, false
+	return cache.Entry{}, false
 }
 
-func (f *fakeSharedCache) Put(string, Cached) {
+func (f *fakeSharedCache) Put(string, cache.Entry) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.puts++
@@ -38,11 +39,11 @@ func (f *fakeSharedCache) Lead(context.Context, string, time.Time) (bool, func()
 	return true, func() {}
 }
 
-func (f *fakeSharedCache) Wait(context.Context, string, time.Time) (Cached, bool) {
+func (f *fakeSharedCache) Wait(context.Context, string, time.Time) (cache.Entry, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.wts++
-	return Cached{}, false
+	return cache.Entry{}, false
 }
 
 func (f *fakeSharedCache) calls() int {
@@ -86,7 +87,7 @@ func TestNoCacheKeepsNoAnswer(t *testing.T) {
 	if n := e.searches(0) + e.searches(1); n != 2+4 {
 		t.Fatalf("%d upstream searches, want 6: nothing found is not kept either", n)
 	}
-	if entries, _ := e.proxy.cache.len(); entries != 0 {
+	if entries, _ := e.proxy.cache.Answers().Len(); entries != 0 {
 		t.Fatalf("%d answers in memory", entries)
 	}
 	st.mu.Lock()
@@ -98,8 +99,8 @@ func TestNoCacheKeepsNoAnswer(t *testing.T) {
 	if n := shared.calls(); n != 0 {
 		t.Fatalf("the shared cache was used %d times", n)
 	}
-	if ttl, keep := e.proxy.CacheLifetime(); ttl != 0 || keep != 0 {
-		t.Fatalf("CacheLifetime = %v, %v; want none", ttl, keep)
+	if ttl, keep := e.proxy.Cache().Lifetime(); ttl != 0 || keep != 0 {
+		t.Fatalf("Lifetime = %v, %v; want none", ttl, keep)
 	}
 }
 
@@ -147,7 +148,7 @@ func TestNoCacheAsksSuggestionsAgain(t *testing.T) {
 	if n := e.fleet.Instances()[0].Truth().Requests; n != 2 {
 		t.Fatalf("%d requests upstream for two suggestions, want 2", n)
 	}
-	if entries, _ := e.proxy.acCache.len(); entries != 0 {
+	if entries, _ := e.proxy.cache.Suggestions().Len(); entries != 0 {
 		t.Fatalf("%d autocompletions kept", entries)
 	}
 }
@@ -155,7 +156,7 @@ func TestNoCacheAsksSuggestionsAgain(t *testing.T) {
 // The cache's lifetime without NoCache: the TTL, then StaleFor.
 func TestCacheLifetime(t *testing.T) {
 	e := newEnv(t, Config{CacheTTL: 5 * time.Minute}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	if ttl, keep := e.proxy.CacheLifetime(); ttl != 5*time.Minute || keep != 5*time.Minute+24*time.Hour {
-		t.Fatalf("CacheLifetime = %v, %v", ttl, keep)
+	if ttl, keep := e.proxy.Cache().Lifetime(); ttl != 5*time.Minute || keep != 5*time.Minute+24*time.Hour {
+		t.Fatalf("Lifetime = %v, %v", ttl, keep)
 	}
 }

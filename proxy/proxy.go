@@ -17,13 +17,11 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
-
-// suggestionCacheBytes bounds the suggestions cache.
-const suggestionCacheBytes = 4 << 20
 
 // ErrNoAnswer is wrapped by the *NoAnswerError a search returns when no
 // instance gave a good answer in time and there was no stale copy.
@@ -153,7 +151,6 @@ type Response struct {
 	Elapsed  time.Duration
 
 	once    sync.Once
-	expires time.Time // an answer another replica found: when it expires
 	results *results.Page
 	err     error
 }
@@ -167,14 +164,6 @@ func (r *Response) Results() (*results.Page, error) {
 		}
 	})
 	return r.results, r.err
-}
-
-// CacheStore is the persistent cache behind the in-memory one
-// (WriteBehind is one, over the store's file). CachePut may queue the
-// write; it must not block a search.
-type CacheStore interface {
-	CacheGet(key string) (Cached, bool)
-	CachePut(key string, c Cached)
 }
 
 // Window is one politeness window (Config.Budget and its kin): at most Max
@@ -257,7 +246,7 @@ type Config struct {
 	StaleFor     time.Duration // how long past expiry an answer may still be served stale (default 24 h)
 	CacheEntries int           // default 10,000
 	CacheBytes   int64         // default 64 MiB
-	Store        CacheStore    // optional
+	Store        cache.Store   // optional
 	// NoCache keeps no answer anywhere: none is put in or served from the
 	// memory cache (so none is served stale when nothing answers either),
 	// the Store or the shared cache, answers that found nothing, answers
@@ -382,8 +371,8 @@ type Proxy struct {
 	acFair   *polite.Fair       // each client's share of it
 	fair     *polite.Fair
 	extra    *polite.ExtraBudget
-	cache    *memCache
-	acCache  *memCache // autocompletions
+	cache    *cache.Cache // the answers and the autocompletions, in memory, shared and stored
+	replicas *Replicas
 	flights  flights
 	queue    *polite.Queue[waiting] // its lock is taken before the pool's, never while holding it
 	recs     *instance.Registry     // one record per instance: terms, budget rings, host client, recent outcomes
@@ -427,10 +416,8 @@ func New(cfg Config) (*Proxy, error) {
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base).WithLend(cfg.Deadline / 2),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
-		cache:    newMemCache(cfg.CacheEntries, cfg.CacheBytes),
-		// Suggestions, one per prefix typed, have a small cache of their
-		// own: they must not evict the answers.
-		acCache:  newMemCache(4096, suggestionCacheBytes),
+		cache: cache.New(cache.Config{TTL: cfg.CacheTTL, StaleFor: cfg.StaleFor, Entries: cfg.CacheEntries, Bytes: cfg.CacheBytes,
+			Store: cfg.Store, Shared: cfg.Shared.Cache, NoCache: cfg.NoCache, Clock: cfg.Clock, Logger: cfg.Logger}),
 		recs:     recs,
 		metrics:  newMetrics(),
 		log:      cfg.Logger,
@@ -442,9 +429,10 @@ func New(cfg Config) (*Proxy, error) {
 	up := cfg.Upstream
 	if up.AllowRetry == nil {
 		up.AllowRetry = func(inst string) bool {
-			return p.politeTake(p.bg, inst, p.polite.Own(inst), p.now())
+			return p.replicas.take(p.bg, inst, p.polite.Own(inst), p.now())
 		}
 	}
+	p.replicas = &Replicas{shared: cfg.Shared, polite: p.polite, recs: recs, metrics: p.metrics, deadline: cfg.Deadline}
 	p.up = upstream.New(up, recs.Hosts())
 	recs.Use(p.polite, p.acPolite, p.up)
 	// A lease the pool takes back by itself frees a slot nobody else
@@ -595,6 +583,13 @@ func (p *Proxy) PublicCapacity() (perMinute, burst float64) {
 	return perMinute * n, burst * n
 }
 
+// Cache returns the search path's caches: to drop, purge or prune them,
+// and to read their lifetime and size.
+func (p *Proxy) Cache() *cache.Cache { return p.cache }
+
+// Replicas returns how this process takes part in a group of replicas.
+func (p *Proxy) Replicas() *Replicas { return p.replicas }
+
 // Search answers one client search: from the cache, from an identical search
 // in flight, or from the pool. It returns a *NoAnswerError (wrapping
 // ErrNoAnswer) when nothing answered and no stale copy exists, and ctx's
@@ -613,15 +608,15 @@ func (p *Proxy) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	// In memory (the cache, the searches in flight) a search is its plain
 	// key: a hit costs no hashing. What leaves memory (the store's file,
-	// the shared cache) is keyed with the keyed hash (searchKey.hashed).
-	key := &searchKey{plain: req.Key()}
-	stale, hit := p.cacheGet(ctx, key)
+	// the shared cache) is keyed with the keyed hash (cache.Cache.Hashed).
+	key := &cache.Key{Plain: req.Key()}
+	stale, hit := p.cache.Get(ctx, key)
 	if hit && start.Before(stale.Expires) {
 		p.metrics.search("cached", p.now().Sub(start))
 		return &Response{JSON: stale.JSON, Instance: stale.Instance, Cached: true, Elapsed: p.now().Sub(start)}, nil
 	}
 	for {
-		fl, leader := p.flights.join(key.plain)
+		fl, leader := p.flights.join(key.Plain)
 		if leader {
 			return p.lead(ctx, req, key, start, fl, stale, hit)
 		}
@@ -656,12 +651,12 @@ var errLeaderFailed = &NoAnswerError{Why: StopLeaderFailed}
 // gone (flights.leave): its own client going away must not fail the
 // others waiting on it, and a search nobody waits for stops. Their answer
 // is published however it ends.
-func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start time.Time, fl *flight, stale Cached, hit bool) (res *Response, err error) {
+func (p *Proxy) lead(ctx context.Context, req Request, key *cache.Key, start time.Time, fl *flight, stale cache.Entry, hit bool) (res *Response, err error) {
 	defer func() {
 		if res == nil && err == nil {
 			err = errLeaderFailed
 		}
-		p.flights.finish(key.plain, fl, res, err)
+		p.flights.finish(key.Plain, fl, res, err)
 	}()
 	lctx := context.WithoutCancel(ctx)
 	if ctx.Done() != nil { // a caller that can go away (one that cannot costs nothing here)
@@ -681,13 +676,14 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		deadline = d
 	}
 	// Another replica may be searching the same query: its answer, not a
-	// second search upstream.
-	shared, release := p.joinReplicas(lctx, key, start, deadline)
-	if shared != nil {
-		p.cache.put(key.plain, &Cached{JSON: shared.JSON, Instance: shared.Instance, StoredAt: start, Expires: shared.expires})
-		shared.Elapsed = p.now().Sub(start)
-		p.metrics.search("coalesced", shared.Elapsed)
-		return shared, nil
+	// second search upstream. Coalesced, not Cached: it is another
+	// replica's search of this moment, not one kept from before.
+	shared, joined, release := p.cache.Join(lctx, key, start, deadline)
+	if joined {
+		p.metrics.sharedJoined.Add(1)
+		res = &Response{JSON: shared.JSON, Instance: shared.Instance, Coalesced: true, Elapsed: p.now().Sub(start)}
+		p.metrics.search("coalesced", res.Elapsed)
+		return res, nil
 	}
 	res, err = p.fetch(lctx, req, key, start, deadline)
 	release()
@@ -711,47 +707,6 @@ func (p *Proxy) lead(ctx context.Context, req Request, key *searchKey, start tim
 		res.Elapsed = elapsed
 	}
 	return res, err
-}
-
-// joinReplicas is sharedFlight, unless NoCache: another replica's answer
-// would come through the shared cache.
-func (p *Proxy) joinReplicas(ctx context.Context, key *searchKey, start, deadline time.Time) (*Response, func()) {
-	if p.cfg.NoCache {
-		return nil, func() {}
-	}
-	return p.sharedFlight(ctx, key, start, deadline)
-}
-
-// cacheGet looks key up in memory, then in the shared cache and the store
-// under its keyed hash; with NoCache nothing is looked up.
-func (p *Proxy) cacheGet(ctx context.Context, key *searchKey) (Cached, bool) {
-	if p.cfg.NoCache {
-		return Cached{}, false
-	}
-	mem, inMem := p.cache.get(key.plain)
-	if inMem && (p.cfg.Shared.Cache == nil || p.now().Before(mem.Expires)) {
-		return *mem, true
-	}
-	if !inMem && p.cfg.Shared.Cache == nil && p.cfg.Store == nil {
-		return Cached{}, false
-	}
-	sk := p.hashedKey(key)
-	// Stale here may be fresh in the shared cache: another replica asked.
-	if c, ok := p.sharedGet(ctx, sk); ok && (!inMem || c.Expires.After(mem.Expires)) {
-		p.cache.put(key.plain, &c)
-		return c, true
-	}
-	if inMem {
-		return *mem, true
-	}
-	if p.cfg.Store == nil {
-		return Cached{}, false
-	}
-	c, ok := p.cfg.Store.CacheGet(sk)
-	if ok {
-		p.cache.put(key.plain, &c)
-	}
-	return c, ok
 }
 
 // attemptResult is what one upstream attempt sends back to its search.
@@ -810,7 +765,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read
 	p.polite.Restamp(inst, l.takenAt, now)
-	p.sharedRestamp(inst, lease.Own(), l.takenAt, now)
+	p.replicas.restamp(inst, lease.Own(), l.takenAt, now)
 	v, elapsed, err := p.safeAsk(inst, &req, format, deadline)
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
@@ -819,7 +774,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		ours := pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}
 		p.metrics.upstream(ours, elapsed)
 		p.recs.Count(rec, inst, ours, elapsed)
-		if now = p.now(); now.Before(deadline) && p.politeTake(p.bg, inst, lease.Own(), now) {
+		if now = p.now(); now.Before(deadline) && p.replicas.take(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
 		}
@@ -928,7 +883,7 @@ func upstreamArgs(args *fasthttp.Args, r *Request, format string) {
 // (an honest "nothing found" for EmptyTTL only: an index may catch up). A
 // soft answer is cached only when ttl says for how long (the query's own
 // poverty); ttl 0 is the default. With NoCache nothing is cached.
-func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts int, soft string, ttl time.Duration) (*Response, error) {
+func (p *Proxy) answer(req Request, key *cache.Key, r attemptResult, attempts int, soft string, ttl time.Duration) (*Response, error) {
 	res := r.verdict.Results
 	res.Query = req.Echo(res.Query)
 	js := res.AppendJSON(nil)
@@ -938,15 +893,7 @@ func (p *Proxy) answer(req Request, key *searchKey, r attemptResult, attempts in
 		if res.NothingFound() {
 			ttl = min(ttl, p.cfg.EmptyTTL)
 		}
-		c := &Cached{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)}
-		p.cache.put(key.plain, c)
-		if p.cfg.Store != nil || p.cfg.Shared.Cache != nil {
-			sk := p.hashedKey(key)
-			p.sharedPut(sk, c)
-			if p.cfg.Store != nil {
-				p.cfg.Store.CachePut(sk, *c)
-			}
-		}
+		p.cache.Put(key, &cache.Entry{JSON: js, Instance: r.instance, StoredAt: now, Expires: now.Add(ttl)})
 	}
 	return &Response{JSON: js, Instance: r.instance, Attempts: attempts, Soft: soft, results: res}, nil
 }

@@ -405,23 +405,6 @@ func TestFollowersOfALimitedLeaderAskAgain(t *testing.T) {
 	}
 }
 
-func TestAnsweredBy(t *testing.T) {
-	for _, c := range []struct {
-		answerer, inst string
-		want           bool
-	}{
-		{"https://a.example/", "https://a.example/", true},
-		{"https://a.example/, https://b.example/", "https://b.example/", true},
-		{"https://a.example/, https://b.example/", "https://b.example", false},
-		{"https://ab.example/", "https://a.example/", false},
-		{"", "https://a.example/", false},
-	} {
-		if got := AnsweredBy(c.answerer, c.inst); got != c.want {
-			t.Errorf("AnsweredBy(%q, %q) = %v", c.answerer, c.inst, got)
-		}
-	}
-}
-
 // TestLeaderWhoseClientLeftStillAnswersFollowers: the search others joined
 // goes on when its own client goes away; they get its answer.
 func TestLeaderWhoseClientLeftStillAnswersFollowers(t *testing.T) {

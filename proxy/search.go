@@ -8,6 +8,7 @@ import (
 
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/results"
 )
@@ -19,7 +20,7 @@ type search struct {
 	p        *Proxy
 	ctx      context.Context
 	req      Request
-	key      *searchKey
+	key      *cache.Key
 	start    time.Time // when the client's search began
 	deadline time.Time
 
@@ -85,7 +86,7 @@ const (
 )
 
 // fetch runs the attempts of one search.
-func (p *Proxy) fetch(ctx context.Context, req Request, key *searchKey, start, deadline time.Time) (*Response, error) {
+func (p *Proxy) fetch(ctx context.Context, req Request, key *cache.Key, start, deadline time.Time) (*Response, error) {
 	s := &search{
 		p: p, ctx: ctx, req: req, key: key, start: start, deadline: deadline,
 		results:   make(chan attemptResult, p.cfg.MaxAttempts+req.Fanout),

@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/polite"
+
+	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through
@@ -36,27 +39,6 @@ type SharedBudget interface {
 // must not block the search.
 type SharedRestamper interface {
 	Restamp(inst string, taken, now time.Time)
-}
-
-// SharedCache is an answer cache shared by the replicas, behind the
-// in-memory one and in front of the Store. Keys are the proxy's cache keys
-// (keyed hashes; see Keyer), whose second half an implementation may seal
-// the answer with and must never store. The replicas must key with one
-// secret for their keys to meet.
-type SharedCache interface {
-	// Get returns the answer kept for key, fresh or stale.
-	Get(ctx context.Context, key string) (Cached, bool)
-	// Put keeps c for key; it must not block the search (queue it).
-	Put(key string, c Cached)
-	// Lead asks to be the one replica that searches key upstream now, for
-	// a search that ends by until. When lead is false, another replica
-	// searches it: Wait for its answer. release (never nil) ends the
-	// lead once the answer was Put; it must not block either.
-	Lead(ctx context.Context, key string, until time.Time) (lead bool, release func())
-	// Wait waits, up to until, for a fresh answer to key that another
-	// replica is searching; it returns false as soon as that replica
-	// gave up without one, or at until.
-	Wait(ctx context.Context, key string, until time.Time) (Cached, bool)
 }
 
 // RefusalFeed carries circuit openings between the replicas of one
@@ -96,137 +78,88 @@ type SharedState struct {
 // Shared is what a group of replicas shares; nil fields stay local.
 type Shared struct {
 	Budget SharedBudget
-	Cache  SharedCache
+	Cache  cache.Shared // the answers and the searches in flight
 	Trials SharedTrials
 	// Status reports the shared state (nil: nothing is shared).
 	Status func() SharedState
 }
 
-// SharedState returns the state shared with other replicas; ok is false
-// when nothing is shared (one process, the default).
-func (p *Proxy) SharedState() (st SharedState, ok bool) {
-	if p.cfg.Shared.Status == nil {
-		return SharedState{}, false
-	}
-	return p.cfg.Shared.Status(), true
+// Replicas is how the search path takes part in a group of replicas:
+// the shared budget and trials beside the local budget, and the shared
+// state for /status and /metrics. The shared answers are the cache's
+// (cache.Shared).
+type Replicas struct {
+	shared   Shared
+	polite   *polite.Politeness
+	recs     *instance.Registry // for whether an own instance is behind its limiter
+	metrics  *Metrics
+	deadline time.Duration // Config.Deadline: how long a trial is claimed, with a second more
 }
 
-// sharedTrial claims the trial of a half-open public instance, when
-// trials are shared; a refusal holds the instance locally until the other
-// replica's claim ends.
-func (p *Proxy) sharedTrial(ctx context.Context, inst string, now time.Time) bool {
-	tr := p.cfg.Shared.Trials
+// State returns the state shared with other replicas; ok is false when
+// nothing is shared (one process, the default).
+func (r *Replicas) State() (st SharedState, ok bool) {
+	if r.shared.Status == nil {
+		return SharedState{}, false
+	}
+	return r.shared.Status(), true
+}
+
+// trial claims the trial of a half-open public instance, when trials are
+// shared; a refusal holds the instance locally until the other replica's
+// claim ends.
+func (r *Replicas) trial(ctx context.Context, inst string, now time.Time) bool {
+	tr := r.shared.Trials
 	if tr == nil {
 		return true
 	}
-	ok, retry := tr.Trial(ctx, inst, now.Add(p.cfg.Deadline+time.Second), now)
+	ok, retry := tr.Trial(ctx, inst, now.Add(r.deadline+time.Second), now)
 	if !ok {
-		p.polite.Hold(inst, retry, now)
+		r.polite.Hold(inst, retry, now)
 	}
 	return ok
 }
 
-// sharedWait is the share of a search's deadline a replica may spend
-// waiting for another replica's answer: what is left is its own to search
-// with if that one gave up.
-const sharedWait = 3 // quarters
-
-// politeTake takes one search of inst from the local budget and, for a
-// public instance, from the shared one. A refusal of the shared budget
-// holds the instance locally until the time it said, so that the slot
-// queue and Retry-After see it.
-func (p *Proxy) politeTake(ctx context.Context, inst string, own bool, now time.Time) bool {
-	if !p.localTake(inst, own, now) {
+// take takes one search of inst from the local budget and, for a public
+// instance, from the shared one. A refusal of the shared budget holds the
+// instance locally until the time it said, so that the slot queue and
+// Retry-After see it.
+func (r *Replicas) take(ctx context.Context, inst string, own bool, now time.Time) bool {
+	if !r.localTake(inst, own, now) {
 		return false
 	}
-	if own || p.sharedTake(ctx, inst, now) {
+	if own || r.sharedTake(ctx, inst, now) {
 		return true
 	}
-	p.polite.Untake(inst, now) // not sent: the local window gets it back
+	r.polite.Untake(inst, now) // not sent: the local window gets it back
 	return false
 }
 
 // localTake takes one search of inst from the local budget, under the
 // class of its instance (own, and own behind its limiter: limited).
-func (p *Proxy) localTake(inst string, own bool, now time.Time) bool {
-	return p.polite.TakeClass(inst, polite.ClassOf(own, own && p.recs.Get(inst).Limited()), now)
+func (r *Replicas) localTake(inst string, own bool, now time.Time) bool {
+	return r.polite.TakeClass(inst, polite.ClassOf(own, own && r.recs.Get(inst).Limited()), now)
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of
 // the public instance inst.
-func (p *Proxy) sharedTake(ctx context.Context, inst string, now time.Time) bool {
-	b := p.cfg.Shared.Budget
+func (r *Replicas) sharedTake(ctx context.Context, inst string, now time.Time) bool {
+	b := r.shared.Budget
 	if b == nil {
 		return true
 	}
 	ok, until := b.Take(ctx, inst, now)
 	if !ok {
-		p.polite.Hold(inst, until, now)
-		p.metrics.sharedRefused.Add(1)
+		r.polite.Hold(inst, until, now)
+		r.metrics.sharedRefused.Add(1)
 	}
 	return ok
 }
 
-// sharedRestamp moves a search of the public instance inst to when it is
-// sent, in the shared budget, when it can move searches.
-func (p *Proxy) sharedRestamp(inst string, own bool, taken, now time.Time) {
-	if r, ok := p.cfg.Shared.Budget.(SharedRestamper); ok && !own {
-		r.Restamp(inst, taken, now)
+// restamp moves a search of the public instance inst to when it is sent,
+// in the shared budget, when it can move searches.
+func (r *Replicas) restamp(inst string, own bool, taken, now time.Time) {
+	if rs, ok := r.shared.Budget.(SharedRestamper); ok && !own {
+		rs.Restamp(inst, taken, now)
 	}
-}
-
-// sharedGet reads the keyed hash sk from the shared cache, when there is
-// one (the caller keeps what it found in memory, under the plain key).
-func (p *Proxy) sharedGet(ctx context.Context, sk string) (Cached, bool) {
-	sc := p.cfg.Shared.Cache
-	if sc == nil {
-		return Cached{}, false
-	}
-	return sc.Get(ctx, sk)
-}
-
-// sharedFlight joins a search of key another replica is running, when
-// there is a shared cache. It returns the answer that replica found, or
-// (nil, release) when this replica is to search: release ends its lead.
-func (p *Proxy) sharedFlight(ctx context.Context, sk *searchKey, start, deadline time.Time) (*Response, func()) {
-	sc := p.cfg.Shared.Cache
-	if sc == nil {
-		return nil, func() {}
-	}
-	key := p.hashedKey(sk)
-	lead, release := sc.Lead(ctx, key, deadline)
-	if lead {
-		return nil, release
-	}
-	wait := start.Add(deadline.Sub(start) * sharedWait / 4)
-	c, ok := sc.Wait(ctx, key, wait)
-	if !ok {
-		return nil, func() {}
-	}
-	p.metrics.sharedJoined.Add(1)
-	// Coalesced, not Cached: the answer is another replica's search of
-	// this moment, not one kept from before.
-	return &Response{JSON: c.JSON, Instance: c.Instance, Coalesced: true, expires: c.Expires}, nil
-}
-
-// sharedPut offers an answer to the shared cache, when there is one.
-func (p *Proxy) sharedPut(key string, c *Cached) {
-	if sc := p.cfg.Shared.Cache; sc != nil {
-		sc.Put(key, *c)
-	}
-}
-
-// sharedDrop drops answers from the shared cache too, when it can drop
-// (CacheDropper); a failure there is logged, not returned: the local
-// drop stands, and the shared copies expire with their TTL.
-func (p *Proxy) sharedDrop(drop func(CacheDropper) (int, error)) int {
-	d, ok := p.cfg.Shared.Cache.(CacheDropper)
-	if !ok {
-		return 0
-	}
-	n, err := drop(d)
-	if err != nil {
-		p.log.Warn("dropping answers from the shared cache failed: they expire there with their TTL", "err", err)
-	}
-	return n
 }

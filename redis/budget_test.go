@@ -15,6 +15,7 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/internal/redistest"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 )
 
 // testTimeout is the tests' OpTimeout: generous, so that a loaded machine
@@ -296,7 +297,7 @@ func TestHungRedis(t *testing.T) {
 	for i := range 10 {
 		start := time.Now()
 		s.Take(ctx, "i", time.Now())
-		s.Get(ctx, string(make([]byte, proxy.CacheKeyLen)))
+		s.Get(ctx, string(make([]byte, cache.KeyLen)))
 		d := time.Since(start)
 		if d > 2*timeout+200*time.Millisecond { // two bounded calls, and a loaded machine
 			t.Fatalf("call %d waited %v on a hung Redis", i, d)
@@ -359,7 +360,7 @@ func TestCacheDrop(t *testing.T) {
 	now := time.Now()
 	for i, inst := range []string{"https://a.example/", "https://b.example/", "https://a.example/"} {
 		id := fmt.Sprintf("id-%d", i)
-		rec := s.encode(id, proxy.Cached{Instance: inst, StoredAt: now, Expires: now.Add(time.Hour)}, []byte("sealed"))
+		rec := s.encode(id, cache.Entry{Instance: inst, StoredAt: now, Expires: now.Add(time.Hour)}, []byte("sealed"))
 		c.Set(ctx, s.answerKey(id), rec, time.Hour)
 	}
 	n, err := s.CacheDropInstance("https://a.example/")

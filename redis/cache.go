@@ -10,12 +10,13 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 )
 
 // Answers are kept under "searxgate:c:a:<hex id>", the id being the first
 // half of the proxy's cache key (a keyed hash, never the query). The value
 // is the answer sealed with the key's second half, which is never written
-// anywhere (see proxy.SealAnswer), after a small clear header: who
+// anywhere (see cache.SealAnswer), after a small clear header: who
 // answered, when, and when it expires; a MAC (see auth.go) over the id,
 // the header and the sealed answer closes it, so that whoever can write
 // Redis cannot make an old answer fresh, or say another instance gave
@@ -28,7 +29,7 @@ const recordVersion = 2
 
 // encode writes a record: version, stored and expires (Unix ms), the
 // instance, the sealed answer, then the MAC of all that and the id.
-func (s *Shared) encode(id string, c proxy.Cached, sealed []byte) []byte {
+func (s *Shared) encode(id string, c cache.Entry, sealed []byte) []byte {
 	b := make([]byte, 0, 1+8+8+2+len(c.Instance)+len(sealed)+macLen)
 	b = append(b, recordVersion)
 	b = binary.BigEndian.AppendUint64(b, uint64(c.StoredAt.UnixMilli()))
@@ -51,7 +52,7 @@ func (s *Shared) check(id string, b []byte) ([]byte, bool) {
 // decode reads a record's clear header; b is the record without its MAC
 // (check), or whole when only the header is read (a drop: the sealed
 // answer then ends with the MAC, which is never opened).
-func decode(b []byte) (c proxy.Cached, sealed []byte, ok bool) {
+func decode(b []byte) (c cache.Entry, sealed []byte, ok bool) {
 	if len(b) < 19 || b[0] != recordVersion {
 		return c, nil, false
 	}
@@ -69,11 +70,11 @@ func (s *Shared) answerKey(id string) string { return s.cache + "a:" + hex.Encod
 func (s *Shared) lockKey(id string) string   { return s.cache + "l:" + hex.EncodeToString([]byte(id)) }
 
 // Get returns the answer kept for key, fresh or stale (see
-// proxy.SharedCache); a miss when Redis is unreachable or slow.
-func (s *Shared) Get(ctx context.Context, key string) (proxy.Cached, bool) {
-	id, _, ok := proxy.SplitCacheKey(key)
+// cache.Shared); a miss when Redis is unreachable or slow.
+func (s *Shared) Get(ctx context.Context, key string) (cache.Entry, bool) {
+	id, _, ok := cache.SplitKey(key)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	var v []byte
 	err := s.do(ctx, func(ctx context.Context) error {
@@ -82,40 +83,40 @@ func (s *Shared) Get(ctx context.Context, key string) (proxy.Cached, bool) {
 		return err
 	})
 	if err != nil {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	return s.open(key, v)
 }
 
 // open reads a kept answer: its MAC, its clear header, then the answer
-// sealed under key (proxy.OpenAnswer).
-func (s *Shared) open(key string, v []byte) (proxy.Cached, bool) {
-	id, _, ok := proxy.SplitCacheKey(key)
+// sealed under key (cache.OpenAnswer).
+func (s *Shared) open(key string, v []byte) (cache.Entry, bool) {
+	id, _, ok := cache.SplitKey(key)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	body, ok := s.check(id, v)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	c, sealed, ok := decode(body)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
-	js, ok := proxy.OpenAnswer(key, sealed)
+	js, ok := cache.OpenAnswer(key, sealed)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	c.JSON = js
 	return c, true
 }
 
-// Put seals c and queues its write (see proxy.SharedCache).
-func (s *Shared) Put(key string, c proxy.Cached) {
+// Put seals c and queues its write (see cache.Shared).
+func (s *Shared) Put(key string, c cache.Entry) {
 	if !s.up.Load() {
 		return
 	}
-	id, sealed, err := proxy.SealAnswer(key, c.JSON)
+	id, sealed, err := cache.SealAnswer(key, c.JSON)
 	if err != nil {
 		return
 	}
@@ -140,14 +141,14 @@ return 0
 // that died with it leaves it that long.
 const lockSlack = time.Second
 
-// Lead asks to be the replica that searches key (see proxy.SharedCache):
+// Lead asks to be the replica that searches key (see cache.Shared):
 // a lock key set if absent, for the search's time. Without Redis, every
 // replica leads its own. A replica that died holding the lock leaves it
 // until the search's deadline plus lockSlack; the others wait for it at
 // most three quarters of their own deadline (proxy), then search it
 // themselves.
 func (s *Shared) Lead(ctx context.Context, key string, until time.Time) (bool, func()) {
-	id, _, ok := proxy.SplitCacheKey(key)
+	id, _, ok := cache.SplitKey(key)
 	if !ok {
 		return true, func() {}
 	}
@@ -179,12 +180,12 @@ const (
 )
 
 // Wait waits for the answer another replica is searching (see
-// proxy.SharedCache): it reads the answer and the lock together until a
+// cache.Shared): it reads the answer and the lock together until a
 // fresh answer is there, the lock is gone without one, or until.
-func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.Cached, bool) {
-	id, _, ok := proxy.SplitCacheKey(key)
+func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (cache.Entry, bool) {
+	id, _, ok := cache.SplitKey(key)
 	if !ok {
-		return proxy.Cached{}, false
+		return cache.Entry{}, false
 	}
 	ak, lk := s.answerKey(id), s.lockKey(id)
 	pause := pollFirst
@@ -196,7 +197,7 @@ func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.C
 			return err
 		})
 		if err != nil || len(vals) != 2 {
-			return proxy.Cached{}, false
+			return cache.Entry{}, false
 		}
 		if v, ok := vals[0].(string); ok {
 			if c, ok := s.open(key, []byte(v)); ok && s.opt.Clock.Now().Before(c.Expires) {
@@ -204,20 +205,20 @@ func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.C
 			}
 		}
 		if vals[1] == nil { // the search ended (or died) without a fresh answer
-			return proxy.Cached{}, false
+			return cache.Entry{}, false
 		}
 		left := until.Sub(s.opt.Clock.Now())
 		if left <= 0 {
-			return proxy.Cached{}, false
+			return cache.Entry{}, false
 		}
 		timer, stop := s.opt.Clock.NewTimer(min(pause, left))
 		select {
 		case <-ctx.Done():
 			stop()
-			return proxy.Cached{}, false
+			return cache.Entry{}, false
 		case <-s.closed:
 			stop()
-			return proxy.Cached{}, false
+			return cache.Entry{}, false
 		case <-timer:
 		}
 		pause = min(pause*2, pollMax)
@@ -227,26 +228,26 @@ func (s *Shared) Wait(ctx context.Context, key string, until time.Time) (proxy.C
 // Interfaces Shared satisfies.
 var (
 	_ proxy.SharedBudget = (*Shared)(nil)
-	_ proxy.SharedCache  = (*Shared)(nil)
+	_ cache.Shared       = (*Shared)(nil)
 	_ proxy.RefusalFeed  = (*Shared)(nil)
 	_ proxy.SharedTrials = (*Shared)(nil)
-	_ proxy.CacheDropper = (*Shared)(nil)
+	_ cache.Dropper      = (*Shared)(nil)
 )
 
 // dropTimeout bounds a drop of answers (an operator's call, not a search).
 const dropTimeout = 10 * time.Second
 
 // CacheDropInstance drops from Redis every answer inst gave, alone or
-// merged with others (see proxy.CacheDropper): a scan of the answers,
+// merged with others (see cache.Dropper): a scan of the answers,
 // reading who answered from each one's clear header.
 func (s *Shared) CacheDropInstance(inst string) (int, error) {
 	return s.dropAnswers(func(v string) bool {
 		c, _, ok := decode([]byte(v))
-		return ok && proxy.AnsweredBy(c.Instance, inst)
+		return ok && cache.AnsweredBy(c.Instance, inst)
 	})
 }
 
-// CachePurge drops every answer from Redis (see proxy.CacheDropper); the
+// CachePurge drops every answer from Redis (see cache.Dropper); the
 // locks stay.
 func (s *Shared) CachePurge() (int, error) { return s.dropAnswers(nil) }
 

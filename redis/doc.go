@@ -1,8 +1,9 @@
 // Package redis shares searxgate's manners between replicas through Redis
 // or Valkey. Several searxgates behind one load balancer, leaving through
 // one egress address, then behave towards the public instances as one. It
-// implements the interfaces package proxy defines (SharedBudget,
-// SharedRestamper, SharedCache, RefusalFeed, SharedTrials), and cmd wires
+// implements the interfaces packages proxy and proxy/cache define
+// (SharedBudget, SharedRestamper, cache.Shared, RefusalFeed,
+// SharedTrials), and cmd wires
 // it in with --redis. Nothing else imports the Redis client, go-redis
 // (RESP2: any Redis or Valkey).
 //

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/redistest"
-	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 )
 
 // hostileHeaders are replies that announce more than any process holds.
@@ -179,7 +179,7 @@ func TestHostileRedisAfterStart(t *testing.T) {
 	if err := s.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	key := proxy.NewKeyer([]byte("k")).CacheKey("q")
+	key := cache.NewKeyer([]byte("k")).CacheKey("q")
 	for round := range 3 {
 		if !s.Status().Shared {
 			t.Fatalf("round %d: not shared before the hostile replies", round)
@@ -218,13 +218,13 @@ func TestPutSkipsValuesPastTheBound(t *testing.T) {
 	}
 	defer s.Close()
 	s.up.Store(true)
-	key := proxy.NewKeyer([]byte("k")).CacheKey("q")
+	key := cache.NewKeyer([]byte("k")).CacheKey("q")
 	now := time.Now()
-	s.Put(key, proxy.Cached{JSON: bytes.Repeat([]byte("a"), MaxValue), Instance: "https://a.example/", Expires: now.Add(time.Hour)})
+	s.Put(key, cache.Entry{JSON: bytes.Repeat([]byte("a"), MaxValue), Instance: "https://a.example/", Expires: now.Add(time.Hour)})
 	if n := len(s.writes); n != 0 {
 		t.Fatalf("%d writes queued for a record past MaxValue", n)
 	}
-	s.Put(key, proxy.Cached{JSON: bytes.Repeat([]byte("a"), MaxValue/2), Instance: "https://a.example/", Expires: now.Add(time.Hour)})
+	s.Put(key, cache.Entry{JSON: bytes.Repeat([]byte("a"), MaxValue/2), Instance: "https://a.example/", Expires: now.Add(time.Hour)})
 	if n := len(s.writes); n != 1 {
 		t.Fatalf("%d writes queued for a record within MaxValue, want 1", n)
 	}

@@ -180,7 +180,7 @@ const hostileEvery = time.Hour
 const slowTimeout = 500 * time.Millisecond
 
 // Shared is searxgate's state shared with the other replicas through
-// Redis: it is the proxy's SharedBudget, SharedCache and RefusalFeed.
+// Redis: it is the proxy's SharedBudget, cache.Shared and RefusalFeed.
 // Run its loops with Run; Close closes its connections.
 type Shared struct {
 	opt    Options

@@ -15,10 +15,11 @@ import (
 	"github.com/searxgate/searxgate/sim"
 )
 
-// TestImports keeps redis to what the design allows it: proxy's
-// interfaces and the Redis client.
+// TestImports keeps redis to what the design allows it: the interfaces of
+// proxy and its cache, and the Redis client.
 func TestImports(t *testing.T) {
-	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/redis/go-redis/v9", "github.com/redis/go-redis/v9/")
+	deptest.Check(t, ".", "github.com/searxgate/searxgate/proxy", "github.com/searxgate/searxgate/proxy/cache",
+		"github.com/redis/go-redis/v9", "github.com/redis/go-redis/v9/")
 }
 
 // replica is one searxgate of a group, in-process: its pool, its proxy,

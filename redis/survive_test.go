@@ -12,6 +12,7 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/internal/redistest"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 )
 
 // heard collects what OnOpen was told.
@@ -364,13 +365,13 @@ func waitSubscribers(t *testing.T, srv *redistest.Server, channel string, n int)
 func TestForgedAnswersAreMisses(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newShared(t, srv, Options{})
-	key := proxy.NewKeyer([]byte("the cache secret of the replicas")).CacheKey("q")
-	id, sealed, err := proxy.SealAnswer(key, []byte(`{"results":[]}`))
+	key := cache.NewKeyer([]byte("the cache secret of the replicas")).CacheKey("q")
+	id, sealed, err := cache.SealAnswer(key, []byte(`{"results":[]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	rec := s.encode(id, proxy.Cached{Instance: "https://a.example/", StoredAt: now.Add(-2 * time.Hour), Expires: now.Add(-time.Hour)}, sealed)
+	rec := s.encode(id, cache.Entry{Instance: "https://a.example/", StoredAt: now.Add(-2 * time.Hour), Expires: now.Add(-time.Hour)}, sealed)
 	c := rawClient(t, srv)
 	ctx := context.Background()
 	c.Set(ctx, s.answerKey(id), rec, time.Hour)

@@ -197,7 +197,7 @@ func (s *Server) apiPurgeCache(ctx *fasthttp.RequestCtx) {
 		apiErr(ctx, fasthttp.StatusServiceUnavailable, "the cache is not available in this process")
 		return
 	}
-	n, err := s.cfg.Proxy.PurgeCache()
+	n, err := s.cfg.Proxy.Cache().Purge()
 	if err != nil {
 		s.opError(ctx, "cache purge", err)
 		return

@@ -351,7 +351,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	l.assign(urls)
 
 	if p := s.cfg.Proxy; p != nil {
-		st, shared := p.SharedState()
+		st, shared := p.Replicas().State()
 		p.Metrics().WritePrometheus(pg, shared)
 		if shared {
 			writeReplicas(pg, st)

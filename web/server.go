@@ -90,7 +90,7 @@ type Config struct {
 	// CacheTTL is how long an answer is served from the cache, and
 	// CacheKeep how long it is kept in all (past its TTL it answers only
 	// when no instance does), for the privacy note of /about (0 = no
-	// answer is kept); proxy.CacheLifetime says both.
+	// answer is kept); cache.Cache.Lifetime says both.
 	CacheTTL, CacheKeep time.Duration
 	// Clock tells the time, read once per request; nil is the real clock.
 	Clock clock.Clock

@@ -134,7 +134,7 @@ func (s *Server) report(now time.Time) StatusReport {
 		r.Problem = s.cfg.Problem()
 	}
 	if p := s.cfg.Proxy; p != nil {
-		if st, ok := p.SharedState(); ok {
+		if st, ok := p.Replicas().State(); ok {
 			r.Replicas = &st
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/searxgate/searxgate/persist"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/redis"
 	"github.com/searxgate/searxgate/results"
@@ -63,7 +64,7 @@ type App struct {
 	ops    *operator.Operator
 	// cache is the proxy's persistent cache: sealed answers in the store,
 	// written by flush.
-	cache  *proxy.WriteBehind
+	cache  *cache.WriteBehind
 	dialer *egress.Dialer
 	tls    *tls.Config // --ca-file's roots for every outbound TLS connection; nil: the system's
 	// limiter is the per-client limit (nil when --client-rate is 0): the
@@ -228,7 +229,7 @@ func (a *App) buildCache() []byte {
 	// With --redis, one key per search on every replica, and image links
 	// any replica can serve.
 	secret := a.cacheSecret()
-	a.cache = proxy.NewWriteBehind(a.store, proxy.WriteBehindConfig{Secret: secret, NoCache: a.cfg.noCache(), Logger: a.log})
+	a.cache = cache.NewWriteBehind(a.store, cache.WriteBehindConfig{Secret: secret, NoCache: a.cfg.noCache(), Logger: a.log})
 	a.limiter = web.NewClientLimiter(a.cfg.ClientRate, a.cfg.ClientBurst)
 	return secret
 }
@@ -291,7 +292,7 @@ func (a *App) buildProxy() error {
 // buildOperator makes the operator, replays its stored changes and adds
 // the instances of --instance.
 func (a *App) buildOperator(ctx context.Context) error {
-	a.ops = operator.New(operator.Config{Pool: a.pool, Proxy: a.proxy, Terms: a.proxy.Instances(), Store: a.store,
+	a.ops = operator.New(operator.Config{Pool: a.pool, Terms: a.proxy.Instances(), Answers: a.proxy.Cache(), Store: a.store,
 		AllowPrivate: a.cfg.AllowPrivate, MaxOwn: a.cfg.MaxOwnInstances, Clock: a.clock})
 	if err := a.ops.Restore(); err != nil {
 		return err
@@ -337,7 +338,7 @@ func (a *App) buildWeb(trusted []netip.Prefix, imageSecret []byte) error {
 	if err != nil {
 		return err
 	}
-	cacheTTL, cacheKeep := a.proxy.CacheLifetime()
+	cacheTTL, cacheKeep := a.proxy.Cache().Lifetime()
 	jsonShape, _ := results.ParseShape(cfg.JSONShape) // Validate checked it
 	a.web, err = web.New(web.Config{Proxy: a.proxy, Pool: a.pool, Logger: a.log, Version: Version,
 		MCP: mcpHandler, ToolCalls: a.toolCalls, Doors: doors,
@@ -554,7 +555,7 @@ func (a *App) flushLoop(ctx context.Context) {
 				a.log.Error("writing learned state failed", "err", err)
 			}
 		case now := <-prune:
-			if n, err := a.proxy.PruneCache(now); err != nil {
+			if n, err := a.proxy.Cache().Prune(now); err != nil {
 				a.log.Error("pruning the cache failed", "err", err)
 			} else if n > 0 {
 				a.log.Debug("pruned the cache", "entries", n)

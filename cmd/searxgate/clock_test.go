@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/internal/clock"
-	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 )
 
 // TestFlushLoopOnTheAppsClock: the flush and prune loop takes its tickers
@@ -38,7 +38,7 @@ func TestFlushLoopOnTheAppsClock(t *testing.T) {
 	})
 	stored := func() int { n, _ := app.store.CacheStats(); return n }
 	// Expired a day and an hour ago: past what may be served stale.
-	app.cache.CachePut(app.cache.CacheKey("old"), proxy.Cached{JSON: []byte(`{}`), Instance: "https://a.example/",
+	app.cache.CachePut(app.cache.CacheKey("old"), cache.Entry{JSON: []byte(`{}`), Instance: "https://a.example/",
 		StoredAt: t0.Add(-48 * time.Hour), Expires: t0.Add(-25 * time.Hour)})
 
 	ctx, cancel := context.WithCancel(context.Background())

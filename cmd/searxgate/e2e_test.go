@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/searxgate/searxgate/pool"
-	"github.com/searxgate/searxgate/proxy"
+	"github.com/searxgate/searxgate/proxy/cache"
 	"io"
 	"log/slog"
 	"math"
@@ -447,7 +447,7 @@ func TestFailedFlushLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer app.ln.Close()
-	app.cache.CachePut(app.cache.CacheKey("k"), proxy.Cached{JSON: []byte(`{}`), Instance: "i", Expires: time.Now().Add(time.Hour)})
+	app.cache.CachePut(app.cache.CacheKey("k"), cache.Entry{JSON: []byte(`{}`), Instance: "i", Expires: time.Now().Add(time.Hour)})
 	inst := app.pool.Rank(1, nil)[0]
 	app.proxy.Instances().RequeueCaps([]string{inst})
 	if err := app.store.Close(); err != nil {

@@ -9,7 +9,7 @@ const memoryMargin = 64 << 20
 // suggestions', the read pages') and the PDFs being read, plus
 // memoryMargin.
 func (a *App) memoryBound() (limit, caches int64) {
-	caches = a.proxy.CacheBytes()
+	caches = a.proxy.Cache().Bytes()
 	if a.reader != nil {
 		caches += a.reader.CacheBytes() + a.reader.QueueBytes()
 	}

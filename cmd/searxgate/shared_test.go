@@ -232,7 +232,7 @@ func TestSharedStateReachesTheProxy(t *testing.T) {
 	srv := redistest.Start(t)
 	_, dir := startFleet(t, 13, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
 	g := startGatewayWith(t, &failResolver{}, dir, "", "--redis", srv.URL(), "--secret", testSecret, "--egress", "eu-1", "--redis-timeout", "500ms")
-	st, ok := g.app.proxy.SharedState()
+	st, ok := g.app.proxy.Replicas().State()
 	if !ok || !st.Shared || st.Group != "eu-1" || st.Replicas != 1 {
 		t.Fatalf("shared state %+v, %v", st, ok)
 	}
@@ -254,7 +254,7 @@ func TestSharedStateReachesTheProxy(t *testing.T) {
 		t.Fatal("/metrics does not say the replica shares")
 	}
 	alone := startGatewayWith(t, &failResolver{}, dir, "")
-	if st, ok := alone.app.proxy.SharedState(); ok {
+	if st, ok := alone.app.proxy.Replicas().State(); ok {
 		t.Fatalf("a lone searxgate reports shared state %+v", st)
 	}
 	if m := string(alone.get(t, "/metrics", nil).body); strings.Contains(m, "searxgate_replicas_shared") {

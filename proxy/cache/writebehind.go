@@ -1,4 +1,4 @@
-package proxy
+package cache
 
 import (
 	"log/slog"
@@ -40,12 +40,12 @@ type Sealed struct {
 // WriteBehindConfig is what a WriteBehind needs; zero values take
 // defaults.
 type WriteBehindConfig struct {
-	// Secret keys the cache (CacheKey): the file's per-install secret, or
+	// Secret keys the cache (Keyer): the file's per-install secret, or
 	// one every replica shares.
 	Secret []byte
-	// NoCache is Config.NoCache: nothing is read from the file or queued
-	// for it, and the answers an earlier run left in it are dropped at
-	// NewWriteBehind.
+	// NoCache is Config.NoCache: nothing is read from the file or
+	// queued for it, and the answers an earlier run left in it are
+	// dropped at NewWriteBehind.
 	NoCache bool
 	// MaxPending bounds the answers waiting for a flush (default 4096);
 	// past it the oldest are dropped (they are still in the memory cache).
@@ -53,7 +53,7 @@ type WriteBehindConfig struct {
 	Logger     *slog.Logger
 }
 
-// WriteBehind is a CacheStore over a SealedFile: reads go to the file,
+// WriteBehind is a Store over a SealedFile: reads go to the file,
 // writes wait in memory for the next Flush.
 //
 // What reaches the file: the entry's id (the first half of the keyed
@@ -111,33 +111,33 @@ func NewWriteBehind(f SealedFile, cfg WriteBehindConfig) *WriteBehind {
 	return w
 }
 
-// CacheKey keys the cache with the configured secret (CacheKeyer).
+// CacheKey keys the cache with the configured secret (KeyMaker).
 func (w *WriteBehind) CacheKey(plain string) string { return w.keyer.CacheKey(plain) }
 
 // CacheGet reads key's answer from the file and opens it. A read that
 // fails is a miss.
-func (w *WriteBehind) CacheGet(key string) (Cached, bool) {
-	id, _, ok := SplitCacheKey(key)
+func (w *WriteBehind) CacheGet(key string) (Entry, bool) {
+	id, _, ok := SplitKey(key)
 	if !ok || w.off {
-		return Cached{}, false
+		return Entry{}, false
 	}
 	src, stored, expires, sealed, ok, err := w.file.CacheRecord(id)
 	if err != nil {
 		w.log.Debug("reading a stored answer failed: taken as a miss", "err", err)
 	}
 	if err != nil || !ok {
-		return Cached{}, false
+		return Entry{}, false
 	}
 	js, ok := OpenAnswer(key, sealed)
 	if !ok {
-		return Cached{}, false
+		return Entry{}, false
 	}
-	return Cached{JSON: js, Instance: src, StoredAt: stored, Expires: expires}, true
+	return Entry{JSON: js, Instance: src, StoredAt: stored, Expires: expires}, true
 }
 
 // CachePut queues c for the next flush; it never blocks on the file.
-func (w *WriteBehind) CachePut(key string, c Cached) {
-	id, _, ok := SplitCacheKey(key)
+func (w *WriteBehind) CachePut(key string, c Entry) {
+	id, _, ok := SplitKey(key)
 	if !ok || w.off {
 		return
 	}
@@ -153,7 +153,7 @@ func (w *WriteBehind) CachePut(key string, c Cached) {
 }
 
 // CacheDropInstance drops inst's answers, waiting or stored
-// (CacheDropper); a flush under way ends first.
+// (Dropper); a flush under way ends first.
 func (w *WriteBehind) CacheDropInstance(inst string) (int, error) {
 	w.flushing.Lock()
 	defer w.flushing.Unlock()
@@ -167,7 +167,7 @@ func (w *WriteBehind) CacheDropInstance(inst string) (int, error) {
 }
 
 // CachePurge drops every answer, waiting or stored, leaving none in the
-// file (CacheDropper); a flush under way ends first.
+// file (Dropper); a flush under way ends first.
 func (w *WriteBehind) CachePurge() (int, error) {
 	w.flushing.Lock()
 	defer w.flushing.Unlock()
@@ -180,7 +180,7 @@ func (w *WriteBehind) CachePurge() (int, error) {
 }
 
 // CachePrune drops the stored answers that expired more than maxStale
-// before now (CachePruner).
+// before now (Pruner).
 func (w *WriteBehind) CachePrune(now time.Time, maxStale time.Duration) (int, error) {
 	return w.file.CachePrune(now, maxStale)
 }

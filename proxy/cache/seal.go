@@ -1,4 +1,4 @@
-package proxy
+package cache
 
 import (
 	"crypto/aes"
@@ -9,13 +9,13 @@ import (
 
 // SealAnswer encrypts an answer's JSON for a cache kept outside this
 // process's memory (the store's file, a shared cache), under key (a
-// CacheKey): a random nonce, then the answer encrypted and authenticated
+// cache key): a random nonce, then the answer encrypted and authenticated
 // with AES-256-GCM under the key's seal half, bound to its id half. It
 // returns the id, the only part of the key such a cache may keep, and the
 // sealed bytes: without the search itself, which only a client asking it
 // again gives, neither the query nor the answer can be read back.
 func SealAnswer(key string, js []byte) (id string, sealed []byte, err error) {
-	id, seal, ok := SplitCacheKey(key)
+	id, seal, ok := SplitKey(key)
 	if !ok {
 		return "", nil, errBadKey
 	}
@@ -33,7 +33,7 @@ func SealAnswer(key string, js []byte) (id string, sealed []byte, err error) {
 // OpenAnswer undoes SealAnswer; ok is false for bytes that were not sealed
 // under key.
 func OpenAnswer(key string, sealed []byte) (js []byte, ok bool) {
-	id, seal, ok := SplitCacheKey(key)
+	id, seal, ok := SplitKey(key)
 	if !ok {
 		return nil, false
 	}
@@ -53,5 +53,5 @@ func answerAEAD(seal []byte) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-// errBadKey: a key that is not a CacheKey (a cache keyed some other way).
-var errBadKey = errors.New("proxy: not a cache key")
+// errBadKey: a key that is not a cache key (a cache keyed some other way).
+var errBadKey = errors.New("cache: not a cache key")
