@@ -21,21 +21,23 @@ type Store interface {
 	ResetPool() error
 }
 
-// Proxy is what the operator asks of the search path; *proxy.Proxy is one.
-type Proxy interface {
-	ReadTerms(instances []string)
-}
-
 // Answers is what the operator asks of the search path's cache;
 // *cache.Cache (proxy.Proxy.Cache) is one.
 type Answers interface {
 	DropAnswersOf(inst string) (int, error)
 }
 
+// Terms reads instances' terms (their /config) in the background; the
+// proxy's instance records (proxy/instance.Registry) are one, and they
+// also keep the counters Reset clears.
+type Terms interface {
+	ReadTerms(instances []string)
+}
+
 // Config is what an Operator needs.
 type Config struct {
 	Pool         *pool.Pool
-	Proxy        Proxy
+	Terms        Terms
 	Answers      Answers
 	Store        Store
 	AllowPrivate bool // --allow-private: the address guard lets private addresses through
@@ -150,7 +152,7 @@ func (o *Operator) Add(ctx context.Context, raw string) (string, error) {
 	delete(o.removed, u)
 	o.mu.Unlock()
 	o.cfg.Pool.Add(u, pool.Own)
-	o.cfg.Proxy.ReadTerms([]string{u})
+	o.cfg.Terms.ReadTerms([]string{u})
 	return u, nil
 }
 
@@ -229,11 +231,11 @@ func (o *Operator) find(u string) store.Operator {
 }
 
 // Reset forgets everything the pool learned (not the operator's
-// changes), and the counters a Proxy keeps beside it when it has some
-// (ResetCounters), so that every page agrees after it.
+// changes), and the counters the instance records keep beside it when
+// they have some (ResetCounters), so that every page agrees after it.
 func (o *Operator) Reset() error {
 	o.cfg.Pool.Reset()
-	if c, ok := o.cfg.Proxy.(interface{ ResetCounters() }); ok {
+	if c, ok := o.cfg.Terms.(interface{ ResetCounters() }); ok {
 		c.ResetCounters()
 	}
 	return o.cfg.Store.ResetPool()

@@ -37,7 +37,7 @@ func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	p := pool.New(pool.Config{})
 	p.Seed([]pool.Prior{{URL: "https://public.example/"}})
-	o := New(Config{Pool: p, Proxy: px, Answers: px, Store: st, MaxOwn: 2, Clock: clk})
+	o := New(Config{Pool: p, Terms: px, Answers: px, Store: st, MaxOwn: 2, Clock: clk})
 	ctx := context.Background()
 
 	u, err := o.Add(ctx, "HTTPS://Mine.Example")
@@ -72,7 +72,7 @@ func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
 	// A new process on the same store: the same pool.
 	p2 := pool.New(pool.Config{})
 	p2.Seed([]pool.Prior{{URL: "https://public.example/"}, {URL: "https://second.example/"}})
-	o2 := New(Config{Pool: p2, Proxy: px, Answers: px, Store: st, MaxOwn: 2, Clock: clk})
+	o2 := New(Config{Pool: p2, Terms: px, Answers: px, Store: st, MaxOwn: 2, Clock: clk})
 	if err := o2.Restore(); err != nil {
 		t.Fatal(err)
 	}

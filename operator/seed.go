@@ -64,6 +64,6 @@ func (o *Operator) Seed(list directory.List) Seeded {
 // search at all). At start the caller reads them, and judges them.
 func (o *Operator) Reseed(list directory.List) Seeded {
 	s := o.Seed(list)
-	o.cfg.Proxy.ReadTerms(o.cfg.Pool.Rank(0, nil))
+	o.cfg.Terms.ReadTerms(o.cfg.Pool.Rank(0, nil))
 	return s
 }

@@ -23,7 +23,7 @@ func TestSeedRule(t *testing.T) {
 	}}
 	px := &fakeProxy{}
 	p := pool.New(pool.Config{})
-	o := New(Config{Pool: p, Proxy: px, Answers: px, Store: st})
+	o := New(Config{Pool: p, Terms: px, Answers: px, Store: st})
 	if err := o.Restore(); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSeedRule(t *testing.T) {
 		t.Errorf("Seed read terms of %v; at start the caller reads them", px.read)
 	}
 
-	o2 := New(Config{Pool: p, Proxy: px, Answers: px, Store: st, AllowPrivate: true})
+	o2 := New(Config{Pool: p, Terms: px, Answers: px, Store: st, AllowPrivate: true})
 	if err := o2.Restore(); err != nil {
 		t.Fatal(err)
 	}

@@ -307,7 +307,7 @@ type Stats struct {
 	// Thin: its answers are expected thin (fullness under ThinBelow).
 	Thin bool `json:"thin"`
 	// PoolWhy is why the pool would not hand it out now (WhyNone: it
-	// would). It is only the pool's part: proxy.Usable says the whole.
+	// would). It is only the pool's part: instance.Registry.Usable says the whole.
 	PoolWhy Why `json:"-"`
 }
 

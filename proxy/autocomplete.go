@@ -74,7 +74,7 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 	skip := func(inst string) bool {
 		// The terms a search keeps to (a link-token bot check bars an
 		// instance) bind its suggestions too; their budget is their own.
-		return asked[inst] || !p.recs.get(inst).suggests(now)
+		return asked[inst] || !p.recs.Get(inst).Suggests(now)
 	}
 	var lastErr error = ErrNoAutocomplete
 	for len(asked) < 2 && ctx.Err() == nil {
@@ -177,25 +177,4 @@ func nonEmpty(in []string) []string {
 		out = []string{}
 	}
 	return out
-}
-
-// publicSuggesters counts the public instances, not disabled, whose terms
-// name an autocompletion backend and do not bar searxgate: what
-// autocompletion's windows add up over, for the clients' shares of them.
-func (g *registry) publicSuggesters() int {
-	n := 0
-	offersNone := func(inst string) bool {
-		r := g.get(inst)
-		if r == nil {
-			return true
-		}
-		c := r.terms()
-		return c.Autocomplete == "" || r.barredBy(c)
-	}
-	for _, f := range g.pool.FreeAt(offersNone) {
-		if !f.Own {
-			n++
-		}
-	}
-	return n
 }

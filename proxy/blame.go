@@ -35,7 +35,7 @@ import (
 //	link-token bar, searxgate's own connection   searxgate (cancelled, busy)
 //	  cap, shutdown, a lease given back
 //	an own instance's limiter refusing           searxgate (its address is
-//	  searxgate's address (diagnosed)              not passed: passip.go)
+//	  searxgate's address (diagnosed)              not passed: proxy/instance)
 //	engines down or off-topic answer             held: the second opinion
 //	5xx (but 503), 4xx the instance would not    held: the second opinion
 //	  take
@@ -149,8 +149,8 @@ func outcomeOf(v detect.Verdict, err error, format string) pool.Outcome {
 }
 
 // passIPOutcome is the outcome of a diagnosed first refusal of an own
-// instance's limiter (passIPDenied): searxgate's own doing, so no circuit
-// opens.
+// instance's limiter (instance.Record.PassIPDenied): searxgate's own
+// doing, so no circuit opens.
 func passIPOutcome(v detect.Verdict) pool.Outcome {
 	return pool.Outcome{Kind: pool.Refused, Owner: pool.OwnerGateway, Reason: pool.Reason(v.Reason)}
 }

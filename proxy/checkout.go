@@ -60,7 +60,7 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 		checkoutFn = p.pool.CheckoutOwn
 	}
 	skip := func(inst string) bool { // the pool asked its part: the record says the rest
-		return tried[inst] || lost.has(inst) || !p.recs.get(inst).takes(now)
+		return tried[inst] || lost.has(inst) || !p.recs.Get(inst).Takes(now)
 	}
 	// A lease whose instance lost its budget to a concurrent search between
 	// Checkout and Take is given back and the next one taken; bounded.
@@ -73,7 +73,7 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 		}
 		l := leases[0]
 		inst := l.Instance()
-		rec := p.recs.ensure(inst) // before the budget: its windows live in the record
+		rec := p.recs.Ensure(inst) // before the budget: its windows live in the record
 		if p.replicas.localTake(inst, l.Own(), now) {
 			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 		}

@@ -2,14 +2,13 @@
 // from the pool of instances.
 //
 // It owns a search as a value (search.go): its attempts, hedges, fan-out
-// and deadline. It also owns the instance records, the slot queue and
-// the metrics. An instance's record holds its terms, budget
-// rings and host client. It alone says whether a search may go there now,
-// and if not, why (avail.go): the pool's part, then its terms and budget.
-// Every face asks it. Three packages of its own do the rest, and import
-// neither proxy nor each other. proxy/upstream talks to the instances;
-// proxy/polite keeps the budgets, fair shares and queue as arithmetic;
-// proxy/cache keeps the answers.
+// and deadline. It also owns the slot queue and the metrics. Four
+// packages of its own do the rest, and never import proxy.
+// proxy/instance keeps one record per instance: its terms, budget rings
+// and host client. It alone says whether a search may go there now, and
+// if not, why; every face asks it (Proxy.Instances). proxy/upstream talks
+// to the instances; proxy/polite keeps the budgets, fair shares and queue
+// as arithmetic; proxy/cache keeps the answers.
 //
 // # One search
 //
@@ -39,10 +38,11 @@
 //
 // # Terms
 //
-// Each instance's terms come from its /config (ReadTerms), read at most
-// once a day, and from the formats its page lists. JSON is used only where
-// the limiter is off and JSON is offered, or Config.OwnPassIP says an own
-// instance passes searxgate (passip.go checks it); the HTML page otherwise. A 403 on
+// Each instance's terms come from its /config (proxy/instance), read at
+// most once a day, and from the formats its page lists. JSON is used only
+// where the limiter is off and JSON is offered, or Config.OwnPassIP says
+// an own instance passes searxgate (proxy/instance checks it); the HTML
+// page otherwise. A 403 on
 // JSON falls back to HTML in the same attempt. No search goes to an
 // instance with the link-token check on.
 //

@@ -46,7 +46,7 @@ func runFanout(b *testing.B, fanout int) {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	p.ReadTermsNow(context.Background(), fleet.URLs())
+	p.Instances().ReadTermsNow(context.Background(), fleet.URLs())
 	distinct, answered := 0, 0
 	b.ResetTimer()
 	for i := range b.N {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,69 +49,6 @@ var searchOutcomes = [...]string{"upstream", "cached", "coalesced", "stale", "fa
 // SearchOutcomes returns the ways a client search ends (a copy).
 func SearchOutcomes() []string { return append([]string(nil), searchOutcomes[:]...) }
 
-// recentN is how many recent upstream latencies each instance keeps for the
-// status page's sparkline.
-const recentN = 32
-
-// InstanceMetrics are the recent upstream outcomes of one instance, as
-// /status shows them; they live in its record, and Forget drops them with
-// it (its lifetime totals stay in Metrics).
-type InstanceMetrics struct {
-	mu       sync.Mutex // guards everything below
-	byKind   [NumKinds]uint64
-	byReason map[string]uint64
-	recent   [recentN]float32 // latencies in ms; ring
-	kinds    [recentN]uint8   // kind of each recent attempt (kindIndex)
-	next, n  int
-}
-
-// InstanceView is a copy of one instance's metrics.
-type InstanceView struct {
-	ByKind   map[string]uint64 // ok, soft, refused, failed, cancelled, excused
-	ByReason map[string]uint64 // rate_limited, timeout, ...
-	Recent   []float32         // oldest first, ms
-	Kinds    []string          // outcome of each recent attempt, oldest first
-}
-
-// NumKinds is the number of outcome kinds Totals counts: every pool.Kind,
-// and Excused.
-const NumKinds = int(pool.Cancelled) + 2
-
-// Excused is the index, in Totals.ByKind, of the outcomes that were not
-// their instance's own (pool.Owner): the query's, the client's or
-// searxgate's. They are not the instance's refusals or failures.
-const Excused = NumKinds - 1
-
-// KindName names an index of Totals.ByKind: a pool.Kind's name, or
-// "excused".
-func KindName(i int) string {
-	if i == Excused {
-		return "excused"
-	}
-	return pool.Kind(i).String()
-}
-
-// kindIndex is o's index in Totals.ByKind.
-func kindIndex(o pool.Outcome) int {
-	if o.Owner != pool.OwnerInstance && o.Kind != pool.Cancelled {
-		return Excused
-	}
-	return int(o.Kind)
-}
-
-// Totals are one instance's upstream searches since the process started.
-type Totals struct {
-	ByKind   [NumKinds]uint64 // indexed by pool.Kind, and Excused
-	ByReason map[string]uint64
-}
-
-// instanceTotals is one instance's lifetime record behind Totals.
-type instanceTotals struct {
-	byKind   [NumKinds]atomic.Uint64
-	mu       sync.Mutex        // guards byReason
-	byReason map[string]uint64 // made on first use
-}
-
 // Metrics are searxgate's monotone counters, read by /metrics and /status.
 // The counters, gauges and histograms live in a metrics library set of
 // their own (one per Proxy, never the library's global one, so that
@@ -127,7 +63,6 @@ type Metrics struct {
 	searchLatency Histogram
 	upLatency     Histogram
 	upstreamTotal *metrics.Counter
-	totals        sync.Map // instance -> *instanceTotals; dropped only by ResetCounters (a counter reset, as a restart is)
 
 	queueDepth   atomic.Int64     // searches waiting for a slot now; read by the queue_depth gauge
 	queueWait    Histogram        // how long searches that got a slot waited for it
@@ -257,54 +192,13 @@ func (m *Metrics) search(outcome string, d time.Duration) {
 	m.searchLatency.observe(d)
 }
 
-// newInstanceMetrics returns an instance's empty recent outcomes.
-func newInstanceMetrics() *InstanceMetrics {
-	return &InstanceMetrics{byReason: map[string]uint64{}}
-}
-
-// upstream counts one upstream search of inst, in its record's metrics im
-// and in its lifetime totals.
-func (m *Metrics) upstream(im *InstanceMetrics, inst string, o pool.Outcome, d time.Duration) {
+// upstream counts one upstream search with outcome o, d long (each
+// instance's own counts are its record's: instance.Registry.Count).
+func (m *Metrics) upstream(o pool.Outcome, d time.Duration) {
 	m.upstreamTotal.Inc()
 	if o.Kind != pool.Cancelled {
 		m.upLatency.observe(d)
 	}
-	tv, ok := m.totals.Load(inst)
-	if !ok {
-		tv, _ = m.totals.LoadOrStore(inst, new(instanceTotals))
-	}
-	totals := tv.(*instanceTotals)
-	k := kindIndex(o)
-	if k < NumKinds {
-		totals.byKind[k].Add(1)
-	}
-	if k == Excused {
-		o.Reason = "" // not a reason of the instance's
-	}
-	if o.Reason != "" {
-		t := totals
-		t.mu.Lock()
-		if t.byReason == nil {
-			t.byReason = map[string]uint64{}
-		}
-		t.byReason[string(o.Reason)]++
-		t.mu.Unlock()
-	}
-	if im == nil {
-		return
-	}
-	im.mu.Lock()
-	if k < NumKinds {
-		im.byKind[k]++
-	}
-	if o.Reason != "" {
-		im.byReason[string(o.Reason)]++
-	}
-	im.recent[im.next] = float32(d.Seconds() * 1000)
-	im.kinds[im.next] = uint8(k)
-	im.next = (im.next + 1) % recentN
-	im.n = min(im.n+1, recentN)
-	im.mu.Unlock()
 }
 
 // Searches returns client searches by outcome.
@@ -327,48 +221,3 @@ func (m *Metrics) UpstreamLatency() *Histogram { return &m.upLatency }
 
 // UpstreamTotal is the number of upstream searches sent.
 func (m *Metrics) UpstreamTotal() uint64 { return m.upstreamTotal.Get() }
-
-// view copies im.
-func (im *InstanceMetrics) view() InstanceView {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	iv := InstanceView{ByKind: make(map[string]uint64, NumKinds), ByReason: make(map[string]uint64, len(im.byReason))}
-	for k, c := range im.byKind {
-		if c > 0 {
-			iv.ByKind[KindName(k)] = c
-		}
-	}
-	for k, c := range im.byReason {
-		iv.ByReason[k] = c
-	}
-	for k := im.n; k > 0; k-- {
-		i := (im.next - k + recentN) % recentN
-		iv.Recent = append(iv.Recent, im.recent[i])
-		iv.Kinds = append(iv.Kinds, KindName(int(im.kinds[i])))
-	}
-	return iv
-}
-
-// EachTotals calls f with every instance ever asked since the process
-// started (or the operator's last pool reset, ResetCounters), in no
-// order, and its totals. Forget does not drop them: an instance that
-// leaves the pool and comes back counts on from where it was, so no count
-// goes down but at a reset (what /metrics needs for rate()). t is
-// reused between calls: f must not keep it or its map.
-func (m *Metrics) EachTotals(f func(inst string, t *Totals)) {
-	t := Totals{ByReason: map[string]uint64{}}
-	m.totals.Range(func(k, v any) bool {
-		it := v.(*instanceTotals)
-		for i := range t.ByKind {
-			t.ByKind[i] = it.byKind[i].Load()
-		}
-		clear(t.ByReason)
-		it.mu.Lock()
-		for r, n := range it.byReason {
-			t.ByReason[r] = n
-		}
-		it.mu.Unlock()
-		f(k.(string), &t)
-		return true
-	})
-}

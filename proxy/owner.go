@@ -217,7 +217,8 @@ func (p *Proxy) record(l leased, o pool.Outcome, elapsed time.Duration) {
 		}
 		p.causes.log(p.log, a, p.now())
 	}
-	p.metrics.upstream(l.rec.metrics, l.inst, o, elapsed)
+	p.metrics.upstream(o, elapsed)
+	p.recs.Count(l.rec, l.inst, o, elapsed)
 	l.release()
 	p.dispatch()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy/cache"
+	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/proxy/upstream"
 )
@@ -374,14 +375,13 @@ type Proxy struct {
 	replicas *Replicas
 	flights  flights
 	queue    *polite.Queue[waiting] // its lock is taken before the pool's, never while holding it
-	recs     *registry              // one record per instance: terms, budget rings, host client, recent outcomes
+	recs     *instance.Registry     // one record per instance: terms, budget rings, host client, recent outcomes
 	// classify judges one answer: detect.Classify, replaced by tests that
 	// need a parser that panics.
 	classify func(detect.Answer) detect.Verdict
 	metrics  *Metrics
 	causes   causeLog // one log line per instance and cause
 	log      *slog.Logger
-	cfgSem   chan struct{} // bounds concurrent /config reads
 	bg       context.Context
 	bgCancel context.CancelFunc
 	bgWG     sync.WaitGroup // attempts and /config reads; Add only through spawn
@@ -398,19 +398,21 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	cfg.defaults()
 	bg, cancel := context.WithCancel(context.Background())
-	recs := newRegistry()
 	// The windows count from the proxy's clock (fake in tests), and each
 	// instance's live in its record. Autocompletion's windows add up over
 	// the public instances that suggest; a search's newcomer waits at
 	// most half a deadline for its seat in the fair share.
 	base := cfg.Clock.Now()
-	p := &Proxy{
+	var p *Proxy // the records' background reads run as the proxy's work
+	recs := instance.New(instance.Config{Pool: cfg.Pool, AllowLinkToken: cfg.AllowLinkToken, OwnPassIP: cfg.OwnPassIP,
+		SourceAddr: cfg.SourceAddr, Log: cfg.Logger, Now: cfg.Clock.Now, Spawn: func(f func()) bool { return p.spawn(f) }, Stop: bg})
+	p = &Proxy{
 		cfg:  cfg,
 		pool: cfg.Pool,
 
-		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recordRings{g: recs}),
-		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recordRings{g: recs, ac: true}),
-		acFair:   polite.NewFair(cfg.AutocompleteBudget, recs.publicSuggesters).WithBase(base),
+		polite:   polite.NewPoliteness(cfg.Budget...).WithOwn(cfg.OwnBudget...).WithBase(base).WithRings(recs.Rings(false)),
+		acPolite: polite.NewPoliteness(cfg.AutocompleteBudget...).WithBase(base).WithRings(recs.Rings(true)),
+		acFair:   polite.NewFair(cfg.AutocompleteBudget, recs.PublicSuggesters).WithBase(base),
 		fair:     polite.NewFair(cfg.Budget, cfg.Pool.PublicLen).WithBase(base).WithLend(cfg.Deadline / 2),
 		queue:    polite.NewQueue[waiting](cfg.MaxQueue),
 		extra:    polite.NewExtraBudget(cfg.ExtraRatio, cfg.ExtraFloor, cfg.ExtraWindow).WithBase(base),
@@ -419,7 +421,6 @@ func New(cfg Config) (*Proxy, error) {
 		recs:     recs,
 		metrics:  newMetrics(),
 		log:      cfg.Logger,
-		cfgSem:   make(chan struct{}, configFetchers),
 		bg:       bg,
 		bgCancel: cancel,
 		idle:     make(chan func()),
@@ -432,9 +433,8 @@ func New(cfg Config) (*Proxy, error) {
 		}
 	}
 	p.replicas = &Replicas{shared: cfg.Shared, polite: p.polite, recs: recs, metrics: p.metrics, deadline: cfg.Deadline}
-	p.up = upstream.New(up, registryHosts{p.recs})
-	recs.pool, recs.polite, recs.acPolite = cfg.Pool, p.polite, p.acPolite
-	recs.allowLinkToken, recs.ownPassIP = cfg.AllowLinkToken, cfg.OwnPassIP
+	p.up = upstream.New(up, recs.Hosts())
+	recs.Use(p.polite, p.acPolite, p.up)
 	// A lease the pool takes back by itself frees a slot nobody else
 	// announces: the waiters hear of it at once instead of polling.
 	cfg.Pool.SetOnFree(p.dispatch)
@@ -583,9 +583,6 @@ func (p *Proxy) PublicCapacity() (perMinute, burst float64) {
 	return perMinute * n, burst * n
 }
 
-// Politeness returns the per-instance budget, for the status page.
-func (p *Proxy) Politeness() *polite.Politeness { return p.polite }
-
 // Cache returns the search path's caches: to drop, purge or prune them,
 // and to read their lifetime and size.
 func (p *Proxy) Cache() *cache.Cache { return p.cache }
@@ -731,16 +728,16 @@ func (p *Proxy) giveBack(l *pool.Lease, release context.CancelFunc) {
 // HedgeFloor, but never later than a third of the time left, so that a
 // hanging instance cannot eat the whole deadline. An instance not measured
 // yet is given 1.5 × HedgeFloor: its prior is a guess, often stale.
-func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time, func() bool) {
+func (p *Proxy) hedgeTimer(r *instance.Record, now, deadline time.Time) (<-chan time.Time, func() bool) {
 	d := p.cfg.HedgeFloor * 3 / 2
-	if lat, ok := p.usual(r.url); ok && lat > 0 {
+	if lat, ok := p.usual(r.URL()); ok && lat > 0 {
 		d = max(time.Duration(float64(lat)*p.cfg.HedgeFactor), p.cfg.HedgeFloor)
 	}
 	d = min(d, deadline.Sub(now)/3)
-	if p.recs.capsOf(r).ConfigAt.IsZero() {
-		// Its terms are read before it is searched (see terms): the
+	if r.Caps().ConfigAt.IsZero() {
+		// Its terms are read before it is searched (Record.Terms): the
 		// search itself starts that much later.
-		d += min(configReadLimit, deadline.Sub(now)/4)
+		d += instance.ReadWait(deadline.Sub(now))
 	}
 	if d <= 0 {
 		return nil, noStop
@@ -754,8 +751,8 @@ func (p *Proxy) hedgeTimer(r *record, now, deadline time.Time) (<-chan time.Time
 func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- attemptResult, op *opinions) {
 	lease, inst, rec := l.lease, l.inst, l.rec
 	now := p.now()
-	caps := p.terms(rec, now, deadline)
-	if rec.barredBy(caps) {
+	caps := rec.Terms(now, deadline)
+	if rec.BarredBy(caps) {
 		// Its terms, read just now, say it would take searxgate for a bot:
 		// the search is not sent.
 		o := pool.Outcome{Kind: pool.Cancelled, Reason: ReasonLinkToken}
@@ -763,7 +760,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 		out <- attemptResult{instance: inst, verdict: detect.Verdict{Kind: detect.Failed}, outcome: o}
 		return
 	}
-	format := rec.format(caps, lease.Own())
+	format := rec.Format(caps, lease.Own())
 	// The budget counts the search when it is sent, not when it was
 	// planned: its terms may have taken a while to read.
 	now = p.now() // the search's own time starts after its terms were read
@@ -773,8 +770,10 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	if v.Kind == detect.Refused && v.Reason == detect.FormatDisabled && format == FormatJSON {
 		// Our choice of format, not the instance refusing us: learn it, no
 		// penalty, and ask its HTML page at once if the budget allows.
-		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = No, now })
-		p.metrics.upstream(rec.metrics, inst, pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}, elapsed)
+		rec.Update(func(c *Caps) { c.JSON, c.JSONAt = No, now })
+		ours := pool.Outcome{Kind: pool.Cancelled, Reason: pool.Reason(v.Reason)}
+		p.metrics.upstream(ours, elapsed)
+		p.recs.Count(rec, inst, ours, elapsed)
 		if now = p.now(); now.Before(deadline) && p.replicas.take(p.bg, inst, lease.Own(), now) {
 			format = FormatHTML
 			v, elapsed, err = p.safeAsk(inst, &req, format, deadline)
@@ -784,7 +783,7 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	if v.Results != nil && v.Results.Dropped > 0 {
 		p.metrics.dropped.Add(v.Results.Dropped)
 	}
-	if lease.Own() && p.passIPDenied(rec, v, format, now) {
+	if lease.Own() && rec.PassIPDenied(v, format, now) {
 		o = passIPOutcome(v)
 	}
 	if v.Kind == detect.OK && v.Results != nil {
@@ -795,15 +794,15 @@ func (p *Proxy) attempt(l leased, req Request, deadline time.Time, out chan<- at
 	}
 	switch {
 	case v.Kind == detect.OK && format == FormatJSON && caps.JSON != Yes:
-		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
-	case v.Kind == detect.OK && format == FormatHTML && caps.learnFormats(now):
+		rec.Update(func(c *Caps) { c.JSON, c.JSONAt = Yes, now })
+	case v.Kind == detect.OK && format == FormatHTML && caps.LearnFormats(now):
 		// The results page lists the formats the instance offers: learning
 		// it here spares the instance a 403 on JSON later.
 		offers := No
 		if slices.Contains(v.Formats, FormatJSON) {
 			offers = Yes
 		}
-		p.recs.updateCaps(rec, func(c *Caps) { c.JSON, c.JSONAt = offers, now })
+		rec.Update(func(c *Caps) { c.JSON, c.JSONAt = offers, now })
 	}
 	op.settle(l, o, elapsed)
 	if o.Owner == pool.OwnerInstance {

@@ -346,8 +346,8 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !e.proxy.Caps(e.urls[0]).LinkToken {
-		t.Fatalf("the link-token instance's /config was not read: %+v", e.proxy.Caps(e.urls[0]))
+	if !e.proxy.Instances().Caps(e.urls[0]).LinkToken {
+		t.Fatalf("the link-token instance's /config was not read: %+v", e.proxy.Instances().Caps(e.urls[0]))
 	}
 	before := e.searches(0)
 	for _, q := range []string{"second", "third", "fourth"} {
@@ -360,8 +360,8 @@ func TestTermsDecideFormatAndLinkToken(t *testing.T) {
 	}
 	// The healthy instance's /config says the limiter is off, and its
 	// first results page lists JSON: JSON from the second search on.
-	if got := e.proxy.Caps(e.urls[1]).format(); got != FormatJSON {
-		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Caps(e.urls[1]))
+	if got := e.proxy.recs.Ensure(e.urls[1]).Format(e.proxy.recs.Caps(e.urls[1]), false); got != FormatJSON {
+		t.Fatalf("format for a JSON instance without limiter: %s, caps %+v", got, e.proxy.Instances().Caps(e.urls[1]))
 	}
 	if f := e.fleet.Instances()[1].Truth().Formats; f["json"] != 3 || f["html"] != 1 {
 		t.Fatalf("the JSON instance was asked %v; want the HTML page once, then JSON 3 times", f)
@@ -426,12 +426,12 @@ func TestReadTermsBeforeSearching(t *testing.T) {
 	for _, u := range e.urls {
 		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
 	}
-	e.proxy.ReadTerms(e.urls)
+	e.proxy.Instances().ReadTerms(e.urls)
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !e.proxy.Caps(e.urls[0]).LinkToken || !e.proxy.Caps(e.urls[1]).ConfigOK {
-		t.Fatalf("terms not read: %+v / %+v", e.proxy.Caps(e.urls[0]), e.proxy.Caps(e.urls[1]))
+	if !e.proxy.Instances().Caps(e.urls[0]).LinkToken || !e.proxy.Instances().Caps(e.urls[1]).ConfigOK {
+		t.Fatalf("terms not read: %+v / %+v", e.proxy.Instances().Caps(e.urls[0]), e.proxy.Instances().Caps(e.urls[1]))
 	}
 	// The link-token instance ranks first, yet never gets a search.
 	for _, q := range []string{"a", "b", "c"} {
@@ -443,7 +443,7 @@ func TestReadTermsBeforeSearching(t *testing.T) {
 		t.Fatalf("the link-token instance got %d searches", n)
 	}
 	// Read once: a second call within the day reads nothing.
-	e.proxy.ReadTerms(e.urls)
+	e.proxy.Instances().ReadTerms(e.urls)
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -513,18 +513,18 @@ func TestForgetDropsWhatIsKeptPerInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := e.urls[0]
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.InstanceMetrics(u).ByKind["ok"] != 1 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Minute) != 1 || e.proxy.InstanceMetrics(u).ByKind["ok"] != 1 {
 		t.Fatal("the search left no budget use or metrics: the test proves nothing")
 	}
-	e.proxy.DirtyCaps()
+	e.proxy.Instances().DirtyCaps()
 	e.proxy.Forget(u)
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Minute) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
 		t.Fatal("budget use or metrics kept after Forget")
 	}
-	if c := e.proxy.Caps(u); c.ConfigOK {
+	if c := e.proxy.Instances().Caps(u); c.ConfigOK {
 		t.Fatalf("terms kept after Forget: %+v", c)
 	}
-	if _, deleted := e.proxy.DirtyCaps(); len(deleted) != 1 || deleted[0] != u {
+	if _, deleted := e.proxy.Instances().DirtyCaps(); len(deleted) != 1 || deleted[0] != u {
 		t.Fatalf("the store is not told to drop the terms: %v", deleted)
 	}
 }
@@ -601,13 +601,13 @@ func TestNothingFoundIsAnAnswer(t *testing.T) {
 }
 
 // setCaps sets inst's terms, making its record if need be.
-func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.updateCaps(p.recs.ensure(inst), f) }
+func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.Ensure(inst).Update(f) }
 
 // InstanceMetrics returns a copy of inst's recent outcomes (zero when the proxy
 // keeps no record of it).
 func (p *Proxy) InstanceMetrics(inst string) InstanceView {
-	if r := p.recs.get(inst); r != nil {
-		return r.metrics.view()
+	if r := p.recs.Get(inst); r != nil {
+		return r.Metrics().View()
 	}
 	return InstanceView{}
 }

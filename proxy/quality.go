@@ -330,7 +330,7 @@ func (p *Proxy) lacking(req *Request) map[string]bool {
 	out := make(map[string]bool)
 	names := slices.Clone(asked)
 	for _, f := range p.pool.FreeAt(nil) {
-		c := p.recs.capsOf(p.recs.get(f.URL))
+		c := p.recs.Caps(f.URL)
 		if len(c.Engines) == 0 {
 			continue // its engines are not known: nothing to hold against it
 		}

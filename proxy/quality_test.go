@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/sim"
 )
 
@@ -141,7 +142,9 @@ func TestEnginesAskedGoWhereTheyAnswer(t *testing.T) {
 	e := newEnv(t, Config{NoCache: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
-	engines := func(es ...Engine) func(*Caps) { return func(c *Caps) { c.Engines, c.EnginesV = es, enginesVersion } }
+	engines := func(es ...Engine) func(*Caps) {
+		return func(c *Caps) { c.Engines, c.EnginesV = es, instance.EnginesVersion }
+	}
 	wiki := Engine{Name: "wikipedia", Shortcut: "wp", Categories: []string{"general"}}
 	google := Engine{Name: "google", Shortcut: "go", Categories: []string{"general"}}
 	news := Engine{Name: "bing news", Shortcut: "bin", Categories: []string{"news"}}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/proxy/polite"
 )
 
@@ -47,7 +48,7 @@ type grant struct {
 type leased struct {
 	lease   *pool.Lease
 	inst    string
-	rec     *record // the instance's record as it was at checkout
+	rec     *instance.Record // the instance's record as it was at checkout
 	release context.CancelFunc
 	takenAt time.Time // when its budget was taken
 	// queued: its search waited in the slot queue before it was sent, so
@@ -100,7 +101,7 @@ func byShare(sl, bare polite.Slot, deadline time.Time) bool {
 // candidates lists when each instance searxgate may search at all (its
 // terms allow it) frees.
 func (p *Proxy) candidates() []pool.Free {
-	return p.pool.FreeAt(func(inst string) bool { return p.recs.get(inst).barred() })
+	return p.pool.FreeAt(func(inst string) bool { return p.recs.Get(inst).Barred() })
 }
 
 // waitSlot waits for a slot for s, within s's deadline. It returns false

@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
-// Formats a client may ask for, as SearXNG names them.
+// Formats a client may ask for, as SearXNG names them (upstream's).
 const (
-	FormatHTML = "html"
-	FormatJSON = "json"
-	FormatCSV  = "csv"
-	FormatRSS  = "rss"
+	FormatHTML = upstream.FormatHTML
+	FormatJSON = upstream.FormatJSON
+	FormatCSV  = upstream.FormatCSV
+	FormatRSS  = upstream.FormatRSS
 )
 
 // MaxQueryLen caps the query text, in bytes (16 KiB). SearXNG itself has

@@ -149,7 +149,7 @@ func newRoutingProxy(b *testing.B, fleet *sim.Fleet, ua string) *Proxy {
 		b.Fatal(err)
 	}
 	// As the gateway does when its list is loaded.
-	p.ReadTerms(fleet.URLs())
+	p.Instances().ReadTerms(fleet.URLs())
 	return p
 }
 

@@ -6,6 +6,8 @@ import (
 
 	"github.com/searxgate/searxgate/proxy/cache"
 	"github.com/searxgate/searxgate/proxy/polite"
+
+	"github.com/searxgate/searxgate/proxy/instance"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through
@@ -89,7 +91,7 @@ type Shared struct {
 type Replicas struct {
 	shared   Shared
 	polite   *polite.Politeness
-	recs     *registry // for whether an own instance is behind its limiter
+	recs     *instance.Registry // for whether an own instance is behind its limiter
 	metrics  *Metrics
 	deadline time.Duration // Config.Deadline: how long a trial is claimed, with a second more
 }
@@ -136,7 +138,7 @@ func (r *Replicas) take(ctx context.Context, inst string, own bool, now time.Tim
 // localTake takes one search of inst from the local budget, under the
 // class of its instance (own, and own behind its limiter: limited).
 func (r *Replicas) localTake(inst string, own bool, now time.Time) bool {
-	return r.polite.TakeClass(inst, polite.ClassOf(own, own && r.recs.get(inst).limited()), now)
+	return r.polite.TakeClass(inst, polite.ClassOf(own, own && r.recs.Get(inst).Limited()), now)
 }
 
 // sharedTake asks the shared budget, when there is one, for one search of

@@ -58,7 +58,7 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 		e.pool.Learn(u, pool.Answer{Hits: 3, Page: 10, Engines: []string{"wikipedia"}, Suspended: [][2]string{{"google", "Suspended: CAPTCHA"}}})
 	}
 	got := map[string]Instance{}
-	for _, in := range e.proxy.Instances(now) {
+	for _, in := range e.proxy.Instances().Instances(now) {
 		got[in.URL] = in
 	}
 	want := map[string]Why{e.urls[0]: Ready, e.urls[1]: WhyLinkToken, e.urls[2]: WhyDisabled, e.urls[3]: WhyBudget, e.urls[4]: Ready,
@@ -70,10 +70,10 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 		if in.WhyNot != why || in.UsableNow() != (why == Ready) {
 			t.Errorf("%s: usable %v why %q, want why %q", u, in.UsableNow(), in.WhyNot, why)
 		}
-		if ok, w := e.proxy.Usable(e.pool.Stats(u), now); ok != in.UsableNow() || w != in.WhyNot {
+		if ok, w := e.proxy.Instances().Usable(e.pool.Stats(u), now); ok != in.UsableNow() || w != in.WhyNot {
 			t.Errorf("%s: Usable says %v %q, the view %v %q", u, ok, w, in.UsableNow(), in.WhyNot)
 		}
-		if ok, w := e.proxy.recs.ensure(u).Available(now); ok != in.UsableNow() || w != in.WhyNot {
+		if ok, w := e.proxy.recs.Ensure(u).Available(now); ok != in.UsableNow() || w != in.WhyNot {
 			t.Errorf("%s: its record says %v %q, the view %v %q", u, ok, w, in.UsableNow(), in.WhyNot)
 		}
 		st := e.pool.Stats(u)
@@ -112,21 +112,8 @@ func TestInstancesSaysWhyNot(t *testing.T) {
 	}
 	// The budget frees when its window has passed: usable again.
 	later := now.Add(21 * time.Second)
-	if ok, why := e.proxy.Usable(e.pool.Stats(e.urls[3]), later); !ok {
+	if ok, why := e.proxy.Instances().Usable(e.pool.Stats(e.urls[3]), later); !ok {
 		t.Errorf("the budget's window passed, still not usable: %s", why)
-	}
-}
-
-// TestWhyLabels: every Why has its own label, and reads back from it.
-func TestWhyLabels(t *testing.T) {
-	seen := map[string]bool{}
-	for _, w := range append([]Why{Ready}, Whys...) {
-		b, _ := w.MarshalText()
-		var back Why
-		if err := back.UnmarshalText(b); err != nil || back != w || seen[string(b)] || (w != Ready && len(b) == 0) {
-			t.Errorf("%d: label %q reads back as %d (%v)", w, b, back, err)
-		}
-		seen[string(b)] = true
 	}
 }
 
@@ -146,13 +133,13 @@ func TestForgetDuringAnAttemptKeepsNothing(t *testing.T) {
 	if err := e.proxy.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.proxy.recs.get(u); r != nil {
+	if r := e.proxy.recs.Get(u); r != nil {
 		t.Fatal("the forgotten instance's record came back")
 	}
-	if e.proxy.Politeness().Used(u, e.clock.Now(), time.Hour) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
+	if e.proxy.Instances().Budget().Used(u, e.clock.Now(), time.Hour) != 0 || len(e.proxy.InstanceMetrics(u).ByKind) != 0 {
 		t.Fatal("budget use or outcomes kept for a forgotten instance")
 	}
-	changed, deleted := e.proxy.DirtyCaps()
+	changed, deleted := e.proxy.Instances().DirtyCaps()
 	if _, ok := changed[u]; ok || len(deleted) != 1 || deleted[0] != u {
 		t.Fatalf("terms to store: changed %v, deleted %v; want it deleted", changed, deleted)
 	}

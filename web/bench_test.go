@@ -228,7 +228,7 @@ func missHandlerWith(b *testing.B, listen func(testing.TB) func(string) (net.Con
 		b.Fatal(err)
 	}
 	b.Cleanup(px.Close)
-	px.ImportCaps(caps)
+	px.Instances().ImportCaps(caps)
 	s, err := New(Config{Proxy: px, Pool: p})
 	if err != nil {
 		b.Fatal(err)

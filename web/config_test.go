@@ -28,7 +28,7 @@ func TestConfigEnginesAsSearXNG(t *testing.T) {
 	}
 	const a, b, c = "https://a.example/", "https://b.example/", "https://c.example/"
 	p, px := publicPool(t, a, b, c)
-	px.ImportCaps(map[string]proxy.Caps{a: {ConfigAt: fixedNow, ConfigOK: true, Engines: proxy.EnginesOf(terms)}})
+	px.Instances().ImportCaps(map[string]proxy.Caps{a: {ConfigAt: fixedNow, ConfigOK: true, Engines: proxy.EnginesOf(terms)}})
 	_, cl := serve(t, Config{Proxy: px, Pool: p})
 	read := func() (cats []string, engines []map[string]any) {
 		t.Helper()
@@ -72,7 +72,7 @@ func TestConfigEnginesAsSearXNG(t *testing.T) {
 		e.Name, e.Categories, e.Shortcut = "fakeback", []string{"general"}, "fb"
 		return []proxy.Engine{e}
 	}
-	px.ImportCaps(map[string]proxy.Caps{
+	px.Instances().ImportCaps(map[string]proxy.Caps{
 		b: {ConfigAt: fixedNow, ConfigOK: true, Engines: fb(proxy.Engine{LanguageSupport: true, Languages: []string{"en", "de"},
 			Regions: []string{"de-DE"}, SafeSearch: true, Timeout: 5})},
 		c: {ConfigAt: fixedNow, ConfigOK: true, Engines: fb(proxy.Engine{Languages: []string{"fr", "en"}, TimeRangeSupport: true, Timeout: 2})},
@@ -87,7 +87,7 @@ func TestConfigEnginesAsSearXNG(t *testing.T) {
 		t.Errorf("merged over three instances:\n got %v\nwant %v", engines, want)
 	}
 	// What /config said is not changed by the merge.
-	if e := px.Caps(b).Engines[0]; !reflect.DeepEqual(e.Languages, []string{"en", "de"}) || e.Paging {
+	if e := px.Instances().Caps(b).Engines[0]; !reflect.DeepEqual(e.Languages, []string{"en", "de"}) || e.Paging {
 		t.Errorf("the instance's own terms changed: %+v", e)
 	}
 }

@@ -20,7 +20,7 @@
 // before any route.
 //
 // /status, /metrics and /about ask the search path whether an instance is
-// usable now (proxy.Instances, proxy.Usable); nothing here computes it.
+// usable now (Proxy.Instances: their view and Usable); nothing here computes it.
 // /status words each proxy.Why in one table. /config offers the
 // suggestions of instances the pool does not hold back (pool.Stats.PoolWhy).
 // The per-client limit is client.Limiter: Wrap asks it for

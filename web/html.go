@@ -191,7 +191,7 @@ func (s *Server) offeredCategories() func(string) bool {
 	seen := map[string]bool{}
 	if s.cfg.Pool != nil && s.cfg.Proxy != nil {
 		for _, st := range s.cfg.Pool.Snapshot() {
-			for _, e := range s.cfg.Proxy.Caps(st.URL).Engines {
+			for _, e := range s.cfg.Proxy.Instances().Caps(st.URL).Engines {
 				for _, c := range e.Categories {
 					seen[c] = true
 				}

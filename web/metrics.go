@@ -334,7 +334,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 	now := s.cfg.Clock.Now()
 	var ins []proxy.Instance
 	if p := s.cfg.Proxy; p != nil {
-		ins = p.Instances(now)
+		ins = p.Instances().Instances(now)
 	}
 	pg := &page{b: make([]byte, 0, 8<<10+len(ins)*320)} // about what 100 instances take
 	pg.family("searxgate_build_info")
@@ -356,7 +356,7 @@ func (s *Server) metrics(ctx *fasthttp.RequestCtx) {
 		if shared {
 			writeReplicas(pg, st)
 		}
-		writeUpstreamTotals(pg, p.Metrics(), l)
+		writeUpstreamTotals(pg, p.Instances().EachTotals, l)
 	}
 	writeInstances(pg, ins, l)
 	s.writeToolCalls(pg)
@@ -380,10 +380,10 @@ func writeReplicas(pg *page, st proxy.SharedState) {
 // writeUpstreamTotals writes the lifetime totals of the upstream searches,
 // by instance label: an instance asked but no longer in the pool is
 // labelled here too. l.mu is held.
-func writeUpstreamTotals(pg *page, m *proxy.Metrics, l *instanceLabels) {
+func writeUpstreamTotals(pg *page, each func(func(inst string, t *proxy.Totals)), l *instanceLabels) {
 	if !l.full() {
 		var asked []string
-		m.EachTotals(func(inst string, _ *proxy.Totals) {
+		each(func(inst string, _ *proxy.Totals) {
 			if !l.named[inst] {
 				asked = append(asked, inst)
 			}
@@ -393,7 +393,7 @@ func writeUpstreamTotals(pg *page, m *proxy.Metrics, l *instanceLabels) {
 	type key struct{ inst, a string }
 	byKind := map[key]uint64{}
 	byReason := map[key]uint64{}
-	m.EachTotals(func(inst string, t *proxy.Totals) {
+	each(func(inst string, t *proxy.Totals) {
 		lab := l.label(inst)
 		for k, n := range t.ByKind {
 			if n > 0 {

@@ -108,7 +108,7 @@ func (s *Server) config(ctx *fasthttp.RequestCtx) {
 			if s.cfg.Proxy == nil {
 				continue
 			}
-			c := s.cfg.Proxy.Caps(st.URL)
+			c := s.cfg.Proxy.Instances().Caps(st.URL)
 			for _, e := range c.Engines {
 				ce := engines[e.Name]
 				if ce == nil {

@@ -143,7 +143,7 @@ func (s *Server) about(ctx *fasthttp.RequestCtx) {
 		for _, st := range s.cfg.Pool.Snapshot() {
 			v.Instances++
 			if p := s.cfg.Proxy; p != nil {
-				if ok, _ := p.Usable(st, now); ok {
+				if ok, _ := p.Instances().Usable(st, now); ok {
 					v.Usable++
 				}
 			}

@@ -332,7 +332,7 @@ func TestPrefsRoundTrip(t *testing.T) {
 // follows is answered by the same instance, its budget untouched.
 func TestTypingCannotSpendTheSearchesBudget(t *testing.T) {
 	lf := startLive(t, []sim.InstanceConfig{{ID: "only", Behaviour: sim.Fast, JSON: true, Latency: -1, Autocomplete: "duckduckgo"}})
-	lf.proxy.ReadTermsNow(context.Background(), lf.fleet.URLs())
+	lf.proxy.Instances().ReadTermsNow(context.Background(), lf.fleet.URLs())
 	_, c := serve(t, Config{Proxy: lf.proxy, Pool: lf.pool})
 	before := lf.fleet.Instance("only").Truth()
 	typed := "browser privacy settings"

@@ -23,7 +23,7 @@ type Totals struct {
 	Upstream  uint64            `json:"upstream_searches"`   // searches sent to instances
 	Refusals  uint64            `json:"refusals"`            // refusals the pool counted
 	Instances int               `json:"instances"`           // in the pool
-	Usable    int               `json:"usable_now"`          // a search could go to them now (proxy.Usable)
+	Usable    int               `json:"usable_now"`          // a search could go to them now (instance.Registry.Usable)
 	Open      int               `json:"circuits_open"`
 	// The slot queue and the per-client admission.
 	QueueDepth    int64   `json:"queue_depth"`       // searches waiting for a slot now
@@ -78,7 +78,7 @@ type StatusReport struct {
 func (s *Server) instances(now time.Time) []InstanceStatus {
 	var out []InstanceStatus
 	if p := s.cfg.Proxy; p != nil {
-		for _, in := range p.Instances(now) {
+		for _, in := range p.Instances().Instances(now) {
 			is := InstanceStatus{Stats: in.Stats, Format: in.Format, Version: in.Caps.Version, Limiter: in.Caps.Limiter,
 				LinkToken: in.Caps.LinkToken, Usable: in.UsableNow(), WhyNot: in.WhyNot, Advice: in.Advice,
 				OutcomesByKind: orEmpty(in.Metrics.ByKind), ByReason: orEmpty(in.Metrics.ByReason),

@@ -363,7 +363,7 @@ func TestStatusProblemAndQueue(t *testing.T) {
 }
 
 // TestUsableAgreesEverywhere: /status (in words too), /status.json,
-// /metrics and /about count as usable exactly what proxy.Usable says, for
+// /metrics and /about count as usable exactly what instance.Registry.Usable says, for
 // every kind of instance: usable, own, out of budget within its circuit,
 // disabled, an open circuit, half open with its trial out, as many
 // searches in flight as it may have, and barred by its link-token check.
@@ -404,8 +404,8 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 			terms[u] = read
 		}
 	}
-	px.ImportCaps(terms)
-	if !px.Politeness().TakeAs(spent, false, now) {
+	px.Instances().ImportCaps(terms)
+	if !px.Instances().Budget().TakeAs(spent, false, now) {
 		t.Fatal("the one search of the budget was refused")
 	}
 	p.Disable(off)
@@ -418,7 +418,7 @@ func TestUsableAgreesEverywhere(t *testing.T) {
 
 	usable := 0
 	for u, why := range want {
-		if ok, w := px.Usable(p.Stats(u), now); w != why || ok != (why == proxy.Ready) {
+		if ok, w := px.Instances().Usable(p.Stats(u), now); w != why || ok != (why == proxy.Ready) {
 			t.Fatalf("%s: Usable %v %q, want %q", u, ok, w, why)
 		}
 		if why == proxy.Ready {

@@ -286,14 +286,14 @@ func (a *App) buildProxy() error {
 	// The client limit follows what the public pool serves: on a small
 	// pool no client may ask more than it can answer.
 	a.limiter.WithCapacity(a.proxy.PublicCapacity)
-	a.flusher = &persist.Flusher{Store: a.store, Pool: a.pool, Terms: a.proxy, Answers: a.cache}
-	return persist.RestoreCaps(a.store, a.proxy)
+	a.flusher = &persist.Flusher{Store: a.store, Pool: a.pool, Terms: a.proxy.Instances(), Answers: a.cache}
+	return persist.RestoreCaps(a.store, a.proxy.Instances())
 }
 
 // buildOperator makes the operator, replays its stored changes and adds
 // the instances of --instance.
 func (a *App) buildOperator(ctx context.Context) error {
-	a.ops = operator.New(operator.Config{Pool: a.pool, Proxy: a.proxy, Answers: a.proxy.Cache(), Store: a.store,
+	a.ops = operator.New(operator.Config{Pool: a.pool, Terms: a.proxy.Instances(), Answers: a.proxy.Cache(), Store: a.store,
 		AllowPrivate: a.cfg.AllowPrivate, MaxOwn: a.cfg.MaxOwnInstances, Clock: a.clock})
 	if err := a.ops.Restore(); err != nil {
 		return err

@@ -27,7 +27,7 @@
 // The list's /config reads run in the background. When they end and no
 // instance can be searched, one ERROR line says why, counted by cause.
 // App.Problem gives the status page the same text until an instance is
-// usable. Usable means proxy.Usable says so and, for a list instance, its
+// usable. Usable means instance.Registry.Usable says so and, for a list instance, its
 // /config was read.
 //
 // Other wiring:

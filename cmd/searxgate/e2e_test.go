@@ -449,7 +449,7 @@ func TestFailedFlushLosesNothing(t *testing.T) {
 	defer app.ln.Close()
 	app.cache.CachePut(app.cache.CacheKey("k"), cache.Entry{JSON: []byte(`{}`), Instance: "i", Expires: time.Now().Add(time.Hour)})
 	inst := app.pool.Rank(1, nil)[0]
-	app.proxy.RequeueCaps([]string{inst})
+	app.proxy.Instances().RequeueCaps([]string{inst})
 	if err := app.store.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestFailedFlushLosesNothing(t *testing.T) {
 	if n := app.cache.Pending(); n != 1 {
 		t.Fatalf("%d cached answers wait for the next flush, want 1", n)
 	}
-	if changed, deleted := app.proxy.DirtyCaps(); len(changed)+len(deleted) != 1 {
+	if changed, deleted := app.proxy.Instances().DirtyCaps(); len(changed)+len(deleted) != 1 {
 		t.Fatalf("changed terms waiting: %d + %d, want 1", len(changed), len(deleted))
 	}
 }

@@ -38,7 +38,7 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 		a.log.Warn("/mcp is off: searxgate can be reached beyond this machine and no --mcp-token (SEARXGATE_MCP_TOKEN) is set")
 	}
 	srv := mcp.New(mcp.Config{
-		Search: a.proxy, Read: a.reader, Suggest: a.proxy, Pool: a.proxy, Admit: a.limiter.Admit(), Now: a.clock.Now,
+		Search: a.proxy, Read: a.reader, Suggest: a.proxy, Pool: a.proxy.Instances(), Admit: a.limiter.Admit(), Now: a.clock.Now,
 		Version: Version, Logger: a.log,
 		Token: cfg.MCPToken, Exposed: exposed, Origins: mcpOrigins(cfg),
 		Client: client.OfHTTP(trusted),

@@ -35,10 +35,10 @@ func (a *App) readOwnTerms(ctx context.Context) {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, ownTermsTimeout)
-	a.proxy.ReadTermsNow(rctx, own)
+	a.proxy.Instances().ReadTermsNow(rctx, own)
 	cancel()
 	for _, u := range own {
-		if err := a.proxy.Caps(u).ConfigError(); err != nil {
+		if err := a.proxy.Instances().Caps(u).ConfigError(); err != nil {
 			why := ""
 			if !errors.Is(err, proxy.ErrTermsUnread) {
 				why = err.Error()
@@ -101,7 +101,7 @@ func (a *App) startupCheck(ctx context.Context) {
 	defer close(a.checked)
 	if public := a.instances(pool.Public); len(public) > 0 {
 		rctx, cancel := context.WithTimeout(ctx, publicTermsTimeout)
-		a.proxy.ReadTermsNow(rctx, public)
+		a.proxy.Instances().ReadTermsNow(rctx, public)
 		cancel()
 	}
 	if ctx.Err() != nil {
@@ -139,15 +139,15 @@ func (a *App) usable(now time.Time) bool {
 }
 
 // searchable reports whether a search could go now to the instance st
-// describes, by the search path's own rule (proxy.Usable, which /status
+// describes, by the search path's own rule (instance.Registry.Usable, which /status
 // and /metrics show), and, for a list instance, whether its /config was
 // read: the start-up check's doubt is whether the list's instances can be
 // reached at all.
 func (a *App) searchable(st pool.Stats, now time.Time) bool {
-	if ok, _ := a.proxy.Usable(st, now); !ok {
+	if ok, _ := a.proxy.Instances().Usable(st, now); !ok {
 		return false
 	}
-	return st.Tier == pool.Own || a.proxy.Caps(st.URL).ConfigOK
+	return st.Tier == pool.Own || a.proxy.Instances().Caps(st.URL).ConfigOK
 }
 
 // Why an instance cannot be searched, as the start-up check counts it.
@@ -167,15 +167,15 @@ const (
 )
 
 // causeOf says why the instance st describes cannot be searched, for
-// good: what proxy.Usable says lasts (disabled, barred by its terms), or,
+// good: what instance.Registry.Usable says lasts (disabled, barred by its terms), or,
 // for a list instance, what its last /config read said (the dialer's
 // notes name what a bare transport error hides). What passes (a circuit
 // cooling down, a budget spent, searches in flight) is no cause.
 func (a *App) causeOf(st pool.Stats, now time.Time) string {
-	if _, why := a.proxy.Usable(st, now); whyCause[why] != causeNone {
+	if _, why := a.proxy.Instances().Usable(st, now); whyCause[why] != causeNone {
 		return whyCause[why]
 	}
-	err := a.proxy.Caps(st.URL).ConfigError()
+	err := a.proxy.Instances().Caps(st.URL).ConfigError()
 	if st.Tier == pool.Own || err == nil {
 		return causeNone
 	}

@@ -323,7 +323,7 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 	if a := g.get(t, "/healthz", nil); a.status != 200 {
 		t.Fatalf("/healthz: %d", a.status)
 	}
-	if c := g.app.proxy.Caps(own); !c.ConfigOK || fleet.Instance("own").Truth().ConfigReads != 1 {
+	if c := g.app.proxy.Instances().Caps(own); !c.ConfigOK || fleet.Instance("own").Truth().ConfigReads != 1 {
 		t.Errorf("own instance's terms: %+v, %d reads; want one good read before serving", c, fleet.Instance("own").Truth().ConfigReads)
 	}
 	if got := logs.lines("level=WARN", "cannot read your instance's /config", deadURL); len(got) != 1 {
@@ -340,7 +340,7 @@ func TestOwnTermsReadBeforeServing(t *testing.T) {
 }
 
 // TestUsableAgreesWithStatusAndMetrics: the start-up check's "can this
-// instance be searched now" is the search path's (proxy.Usable), as
+// instance be searched now" is the search path's (instance.Registry.Usable), as
 // /status.json, /metrics and the MCP status resource show it, for every
 // kind of instance: out of budget within its circuit, disabled, an open
 // circuit, half open with its trial out, as many searches in flight as it
@@ -390,7 +390,7 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 	}
 	now := clk.Now()
 	a.pool.Add(url("own"), pool.Own)
-	for n := 0; a.proxy.Politeness().TakeAs(url("spent"), false, now); n++ {
+	for n := 0; a.proxy.Instances().Budget().TakeAs(url("spent"), false, now); n++ {
 		if n > 1000 {
 			t.Fatal("the budget never ran out")
 		}
@@ -424,7 +424,7 @@ func TestUsableAgreesWithStatusAndMetrics(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: an instance not in the fleet: %s", step, is.URL)
 			}
-			if ok, w := a.proxy.Usable(a.pool.Stats(is.URL), now); ok != (why == proxy.Ready) || w != why {
+			if ok, w := a.proxy.Instances().Usable(a.pool.Stats(is.URL), now); ok != (why == proxy.Ready) || w != why {
 				t.Errorf("%s: the search path says %s usable %v why %q, want why %q", step, is.URL, ok, w, why)
 			}
 			if is.Usable != (why == proxy.Ready) || is.WhyNot != why {

@@ -22,6 +22,14 @@ import (
 	"github.com/searxgate/searxgate/detect"
 )
 
+// Formats an instance answers in, as SearXNG names them.
+const (
+	FormatHTML = "html"
+	FormatJSON = "json"
+	FormatCSV  = "csv"
+	FormatRSS  = "rss"
+)
+
 // Transport errors, as reasons the pool and the 503 body understand.
 var (
 	ErrTimeout   = errors.New("timeout")

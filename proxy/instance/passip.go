@@ -1,10 +1,11 @@
-package proxy
+package instance
 
 import (
 	"net/url"
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // limiterWindow is the shortest window of SearXNG's limiter (15 HTML
@@ -30,33 +31,33 @@ func PassIPAdvice(at, addr string) string {
 // passes reports whether searxgate takes the own instance r as passing its
 // address: the operator said so (Config.OwnPassIP) and its limiter has not
 // refused searxgate since.
-func (r *record) passes() bool {
-	return r.g.ownPassIP && !r.passDenied.Load()
+func (r *Record) passes() bool {
+	return r.g.cfg.OwnPassIP && !r.passDenied.Load()
 }
 
-// format is the upstream format for the instance r with terms c: an own
+// Format is the upstream format for the instance r with terms c: an own
 // instance that passes searxgate is asked for JSON whenever it offers it,
 // its limiter on or not (it does not count searxgate); any other, as
 // Caps.format says.
-func (r *record) format(c Caps, own bool) string {
+func (r *Record) Format(c Caps, own bool) string {
 	if own && r.passes() && c.ConfigOK && c.JSON == Yes {
-		return FormatJSON
+		return upstream.FormatJSON
 	}
 	return c.format()
 }
 
-// limited reports whether searxgate paces the own instance r below
+// Limited reports whether searxgate paces the own instance r below
 // SearXNG's limiter: its /config says the limiter is on, and the operator
 // did not say searxgate passes it (Config.OwnPassIP); or its limiter
 // refused searxgate although the operator said so. A nil record is not.
-func (r *record) limited() bool {
+func (r *Record) Limited() bool {
 	if r == nil {
 		return false
 	}
-	return r.passDenied.Load() || (!r.g.ownPassIP && r.terms().Limiter)
+	return r.passDenied.Load() || (!r.g.cfg.OwnPassIP && r.Caps().Limiter)
 }
 
-// passIPDenied takes a refusal v of the own instance r: when searxgate was
+// PassIPDenied takes a refusal v of the own instance r: when searxgate was
 // told it passes (Config.OwnPassIP) and this is the first limiter refusal
 // (429, the limiter's redirect) since, it is diagnosed: logged once, shown
 // on the status page (PassIPAdvice), and from now on the instance is paced
@@ -66,29 +67,30 @@ func (r *record) limited() bool {
 // searches searxgate sent it so far were not counted against the
 // limiter's budget, and the limiter counted them all), and the search
 // goes on to the next instance.
-func (p *Proxy) passIPDenied(r *record, v detect.Verdict, format string, now time.Time) bool {
-	if !p.cfg.OwnPassIP || v.Kind != detect.Refused || (v.Reason != detect.RateLimited && v.Reason != detect.LimiterRedirect) {
+func (r *Record) PassIPDenied(v detect.Verdict, format string, now time.Time) bool {
+	g := r.g
+	if !g.cfg.OwnPassIP || v.Kind != detect.Refused || (v.Reason != detect.RateLimited && v.Reason != detect.LimiterRedirect) {
 		return false
 	}
 	if !r.passDenied.CompareAndSwap(false, true) {
 		return false
 	}
-	advice := p.passIPAdvice(r.url) // once: the source address is looked up
+	advice := g.passIPAdvice(r.url) // once: the source address is looked up
 	r.passAdvice.Store(&advice)
-	p.log.Warn(advice, "instance", r.url, "reason", string(v.Reason), "format", format)
-	p.polite.Hold(r.url, now.Add(limiterWindow), now)
+	g.cfg.Log.Warn(advice, "instance", r.url, "reason", string(v.Reason), "format", format)
+	g.polite.Hold(r.url, now.Add(limiterWindow), now)
 	return true
 }
 
 // passIPAdvice is PassIPAdvice for the instance inst.
-func (p *Proxy) passIPAdvice(inst string) string {
+func (g *Registry) passIPAdvice(inst string) string {
 	at := inst
 	if u, err := url.Parse(inst); err == nil && u.Host != "" {
 		at = u.Host
 	}
 	addr := ""
-	if p.cfg.SourceAddr != nil {
-		addr = p.cfg.SourceAddr(inst)
+	if g.cfg.SourceAddr != nil {
+		addr = g.cfg.SourceAddr(inst)
 	}
 	return PassIPAdvice(at, addr)
 }

@@ -1,4 +1,4 @@
-package proxy
+package instance
 
 import (
 	"time"
@@ -21,7 +21,7 @@ type Instance struct {
 	// WhyNot says why a search could not be sent to it now (Ready: it
 	// could), as its record's Available says.
 	WhyNot  Why
-	Metrics InstanceView // its upstream counters
+	Metrics MetricsView // its upstream counters
 	// Advice is what the operator could do for it, for the status page
 	// ("" when nothing).
 	Advice string
@@ -48,35 +48,35 @@ type WindowUse struct {
 
 // Instances returns every instance of the pool, best first, as the search
 // path sees it at now.
-func (p *Proxy) Instances(now time.Time) []Instance {
-	stats := p.pool.Snapshot()
+func (g *Registry) Instances(now time.Time) []Instance {
+	stats := g.cfg.Pool.Snapshot()
 	out := make([]Instance, 0, len(stats))
 	for _, st := range stats {
-		out = append(out, p.view(st, now))
+		out = append(out, g.view(st, now))
 	}
 	return out
 }
 
-func (p *Proxy) view(st pool.Stats, now time.Time) Instance {
+func (g *Registry) view(st pool.Stats, now time.Time) Instance {
 	var c Caps
-	var m InstanceView
+	var m MetricsView
 	format := ""
-	r := p.recs.get(st.URL)
+	r := g.Get(st.URL)
 	if r != nil {
-		c, m = p.recs.capsOf(r), r.metrics.view()
-		format = r.format(c, st.Tier == pool.Own)
+		c, m = r.Caps(), r.metrics.View()
+		format = r.Format(c, st.Tier == pool.Own)
 	} else {
 		format = c.format()
 	}
 	v := Instance{Stats: st, Caps: c, Format: format, Metrics: m}
-	for _, w := range p.polite.WindowsOf(st.URL) {
-		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: p.polite.Used(st.URL, now, w.Per)})
+	for _, w := range g.polite.WindowsOf(st.URL) {
+		v.Budget = append(v.Budget, WindowUse{Per: w.Per, Max: w.Max, Used: g.polite.Used(st.URL, now, w.Per)})
 	}
 	v.WhyNot = r.why(st, now)
 	switch {
 	case st.Tier == pool.Own && r != nil && r.passAdvice.Load() != nil:
 		v.Advice = *r.passAdvice.Load()
-	case st.Tier == pool.Own && r.limited():
+	case st.Tier == pool.Own && r.Limited():
 		v.Advice = LimiterAdvice
 	}
 	return v

@@ -1,4 +1,4 @@
-package proxy
+package instance
 
 import (
 	"fmt"
@@ -59,8 +59,8 @@ var fromPool = [...]Why{pool.WhyNone: Ready, pool.WhyDisabled: WhyDisabled, pool
 
 // Available reports whether a search may go to r's instance now, and if
 // not, why: the first Why that holds.
-func (r *record) Available(now time.Time) (ok bool, why Why) {
-	why = r.why(r.g.pool.Stats(r.url), now)
+func (r *Record) Available(now time.Time) (ok bool, why Why) {
+	why = r.why(r.g.cfg.Pool.Stats(r.url), now)
 	return why == Ready, why
 }
 
@@ -68,12 +68,12 @@ func (r *record) Available(now time.Time) (ok bool, why Why) {
 // what the pool hands out (its part, Stats.PoolWhy) and what checkout
 // skips (takes: its terms and budget). A nil record is an instance
 // searxgate keeps nothing of yet: its terms unknown, its budget whole.
-func (r *record) why(st pool.Stats, now time.Time) Why {
+func (r *Record) why(st pool.Stats, now time.Time) Why {
 	pw := st.PoolWhy
 	switch {
 	case pw == pool.WhyDisabled:
 		return WhyDisabled
-	case r.barred():
+	case r.Barred():
 		return WhyLinkToken
 	case int(pw) < len(fromPool) && pw != pool.WhyNone:
 		return fromPool[pw]
@@ -83,39 +83,31 @@ func (r *record) why(st pool.Stats, now time.Time) Why {
 	return Ready
 }
 
-// takes reports whether r's terms and budget let a search go to it now:
-// the proxy's part of why, asked of what the pool would hand out.
-func (r *record) takes(now time.Time) bool { return !r.barred() && r.inBudget(now) }
+// Takes reports whether r's terms and budget let a search go to it now:
+// the search path's part of why, asked of what the pool would hand out.
+func (r *Record) Takes(now time.Time) bool { return !r.Barred() && r.inBudget(now) }
 
-// suggests is takes for an autocompletion: its terms name a backend, and
+// Suggests is Takes for an autocompletion: its terms name a backend, and
 // autocompletion has its own budget.
-func (r *record) suggests(now time.Time) bool {
+func (r *Record) Suggests(now time.Time) bool {
 	if r == nil {
 		return false
 	}
-	c := r.terms()
-	return c.Autocomplete != "" && !r.barredBy(c) && r.g.acPolite.Allowed(r.url, now)
+	c := r.Caps()
+	return c.Autocomplete != "" && !r.BarredBy(c) && r.g.acPolite.Allowed(r.url, now)
 }
 
-// barred reports whether r's terms keep searxgate from searching it.
-func (r *record) barred() bool { return r != nil && r.barredBy(r.terms()) }
+// Barred reports whether r's terms keep searxgate from searching it.
+func (r *Record) Barred() bool { return r != nil && r.BarredBy(r.Caps()) }
 
-// barredBy reports whether terms c keep searxgate from searching r's
+// BarredBy reports whether terms c keep searxgate from searching r's
 // instance: its link-token check would take searxgate for a bot (unless
 // the operator allows it).
-func (r *record) barredBy(c Caps) bool { return c.LinkToken && !r.g.allowLinkToken }
+func (r *Record) BarredBy(c Caps) bool { return c.LinkToken && !r.g.cfg.AllowLinkToken }
 
 // inBudget reports whether one more search to r stays within its
 // politeness budget; an instance without a record has used none.
-func (r *record) inBudget(now time.Time) bool { return r == nil || r.g.polite.Allowed(r.url, now) }
-
-// terms returns r's terms (zero for a nil record).
-func (r *record) terms() Caps {
-	if r == nil {
-		return Caps{}
-	}
-	return r.g.capsOf(r)
-}
+func (r *Record) inBudget(now time.Time) bool { return r == nil || r.g.polite.Allowed(r.url, now) }
 
 // Usable reports whether a search could be sent now to the instance st
 // describes, and if not, why. st must come from the pool (Snapshot or
@@ -123,7 +115,7 @@ func (r *record) terms() Caps {
 // It asks the instance's record (Available's rule), as /status, /metrics,
 // the MCP face and the start-up check do, so none disagrees with where
 // searches go.
-func (p *Proxy) Usable(st pool.Stats, now time.Time) (ok bool, why Why) {
-	why = p.recs.get(st.URL).why(st, now)
+func (g *Registry) Usable(st pool.Stats, now time.Time) (ok bool, why Why) {
+	why = g.Get(st.URL).why(st, now)
 	return why == Ready, why
 }

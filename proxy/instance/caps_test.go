@@ -1,4 +1,4 @@
-package proxy
+package instance
 
 import (
 	"context"
@@ -15,15 +15,13 @@ import (
 // each engine (paging, languages, regions, safesearch, time range,
 // timeout) is kept in its terms, and survives the store's JSON.
 func TestEnginesKeepTheirCapabilities(t *testing.T) {
-	e := newEnv(t, Config{}, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
+	e := newEnv(t, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	u := e.urls[0]
-	e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
-	e.proxy.ReadTerms(e.urls)
-	if err := e.proxy.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := e.proxy.Caps(u)
-	if len(c.Engines) == 0 || c.EnginesV != enginesVersion {
+	e.g.Ensure(u).Update(func(c *Caps) { *c = Caps{} })
+	e.g.ReadTerms(e.urls)
+	e.wait()
+	c := e.g.Caps(u)
+	if len(c.Engines) == 0 || c.EnginesV != EnginesVersion {
 		t.Fatalf("engines %+v, version %d", c.Engines, c.EnginesV)
 	}
 	// The sim writes every engine as SearXNG 2024.10.5 does a general
@@ -51,7 +49,7 @@ func TestEnginesKeepTheirCapabilities(t *testing.T) {
 			t.Errorf("through the store: %+v, was %+v", en, was)
 		}
 	}
-	if back.EnginesV != enginesVersion {
+	if back.EnginesV != EnginesVersion {
 		t.Errorf("through the store: engines version %d", back.EnginesV)
 	}
 }
@@ -60,23 +58,21 @@ func TestEnginesKeepTheirCapabilities(t *testing.T) {
 // engines without their capabilities are read again at once; terms
 // without engines wait for their day.
 func TestOlderTermsAreReadAgain(t *testing.T) {
-	e := newEnv(t, Config{},
+	e := newEnv(t,
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	now := e.clock.Now()
-	e.proxy.ImportCaps(map[string]Caps{
+	e.g.ImportCaps(map[string]Caps{
 		e.urls[0]: {ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now, Engines: []Engine{{Name: "google", Categories: []string{"general"}}}},
 		e.urls[1]: {ConfigAt: now, ConfigOK: true, JSON: Yes, JSONAt: now},
 	})
-	e.proxy.ReadTerms(e.urls)
-	if err := e.proxy.Wait(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	e.g.ReadTerms(e.urls)
+	e.wait()
 	ins := e.fleet.Instances()
 	if n := ins[0].Truth().ConfigReads; n != 1 {
 		t.Errorf("older terms with engines: %d /config reads, want 1", n)
 	}
-	if c := e.proxy.Caps(e.urls[0]); c.EnginesV != enginesVersion || len(c.Engines) == 0 || c.Engines[0].Timeout != 3 {
+	if c := e.g.Caps(e.urls[0]); c.EnginesV != EnginesVersion || len(c.Engines) == 0 || c.Engines[0].Timeout != 3 {
 		t.Errorf("older terms read again: %+v", c)
 	}
 	if n := ins[1].Truth().ConfigReads; n != 0 {
@@ -88,19 +84,14 @@ func TestOlderTermsAreReadAgain(t *testing.T) {
 // one copy of a list of codes many instances have (the same engine of the
 // same version), and are not changed by it.
 func TestImportedEnginesShareTheirCodes(t *testing.T) {
-	pl := pool.New(pool.Config{})
-	px, err := New(Config{Pool: pl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(px.Close)
+	g := New(Config{Pool: pool.New(pool.Config{})})
 	codes := func() []string { return []string{"af", "de", "zh-HK", "imported-test"} }
 	stored := map[string]Caps{}
 	for _, u := range []string{"https://a.example/", "https://b.example/"} {
-		stored[u] = Caps{ConfigOK: true, EnginesV: enginesVersion, Engines: []Engine{{Name: "google", Languages: codes(), Regions: []string{"de-DE"}}}}
+		stored[u] = Caps{ConfigOK: true, EnginesV: EnginesVersion, Engines: []Engine{{Name: "google", Languages: codes(), Regions: []string{"de-DE"}}}}
 	}
-	px.ImportCaps(stored)
-	a, b := px.Caps("https://a.example/").Engines[0], px.Caps("https://b.example/").Engines[0]
+	g.ImportCaps(stored)
+	a, b := g.Caps("https://a.example/").Engines[0], g.Caps("https://b.example/").Engines[0]
 	if !reflect.DeepEqual(a.Languages, codes()) || !reflect.DeepEqual(b.Regions, []string{"de-DE"}) {
 		t.Fatalf("restored %+v / %+v", a, b)
 	}
@@ -118,26 +109,26 @@ func TestImportedEnginesShareTheirCodes(t *testing.T) {
 // after a failed one, nil after a good one; and it reads the same from
 // terms restored from the store.
 func TestConfigErrorTyped(t *testing.T) {
-	e := newEnv(t, Config{},
+	e := newEnv(t,
 		sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true},
 		sim.InstanceConfig{Behaviour: sim.CloudflareChallenge403, Latency: -1},
 		sim.InstanceConfig{Behaviour: sim.Dead, Latency: -1})
 	for _, u := range e.urls {
-		e.proxy.setCaps(u, func(c *Caps) { *c = Caps{} })
-		if err := e.proxy.Caps(u).ConfigError(); !errors.Is(err, ErrTermsUnread) {
+		e.g.Ensure(u).Update(func(c *Caps) { *c = Caps{} })
+		if err := e.g.Caps(u).ConfigError(); !errors.Is(err, ErrTermsUnread) {
 			t.Fatalf("%s before any read: %v, want ErrTermsUnread", u, err)
 		}
 	}
-	e.proxy.ReadTermsNow(context.Background(), e.urls)
-	if err := e.proxy.Caps(e.urls[0]).ConfigError(); err != nil {
+	e.g.ReadTermsNow(context.Background(), e.urls)
+	if err := e.g.Caps(e.urls[0]).ConfigError(); err != nil {
 		t.Errorf("a good read: %v", err)
 	}
 	var ce *ConfigReadError
-	if err := e.proxy.Caps(e.urls[1]).ConfigError(); !errors.As(err, &ce) || ce.Status != 403 || err.Error() != "status 403" {
+	if err := e.g.Caps(e.urls[1]).ConfigError(); !errors.As(err, &ce) || ce.Status != 403 || err.Error() != "status 403" {
 		t.Errorf("a 403: %v (%+v)", err, ce)
 	}
 	ce = nil
-	dead := e.proxy.Caps(e.urls[2])
+	dead := e.g.Caps(e.urls[2])
 	if err := dead.ConfigError(); !errors.As(err, &ce) || ce.Status != 0 || ce.Reason == "" || err.Error() != dead.ConfigErr {
 		t.Errorf("a dead instance: %v (%+v), ConfigErr %q", err, ce, dead.ConfigErr)
 	}

@@ -1,12 +1,12 @@
-package proxy
+package instance
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/searxgate/searxgate/detect"
+	"github.com/searxgate/searxgate/proxy/upstream"
 )
 
 // How often searxgate reads an instance's /config (its terms), and how long
@@ -18,6 +18,10 @@ const (
 	configFetchers  = 4 // /config reads at once, at most
 	configReadLimit = 5 * time.Second
 )
+
+// ReadWait is how long a search waits, with left before its deadline, for
+// the first read of an instance's terms (Record.Terms).
+func ReadWait(left time.Duration) time.Duration { return min(configReadLimit, left/4) }
 
 // Tri is a learned yes/no that may not be known yet.
 type Tri int8
@@ -85,7 +89,7 @@ type Caps struct {
 	JSONAt       time.Time `json:"json_at,omitzero"`
 	// Engines are the engines the instance has enabled, from its /config.
 	Engines []Engine `json:"engines,omitempty"`
-	// EnginesV is the enginesVersion the engines were read with.
+	// EnginesV is the EnginesVersion the engines were read with.
 	EnginesV int `json:"engines_v,omitempty"`
 }
 
@@ -104,13 +108,13 @@ type Engine struct {
 	Timeout          float64  `json:"timeout,omitempty"` // seconds; 0 = not said
 }
 
-// enginesVersion is what Caps.EnginesV says when the engines were read
+// EnginesVersion is what Caps.EnginesV says when the engines were read
 // with every field Engine has; terms stored by an older searxgate (engines
 // without their capabilities) are read again at once.
-const enginesVersion = 1
+const EnginesVersion = 1
 
 // stale reports whether the engines were read by an older searxgate.
-func (c Caps) stale() bool { return len(c.Engines) > 0 && c.EnginesV < enginesVersion }
+func (c Caps) stale() bool { return len(c.Engines) > 0 && c.EnginesV < EnginesVersion }
 
 // EnginesOf is the engines an instance's /config lists as enabled.
 func EnginesOf(t detect.Terms) []Engine {
@@ -138,14 +142,14 @@ func EnginesOf(t detect.Terms) []Engine {
 // through the HTML page's list of formats.
 func (c Caps) format() string {
 	if !c.ConfigOK || c.Limiter || c.JSON != Yes {
-		return FormatHTML
+		return upstream.FormatHTML
 	}
-	return FormatJSON
+	return upstream.FormatJSON
 }
 
-// learnFormats reports whether the formats an instance offers should be
+// LearnFormats reports whether the formats an instance offers should be
 // read (again) from its HTML page.
-func (c Caps) learnFormats(now time.Time) bool {
+func (c Caps) LearnFormats(now time.Time) bool {
 	return c.JSON == Unknown || (c.JSON == No && now.Sub(c.JSONAt) >= jsonRecheck)
 }
 
@@ -159,46 +163,3 @@ func (c Caps) needsConfig(now time.Time) bool {
 	}
 	return now.Sub(c.ConfigAt) >= configRetry
 }
-
-// DirtyCaps returns the capabilities changed since the last call (for the
-// store) and the instances whose capabilities were dropped.
-func (p *Proxy) DirtyCaps() (map[string]Caps, []string) { return p.recs.takeDirty() }
-
-// RequeueCaps marks instances' capabilities as changed again, after a
-// write of what DirtyCaps returned failed.
-func (p *Proxy) RequeueCaps(instances []string) { p.recs.requeue(instances) }
-
-// ImportCaps restores capabilities read from the store. The engines'
-// lists of codes are shared with those read from any /config alike.
-func (p *Proxy) ImportCaps(m map[string]Caps) {
-	in := make(map[string]Caps, len(m))
-	for u, c := range m {
-		if len(c.Engines) > 0 {
-			engines := slices.Clone(c.Engines)
-			for i := range engines {
-				e := &engines[i]
-				e.Languages, e.Regions = detect.InternList(slices.Clone(e.Languages)), detect.InternList(slices.Clone(e.Regions))
-			}
-			c.Engines = engines
-		}
-		in[u] = c
-	}
-	p.recs.load(in)
-}
-
-// Forget drops what the proxy keeps about inst, in one step: its record
-// (terms, budget windows, connections, recent outcomes) and its cached
-// answers; the pool no longer has it. Its lifetime totals
-// (Metrics.EachTotals) stay, for /metrics.
-func (p *Proxy) Forget(inst string) {
-	if _, err := p.cache.DropAnswersOf(inst); err != nil {
-		p.log.Error("dropping the cached answers of an instance that left the pool", "instance", inst, "err", err)
-	}
-	if r := p.recs.get(inst); r != nil {
-		p.recs.forget(inst)
-		r.host.CloseIdle() // its connections go with it
-	}
-}
-
-// Caps returns what searxgate learned of inst's terms.
-func (p *Proxy) Caps(inst string) Caps { return p.recs.caps(inst) }
