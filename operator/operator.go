@@ -27,11 +27,12 @@ type Answers interface {
 	DropAnswersOf(inst string) (int, error)
 }
 
-// Terms reads instances' terms (their /config) in the background; the
-// proxy's instance records (proxy/instance.Registry) are one, and they
-// also keep the counters Reset clears.
+// Terms is what the operator asks of the instance records
+// (proxy/instance.Registry): to read instances' terms (their /config) in
+// the background, and to clear the counters they keep beside the pool's.
 type Terms interface {
 	ReadTerms(instances []string)
+	ResetCounters()
 }
 
 // Config is what an Operator needs.
@@ -231,12 +232,10 @@ func (o *Operator) find(u string) store.Operator {
 }
 
 // Reset forgets everything the pool learned (not the operator's
-// changes), and the counters the instance records keep beside it when
-// they have some (ResetCounters), so that every page agrees after it.
+// changes), and the counters the instance records keep beside it
+// (ResetCounters), so that every page agrees after it.
 func (o *Operator) Reset() error {
 	o.cfg.Pool.Reset()
-	if c, ok := o.cfg.Terms.(interface{ ResetCounters() }); ok {
-		c.ResetCounters()
-	}
+	o.cfg.Terms.ResetCounters()
 	return o.cfg.Store.ResetPool()
 }

@@ -23,7 +23,12 @@ func (m *memStore) Operators() ([]store.Operator, error) {
 func (m *memStore) PutOperator(o store.Operator) error { m.ops[o.URL] = o; return nil }
 func (m *memStore) ResetPool() error                   { return nil }
 
-type fakeProxy struct{ read, dropped []string }
+type fakeProxy struct {
+	read, dropped []string
+	resets        int
+}
+
+func (f *fakeProxy) ResetCounters() { f.resets++ }
 
 func (f *fakeProxy) ReadTerms(insts []string) { f.read = append(f.read, insts...) }
 func (f *fakeProxy) DropAnswersOf(inst string) (int, error) {
@@ -84,5 +89,32 @@ func TestOperatorChangesAreKeptAndReplayed(t *testing.T) {
 	}
 	if p2.Len() != 2 {
 		t.Fatalf("%d instances after restore, want 2 (the removed one gone)", p2.Len())
+	}
+}
+
+// TestResetClearsThePoolAndTheRecords: a reset forgets what the pool
+// learned and asks the instance records to clear their counters too, so
+// /status and /metrics agree after it.
+func TestResetClearsThePoolAndTheRecords(t *testing.T) {
+	px := &fakeProxy{}
+	p := pool.New(pool.Config{})
+	p.Seed([]pool.Prior{{URL: "https://public.example/"}})
+	ls, err := p.Checkout(context.Background(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Record(ls[0], pool.Outcome{Kind: pool.Failed}, time.Second)
+	if st := p.Stats("https://public.example/"); st.Failures == 0 {
+		t.Fatalf("the failure was not recorded: %+v", st)
+	}
+	o := New(Config{Pool: p, Terms: px, Answers: px, Store: &memStore{ops: map[string]store.Operator{}}})
+	if err := o.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats("https://public.example/"); st.Failures != 0 {
+		t.Errorf("after Reset the pool still holds %d failures", st.Failures)
+	}
+	if px.resets != 1 {
+		t.Errorf("the records' counters were reset %d times, want 1", px.resets)
 	}
 }
