@@ -127,6 +127,7 @@ func checkStatuses(t *testing.T, statuses map[int]int) {
 // while three replicas serve a steady load: they notice, write back what
 // they remember, and no instance gets more than its budget in 20 s.
 func TestReplicasSurviveFlushall(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 21, []sim.InstanceConfig{
 		{Behaviour: sim.Fast, Latency: -1, JSON: true},
