@@ -43,6 +43,7 @@ func TestOwnInstanceSequential(t *testing.T) {
 // refused); searches that find nothing are answered as SearXNG answers
 // them and leave the instance usable.
 func TestOwnInstanceParallelAndNothingFound(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, p := ownInstance(t)
 	var wg sync.WaitGroup
 	answers := make([]answer, 16)

@@ -430,6 +430,7 @@ func TestKill9UnderLoad(t *testing.T) {
 // TestDamagedStoreIsMovedAside: a store file that is not a bbolt file is
 // moved aside, the log says where, and searxgate starts with a fresh one.
 func TestDamagedStoreIsMovedAside(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, _ := startFleet(t, 22, []sim.InstanceConfig{{ID: "good", Behaviour: sim.Fast, JSON: true}})
 	dir := writeDirectory(t, dirEntry{fleet.Instance("good").URL(), 0.1})
 	data := t.TempDir()
@@ -532,6 +533,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 // TestSecondProcessOnSameData: a second searxgate on a data folder in use
 // fails at once and says the store is locked, naming the file.
 func TestSecondProcessOnSameData(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, _ := startFleet(t, 23, []sim.InstanceConfig{{ID: "good", Behaviour: sim.Fast, JSON: true}})
 	dir := writeDirectory(t, dirEntry{fleet.Instance("good").URL(), 0.1})
 	data := t.TempDir()
