@@ -27,12 +27,24 @@ build: ## build bin/searxgate
 # make test runs every step even when one fails, then lists what was
 # skipped and why (each step's "SKIP: reason" lines: a test that skipped
 # itself, or left out part of itself, and the scripts' own), and fails
-# when any step failed.
+# when any step failed. unit runs beside the other steps: its longest
+# tests wait (on processes, sim fleets, deadlines) while those use the
+# cores; each step is shown once it has ended, unit last. The steps of
+# TEST_ALONE (the browser test) run after, alone. Every step's output is
+# kept in out/test.
 TEST_STEPS = vet fmt-check lint unit e2e systemd-check image-test
+TEST_ALONE = e2e
 TEST_OUT ?= $(CURDIR)/out/test
 test: ## vet, gofmt check, staticcheck, every test under -race, the browser test, the unit check and the image test (what CI runs), then what was skipped
 	@bash -c 'set -o pipefail; out="$(TEST_OUT)"; rm -rf "$$out" && mkdir -p "$$out"; failed=; \
-	for step in $(TEST_STEPS); do \
+	quiet() { $(MAKE) --no-print-directory $$1 > "$$out/$$1.log" 2>&1; }; \
+	quiet unit & unit=$$!; \
+	echo "make test: unit runs beside the other steps; its output follows when it ends (and is in $$out/unit.log)"; \
+	for step in $(filter-out unit $(TEST_ALONE),$(TEST_STEPS)); do \
+		quiet $$step || failed="$$failed $$step"; cat "$$out/$$step.log"; \
+	done; \
+	wait $$unit || failed="$$failed unit"; cat "$$out/unit.log"; \
+	for step in $(filter $(TEST_ALONE),$(TEST_STEPS)); do \
 		$(MAKE) --no-print-directory $$step 2>&1 | tee "$$out/$$step.log" || failed="$$failed $$step"; \
 	done; \
 	echo; echo "make test skipped:"; \

@@ -213,6 +213,7 @@ func TestNotFoundInstanceIsBlamed(t *testing.T) {
 // answered when it fits the deadline, refused honestly when it does not,
 // and opens no circuit either way.
 func TestSlowEverywhereQueries(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	_, g := healthyFleet(t, 3, sim.Config{SlowQuery: 2500 * time.Millisecond}, "--deadline", "4s")
 	var wg sync.WaitGroup
 	answers := make([]answer, 3)
@@ -236,6 +237,7 @@ func TestSlowEverywhereQueries(t *testing.T) {
 // TestTooSlowEverywhereQueries: a query slower everywhere than the
 // deadline is refused with the cause named, and blames no instance.
 func TestTooSlowEverywhereQueries(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	_, g := healthyFleet(t, 3, sim.Config{SlowQuery: 3 * time.Second}, "--deadline", "1500ms")
 	for i := range 3 {
 		a := g.get(t, "/search?format=json&q="+url.QueryEscape(fmt.Sprintf("%s hopeless %d", sim.SlowQueryPrefix, i)), nil)
@@ -274,6 +276,7 @@ func ownFleet(t *testing.T, ic sim.InstanceConfig, flags ...string) (*sim.Fleet,
 // Retry-After, where it does not; the instance is not blamed for
 // searxgate's queue, and the searches after the burst are all answered.
 func TestBurstToSlowOwnInstance(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	f, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Fast, Latency: 1600 * time.Millisecond, JSON: true}, "--deadline", "4s")
 	burst := func(n int, prefix string) []answer {
 		out := make([]answer, n)
@@ -321,6 +324,7 @@ func TestBurstToSlowOwnInstance(t *testing.T) {
 // with the cause named, and the instance is not charged. (The same cut
 // without the syntax is the instance's own: the control.)
 func TestQueryTimeoutLongerThanTheDeadline(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	f, g := ownFleet(t, sim.InstanceConfig{Behaviour: sim.Slow, Latency: 5 * time.Second, JSON: true}, "--deadline", "2s")
 	own := f.Instance("own").URL()
 	for i := range 2 {

@@ -183,6 +183,7 @@ func TestInterpolateAsCompose(t *testing.T) {
 // the own instance, which it asks for JSON, its health check passes, it warns of no variable and
 // logs no error, and it is still running: no restart loop.
 func TestComposeEnvironmentStarts(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	b, err := os.ReadFile(filepath.Join(deployDir, "compose.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -404,7 +404,8 @@ func TestSystemdFiles(t *testing.T) {
 
 // TestMakeTestTargets: every step make test runs (TEST_STEPS) has a rule
 // (a phony target without one is silently "done", and CI would skip it),
-// and make test runs TEST_STEPS and ends with the list of what was skipped.
+// and make test runs TEST_STEPS (unit, the others beside it, then
+// TEST_ALONE) and ends with the list of what was skipped.
 func TestMakeTestTargets(t *testing.T) {
 	b, err := os.ReadFile("../../Makefile")
 	if err != nil {
@@ -417,8 +418,11 @@ func TestMakeTestTargets(t *testing.T) {
 	}
 	_, recipe, ok := strings.Cut(text, "\ntest:")
 	recipe, _, _ = strings.Cut(recipe, "\n\n")
-	if !ok || !strings.Contains(recipe, "for step in $(TEST_STEPS)") || !strings.Contains(recipe, `grep -h "SKIP: "`) {
-		t.Errorf("make test does not run $(TEST_STEPS) and list the SKIP lines:%s", recipe)
+	for _, run := range []string{"quiet unit &", "for step in $(filter-out unit $(TEST_ALONE),$(TEST_STEPS))",
+		"wait $$unit", "for step in $(filter $(TEST_ALONE),$(TEST_STEPS))", `grep -h "SKIP: "`} {
+		if !ok || !strings.Contains(recipe, run) {
+			t.Errorf("make test does not run $(TEST_STEPS) and list the SKIP lines: no %q in%s", run, recipe)
+		}
 	}
 	deps := strings.Fields(m[1])
 	for _, want := range []string{"unit", "systemd-check", "image-test"} {

@@ -28,6 +28,7 @@ func ownInstance(t *testing.T) (*sim.Fleet, *proc) {
 // TestOwnInstanceSequential: the operator's own instance is not held to
 // the public budget (10 in 20 s): 60 searches in a row are all answered.
 func TestOwnInstanceSequential(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, p := ownInstance(t)
 	for i := range 60 {
 		p.mustSearch(t, fmt.Sprintf("home search %d", i))
@@ -42,6 +43,7 @@ func TestOwnInstanceSequential(t *testing.T) {
 // refused); searches that find nothing are answered as SearXNG answers
 // them and leave the instance usable.
 func TestOwnInstanceParallelAndNothingFound(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, p := ownInstance(t)
 	var wg sync.WaitGroup
 	answers := make([]answer, 16)

@@ -43,6 +43,7 @@ func ownInstanceGateway(ic sim.InstanceConfig, flags ...string) func(t *testing.
 // own, say what happened in words that fit and what to do; the log says
 // it once for the instance and cause, not once a search.
 func TestEveryFaceSaysWhy(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	cases := []faceCase{
 		{"not running", func(t *testing.T, log *slog.Logger) (*gateway, string) {
 			u := "http://127.0.0.1:" + freePort(t) + "/"
@@ -61,6 +62,7 @@ func TestEveryFaceSaysWhy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each its own instance and gateway
 			var logs syncBuffer
 			g, inst := c.start(t, slog.New(slog.NewTextHandler(&logs, nil)))
 			if c.reason == "rate_limited" {

@@ -119,6 +119,7 @@ func childrenOf(pid int) []int {
 // reads leave the queue and its children are killed within seconds, not
 // run for nobody.
 func TestPDFFloodProcess(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc here to see the workers")
 	}
@@ -293,6 +294,7 @@ func TestPDFMemoryProcess(t *testing.T) {
 // within 5 s (before, B was refused "host busy" 4 times of 6 and waited
 // 7 s for the others).
 func TestHostShareProcess(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	mux := http.NewServeMux()
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,15 +35,35 @@ var (
 	binErr  error
 )
 
+// parallelWaits is how many of this package's parallel tests run at once
+// unless -test.parallel says otherwise: they are the ones that mostly wait
+// (on searxgate processes, sim latencies, deadlines, Redis), not compute,
+// so more of them than there are cores overlap their waiting. Each keeps
+// to its own ports, folders and processes, and none reads process-wide
+// figures (CPU time, heap, signals to this process): those tests stay
+// serial, and run before any parallel one starts.
+const parallelWaits = 4
+
 func TestMain(m *testing.M) {
 	// The app tests run searxgate in this binary, whose PDF workers are
 	// this binary too.
 	pdf.ServeIfWorker()
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(parallelWaits, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}
 	os.Exit(code)
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // searxgateBinary builds the binary from this package once per test run.
@@ -335,6 +358,7 @@ func (l *load) end() {
 // last flush (the refusing instance's open circuit) and with every change
 // the operator made through the instance API.
 func TestKill9UnderLoad(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, dir := refuserFleet(t, 300*time.Millisecond,
 		sim.InstanceConfig{ID: "added", Behaviour: sim.Fast, JSON: true})
 	addedURL := fleet.Instance("added").URL()
@@ -406,6 +430,7 @@ func TestKill9UnderLoad(t *testing.T) {
 // TestDamagedStoreIsMovedAside: a store file that is not a bbolt file is
 // moved aside, the log says where, and searxgate starts with a fresh one.
 func TestDamagedStoreIsMovedAside(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, _ := startFleet(t, 22, []sim.InstanceConfig{{ID: "good", Behaviour: sim.Fast, JSON: true}})
 	dir := writeDirectory(t, dirEntry{fleet.Instance("good").URL(), 0.1})
 	data := t.TempDir()
@@ -446,6 +471,7 @@ func TestDamagedStoreIsMovedAside(t *testing.T) {
 // learned was written on the way out: the periodic flush is an hour away,
 // so only the final one can have saved it.
 func TestSIGTERMUnderLoad(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, dir := refuserFleet(t, time.Second)
 	data := t.TempDir()
 	args := serveArgs(dir, data, "--flush", "1h", "--deadline", "4s", "--max-in-flight", "8", "--shutdown-grace", "10s")
@@ -507,6 +533,7 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 // TestSecondProcessOnSameData: a second searxgate on a data folder in use
 // fails at once and says the store is locked, naming the file.
 func TestSecondProcessOnSameData(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	fleet, _ := startFleet(t, 23, []sim.InstanceConfig{{ID: "good", Behaviour: sim.Fast, JSON: true}})
 	dir := writeDirectory(t, dirEntry{fleet.Instance("good").URL(), 0.1})
 	data := t.TempDir()

@@ -68,6 +68,7 @@ func seeCounters(t *testing.T, g *gateway) countersSeen {
 // the budget counts); a pool reset clears every counter of them, and
 // after it they agree again.
 func TestPoolResetClearsEveryCounter(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	const token = "reset-token-0123456789"
 	f, dir := startFleet(t, 41, []sim.InstanceConfig{
 		{ID: "fast", Behaviour: sim.Fast, Latency: 5 * time.Millisecond, JSON: true},

@@ -16,6 +16,7 @@ import (
 // and says why it keeps to its own share; once Redis answers properly it
 // shares again.
 func TestReplicaProcessOnAHostileRedis(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	hostile := redistest.HostileProxy(t, srv)
 	hostile.Set([]byte("$100000000000\r\n"))

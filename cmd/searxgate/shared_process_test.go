@@ -15,6 +15,7 @@ import (
 // flag it needs; one stopped with SIGTERM leaves the replicas seen at
 // once.
 func TestReplicaProcesses(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 27, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
 	shared := func() []string {

@@ -127,6 +127,7 @@ func checkStatuses(t *testing.T, statuses map[int]int) {
 // while three replicas serve a steady load: they notice, write back what
 // they remember, and no instance gets more than its budget in 20 s.
 func TestReplicasSurviveFlushall(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 21, []sim.InstanceConfig{
 		{Behaviour: sim.Fast, Latency: -1, JSON: true},
@@ -289,6 +290,7 @@ func TestReplicasLearnRefusalsOfAnOutage(t *testing.T) {
 // the secret publishes refusals and writes open: keys by hand; no
 // replica opens a circuit, and the instances are searched as before.
 func TestReplicasIgnoreForgedRefusals(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 24, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: -1, JSON: true}})
 	inst := fleet.Instances()[0].URL()
@@ -319,6 +321,7 @@ func TestReplicasIgnoreForgedRefusals(t *testing.T) {
 // TestReplicasSayCoalesced: an answer another replica was searching at
 // that moment says X-Searxgate-Cache: coalesced, not hit.
 func TestReplicasSayCoalesced(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 25, []sim.InstanceConfig{{Behaviour: sim.Fast, Latency: 400 * time.Millisecond, JSON: true}})
 	gws := startReplicas(t, srv, dir, 2)

@@ -71,6 +71,7 @@ const testSecret = "the tests' secret, 32 bytes long"
 // only answers or honest 503s, and a query answered by one is answered
 // by another from the shared cache.
 func TestReplicasThroughRedis(t *testing.T) {
+	t.Parallel() // it waits on real time: see parallelWaits
 	srv := redistest.Start(t)
 	fleet, dir := startFleet(t, 11, []sim.InstanceConfig{
 		{Behaviour: sim.Fast, Latency: -1, JSON: true},

@@ -7,6 +7,7 @@ package redistest
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -47,14 +48,25 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redis-server is not installed (apt-get install redis-server): skipping the Redis tests")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	// The port is free when picked, but a listener elsewhere (a test
+	// running beside this one) may take it before redis-server binds it:
+	// then another one is picked.
+	for try := 1; ; try++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Port = ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		err = s.start()
+		if err == nil {
+			break
+		}
+		if try == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			t.Fatal(err)
+		}
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), Port: port}
-	s.Start()
 	t.Cleanup(s.Stop)
 	return s
 }
@@ -69,20 +81,26 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.Port) }
 // connections.
 func (s *Server) Start() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
-		return
+		return nil
 	}
 	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "notice")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		return err
 	}
 	ready := make(chan error, 1)
 	go func() {
@@ -104,14 +122,15 @@ func (s *Server) Start() {
 		if err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			s.t.Fatal(err)
+			return err
 		}
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		s.t.Fatal("redis-server was not ready within 20 s")
+		return errors.New("redis-server was not ready within 20 s")
 	}
 	s.cmd = cmd
+	return nil
 }
 
 // Pause stops the server's process (SIGSTOP) without closing its

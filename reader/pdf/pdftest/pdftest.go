@@ -65,11 +65,17 @@ func (s Spec) Bytes() []byte {
 	}
 	objs = append(objs, s.Extra...)
 	var kids []string
+	streams := map[string]string{} // by content: pages alike are compressed once
 	for _, content := range s.Pages {
 		n := len(objs) + 1
 		kids = append(kids, fmt.Sprintf("%d 0 R", n))
 		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << %s >> >> /Contents %d 0 R >>", fonts, n+1))
-		objs = append(objs, Stream(content, s.Compress))
+		stream, ok := streams[content]
+		if !ok {
+			stream = Stream(content, s.Compress)
+			streams[content] = stream
+		}
+		objs = append(objs, stream)
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids))
 	trailer := fmt.Sprintf("/Size %d /Root 1 0 R /Info 6 0 R", len(objs)+1)
