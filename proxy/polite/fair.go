@@ -225,13 +225,20 @@ func (f *Fair) Allowed(client string, now time.Time) (bool, time.Time) {
 	t := int64(now.Sub(f.base))
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	u := f.seenLocked(client, t)
-	n := f.activeLocked(t)
-	f.levelsLocked(t)
-	if f.allows(u, t, n, pub) {
+	u, n, ok := f.allowedLocked(client, t, pub)
+	if ok {
 		return true, now
 	}
 	return false, now.Add(time.Duration(f.nextLocked(u, t, n, pub) - t))
+}
+
+// allowedLocked is Allowed's rule at t, with pub public instances: client's
+// usage, the number of active clients and whether it may take one more.
+func (f *Fair) allowedLocked(client string, t int64, pub int) (u *clientUse, n int, ok bool) {
+	u = f.seenLocked(client, t)
+	n = f.activeLocked(t)
+	f.levelsLocked(t)
+	return u, n, f.allows(u, t, n, pub)
 }
 
 // allows reports whether u may take one more search at t, among n active
@@ -296,7 +303,47 @@ func (f *Fair) Take(client string, now time.Time) {
 	t := int64(now.Sub(f.base))
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	u := f.seenLocked(client, t)
+	f.takeLocked(f.seenLocked(client, t), t)
+}
+
+// TakeIfAllowed counts one public search of client at now when Allowed
+// would say yes, in one step: concurrent searches of one client cannot all
+// pass the check before any is counted. It reports whether it counted.
+func (f *Fair) TakeIfAllowed(client string, now time.Time) bool {
+	if f == nil || client == "" || len(f.windows) == 0 {
+		return true
+	}
+	pub := f.capacity() // before the lock: it may ask the pool
+	t := int64(now.Sub(f.base))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u, _, ok := f.allowedLocked(client, t, pub)
+	if ok {
+		f.takeLocked(u, t)
+	}
+	return ok
+}
+
+// Untake gives back a search TakeIfAllowed (or Take) counted at taken,
+// which was not sent after all (the shared budget refused it).
+func (f *Fair) Untake(client string, taken time.Time) {
+	if f == nil || client == "" || len(f.windows) == 0 {
+		return
+	}
+	t := int64(taken.Sub(f.base))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	u := f.clients[client]
+	if u == nil { // evicted since: nothing of it left to give back
+		return
+	}
+	f.changeLocked(u, t, true, func() {
+		f.uncount(u, t)
+		f.uncount(&f.all, t)
+	})
+}
+
+func (f *Fair) takeLocked(u *clientUse, t int64) {
 	f.changeLocked(u, t, true, func() {
 		f.count(u, t)
 		f.count(&f.all, t)
@@ -407,6 +454,20 @@ func (f *Fair) count(u *clientUse, t int64) {
 		}
 		u.counts[i][b]++
 		u.lasts[i][b] = max(u.lasts[i][b], t)
+	}
+}
+
+// uncount takes back one search counted at t from u's buckets, if its
+// bucket is still the one it was counted in. The bucket's last search
+// stays as it was: at worst it leaves the window a little late.
+func (f *Fair) uncount(u *clientUse, t int64) {
+	for i, w := range f.windows {
+		width := int64(w.Per) / fairBuckets
+		q := floorDiv(t, width)
+		b := int((q%fairSlots + fairSlots) % fairSlots)
+		if u.starts[i][b] == q*width && u.counts[i][b] > 0 {
+			u.counts[i][b]--
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -290,5 +292,57 @@ func TestFairShareLevelsFollowInPlace(t *testing.T) {
 			}
 		}
 		f.mu.Unlock()
+	}
+}
+
+// TestTakeIfAllowedIsOneStep: a client's searches checked and counted at
+// once, from many goroutines, get what they get one after another: no two
+// pass the check on the same room (Allowed, then Take, let them).
+func TestTakeIfAllowedIsOneStep(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	fresh := func() *Fair {
+		f := NewFair(defaultWindows, func() int { return 3 }).WithBase(start)
+		served(f, "other", 5, start) // another active client: a share, not the whole
+		return f
+	}
+	want := 0
+	for f := fresh(); f.TakeIfAllowed("greedy", start); {
+		want++
+	}
+	if want == 0 || want >= 30 {
+		t.Fatalf("one after another the greedy client got %d of 30", want)
+	}
+	f := fresh()
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for range 4 * want {
+		wg.Go(func() {
+			if f.TakeIfAllowed("greedy", start) {
+				got.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if int(got.Load()) != want {
+		t.Errorf("at once the greedy client got %d, one after another %d", got.Load(), want)
+	}
+}
+
+// TestUntakeGivesTheShareBack: a search counted and not sent gives its
+// place back to its client.
+func TestUntakeGivesTheShareBack(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	f := NewFair(defaultWindows, func() int { return 3 }).WithBase(start)
+	served(f, "other", 5, start)
+	n := 0
+	for f.TakeIfAllowed("c", start) {
+		n++
+	}
+	f.Untake("c", start)
+	if !f.TakeIfAllowed("c", start) {
+		t.Errorf("after %d searches and one given back, the client may not take it again", n)
+	}
+	if f.TakeIfAllowed("c", start) {
+		t.Errorf("the client took one more than it gave back")
 	}
 }
