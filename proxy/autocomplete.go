@@ -100,8 +100,13 @@ func (p *Proxy) Autocomplete(ctx context.Context, q, language string) ([]string,
 			p.dispatch()
 			continue
 		}
-		if !l.Own() {
-			p.acFair.Take(client, now)
+		// The share is checked and counted in one step: the client's
+		// concurrent suggestions cannot all pass its check.
+		if !l.Own() && !p.acFair.TakeIfAllowed(client, now) {
+			p.acPolite.Untake(inst, now)
+			p.giveBack(l, cancel)
+			p.dispatch()
+			continue
 		}
 		start := p.now()
 		rep, err := p.up.Get(inst, "autocompleter", args, req.acceptLanguage(), deadline.Sub(start))

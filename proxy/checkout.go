@@ -74,11 +74,20 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 		l := leases[0]
 		inst := l.Instance()
 		rec := p.recs.Ensure(inst) // before the budget: its windows live in the record
-		if p.replicas.localTake(inst, l.Own(), now) {
-			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
+		if !p.replicas.localTake(inst, l.Own(), now) {
+			p.giveBack(l, cancel)
+			lost.add(inst)
+			continue
 		}
-		p.giveBack(l, cancel)
-		lost.add(inst)
+		// The client's share is counted with the instance's budget, in one
+		// step with its check: its concurrent searches cannot all pass.
+		if !l.Own() && !p.fair.TakeIfAllowed(client, now) {
+			p.polite.Untake(inst, now)
+			p.giveBack(l, cancel)
+			checkoutFn = p.pool.CheckoutOwn // its share went to another of its searches
+			continue
+		}
+		return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 	}
 	return leased{}, false
 }
@@ -96,9 +105,8 @@ func (p *Proxy) shares(l leased) bool {
 // and the shared budget has the last word. A refusal holds the instance
 // locally until the time it said (so that the slot queue and Retry-After
 // see it), and gives back the local budget's slot (Untake: the search is
-// not sent) and the lease. Once the search is sure to go, the client's
-// fair share of the public budget is charged. The operator's own
-// instances are neither shared nor shared out.
+// not sent), the client's fair share charged in reserve and the lease.
+// The operator's own instances are neither shared nor shared out.
 func (p *Proxy) confirm(ctx context.Context, l leased, client string) bool {
 	if l.lease.Own() {
 		return true
@@ -106,9 +114,9 @@ func (p *Proxy) confirm(ctx context.Context, l leased, client string) bool {
 	inst, now := l.inst, l.takenAt
 	if (l.lease.Trial() && !p.replicas.trial(ctx, inst, now)) || !p.replicas.sharedTake(ctx, inst, now) {
 		p.polite.Untake(inst, now)
+		p.fair.Untake(client, now)
 		p.giveBack(l.lease, l.release)
 		return false
 	}
-	p.fair.Take(client, now)
 	return true
 }

@@ -158,10 +158,9 @@ func TestThreeClientsShareTheWindow(t *testing.T) {
 	// By the rule: A 20 (all but a seat of a third), B 5 (a seat of 5
 	// kept for a third client), C 2 (a seat of 3 kept). Concurrent
 	// searches of one client may pass its check together: A may get a
-	// little more, and B a little less; or B a little more, and C that
-	// much less, never none (seen on a loaded machine: 20, 6, 1).
-	if a > 22 || b < 3 || b > 7 || c < max(2-max(b-5, 0), 1) || a+b+c > 30 {
-		t.Errorf("A, B, C answered %d, %d, %d; want about 20, 5, 2 (A at most 22, B 3 to 7, C at least 2 less what B took over 5, and at least 1)", a, b, c)
+	// little more, and B a little less.
+	if a > 22 || b < 3 || c < 2 || a+b+c > 30 {
+		t.Errorf("A, B, C answered %d, %d, %d; want about 20, 5, 2 (A at most 22, B at least 3, C at least 2)", a, b, c)
 	}
 	for id, tr := range f.Truth() {
 		if tr.Searches > 10 {
