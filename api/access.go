@@ -32,7 +32,7 @@ func (s *Server) admit(ctx *fasthttp.RequestCtx, presented string) (who string, 
 			}
 			return "", denial{fasthttp.StatusUnauthorized, "the API key given is not one searxgate's operator issued"}
 		}
-		return s.cfg.keyClient(fp), denial{}
+		return client.FromAPIKey(fp), denial{}
 	}
 	switch {
 	case s.cfg.Exposed:

@@ -11,7 +11,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/searxgate/searxgate/client"
 	"github.com/searxgate/searxgate/proxy"
 	"github.com/searxgate/searxgate/reader"
 	"github.com/searxgate/searxgate/results"
@@ -48,9 +47,6 @@ type Config struct {
 	Now    func() time.Time
 	Logger *slog.Logger
 }
-
-// keyClient is the client of a key's requests.
-func (c *Config) keyClient(fp string) string { return client.FromAPIKey(fp) }
 
 // Server is the doors.
 type Server struct {

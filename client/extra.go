@@ -26,9 +26,6 @@ func (l *Limiter) AdmitExtra(share float64) func(key string, now time.Time) bool
 func (l *Limiter) borrowAt(key string, now time.Time, share float64) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
-		l.sweep(now)
-	}
 	b, perSec := l.refilled(key, now)
 	floor := -math.Max(1, share*perSec*60)
 	if b.tokens-1 < floor {

@@ -103,9 +103,6 @@ func (l *Limiter) Admit() func(key string, now time.Time) (bool, time.Duration) 
 func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
-		l.sweep(now)
-	}
 	b, perSec := l.refilled(key, now)
 	if b.tokens >= 1 {
 		b.tokens--
@@ -115,9 +112,12 @@ func (l *Limiter) Allow(key string, now time.Time) (bool, time.Duration) {
 	return false, wait
 }
 
-// refilled is key's bucket refilled to now, and the refill per second;
-// l.mu is held.
+// refilled is key's bucket refilled to now, and the refill per second,
+// once the buckets are swept when due; l.mu is held.
 func (l *Limiter) refilled(key string, now time.Time) (*bucket, float64) {
+	if len(l.buckets) >= maxClients || now.Sub(l.swept) > time.Minute {
+		l.sweep(now)
+	}
 	perSec, burst := l.rates()
 	b, ok := l.buckets[key]
 	if !ok {

@@ -27,9 +27,7 @@ func TestTemplateSpam(t *testing.T) {
 	cuts := []string{"rust borrow", "checker rust", "borrow checker", "Rust Borrow Checker"}
 	spamTitle := func(i int) string { return fmt.Sprintf("Buy %s cheap — spam %d", cuts[i%len(cuts)], i+1) }
 	spamSnippet := func(i int) string { return fmt.Sprintf("Best %s deals, offer %d", cuts[(i+1)%len(cuts)], i+1) }
-	honest := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
-		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them")
-	honestSnippet := cycle("The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker.")
+	honest, honestSnippet := cycle(honestBorrowTitles...), cycle(honestBorrowSnippets...)
 	mixed := func(spam int) []results.Result {
 		rs := mk(10, honest, honestSnippet)
 		for i := range spam {
@@ -142,6 +140,15 @@ func resultsOf(n int, url string, title, content func(i int) string) []results.R
 
 // cycle gives ss in turn.
 func cycle(ss ...string) func(int) string { return func(i int) string { return ss[i%len(ss)] } }
+
+// honestBorrowTitles and honestBorrowSnippets are honest results for
+// "rust borrow checker": each has words of its own beside the query's,
+// and they share no template (the echo and partial-echo rules' tests).
+var (
+	honestBorrowTitles = []string{"The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
+		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them"}
+	honestBorrowSnippets = []string{"The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker."}
+)
 
 // BenchmarkTemplateSpam: the partial-echo rule on the 10 results of
 // BenchmarkClassifyJSON (a series: every title shares one skeleton, so

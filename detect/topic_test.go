@@ -180,9 +180,7 @@ func TestEchoResults(t *testing.T) {
 	}
 	echoTitles := cycle("rust borrow", "Checker Rust", "borrow checker rust rust", "RUST BORROW CHECKER", "Borrow-Checker")
 	echoContents := cycle("rust borrow checker", "borrow checker", "", "Rust: borrow, checker.")
-	honestTitles := cycle("The borrow checker - Rust book", "Rust borrow checker explained", "Fighting the borrow checker",
-		"rust-lang/rust: borrow checker issues", "Borrow checker errors and how to fix them")
-	honestContents := cycle("The borrow checker ensures references are valid.", "A guide to lifetimes and the rust borrow checker.")
+	honestTitles, honestContents := cycle(honestBorrowTitles...), cycle(honestBorrowSnippets...)
 	mixed := func(echoed int) []results.Result {
 		rs := mk(10, honestTitles, honestContents)
 		for i := range echoed {

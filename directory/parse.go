@@ -486,8 +486,6 @@ func priorOf(search gjson.Result, successPct float64) time.Duration {
 	return d
 }
 
-// percent reads a percentage; anything but a number from 0 to 100 is
-// unknown (-1).
 // engineChecks are searx.space's test searches of one engine, in
 // timing: the key and the engine it names.
 var engineChecks = [...]struct{ key, engine string }{{"search_go", "google"}, {"search_wp", "wikipedia"}}
@@ -503,6 +501,8 @@ func failingEngines(timing gjson.Result) []string {
 	return out
 }
 
+// percent reads a percentage; anything but a number from 0 to 100 is
+// unknown (-1).
 func percent(r gjson.Result) float64 {
 	if r.Type != gjson.Number || !(r.Num >= 0 && r.Num <= 100) {
 		return -1

@@ -21,7 +21,8 @@ type Store interface {
 	WriteBatch(store.Batch) error
 }
 
-// Terms is where the instances' terms live; *proxy.Proxy is one.
+// Terms is where the instances' terms live; the proxy's instance
+// records (proxy.Proxy.Instances) are one.
 type Terms interface {
 	// DirtyCaps takes the terms changed (and the instances forgotten)
 	// since it was last called.

@@ -64,6 +64,54 @@ func TestGreedyClientLeavesOthersTheirShare(t *testing.T) {
 	}
 }
 
+// TestGreedyKeyLeavesAnotherKeyItsShare is
+// TestGreedyClientLeavesOthersTheirShare through the Tavily door: each
+// API key is one client, so a key that sends as many searches as it can
+// at once cannot take the share of a key that comes a moment later, and
+// the instances' budgets hold (3 public instances, 10 searches each in
+// 20 s). A refusal says when to come back.
+func TestGreedyKeyLeavesAnotherKeyItsShare(t *testing.T) {
+	const greedyKey, modestKey = "greedy-key-0123456789abcdef", "modest-key-0123456789abcdef"
+	f, g := healthyFleet(t, 3, sim.Config{}, "--client-rate", "120", "--client-burst", "60", "--api-key", greedyKey, "--api-key", modestKey)
+	as := func(key, prefix string, n int) []answer {
+		out := make([]answer, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				body := fmt.Sprintf(`{"query": "%s %d", "max_results": 5}`, prefix, i)
+				out[i] = g.do(t, "POST", "/tavily/search", strings.NewReader(body),
+					map[string]string{"Authorization": "Bearer " + key, "Content-Type": "application/json"})
+			})
+		}
+		wg.Wait()
+		return out
+	}
+	greedy := as(greedyKey, "greedy", 45)
+	modest := as(modestKey, "newcomer", 5)
+	ok := func(as []answer) (n int) {
+		for _, a := range as {
+			if a.status == 200 {
+				n++
+			}
+		}
+		return n
+	}
+	t.Logf("the greedy key got %d of 45, the second %d of 5", ok(greedy), ok(modest))
+	if got := ok(modest); got < 4 {
+		t.Errorf("the second key got %d of 5 after a greedy one (which got %d of 45), want at least 4", got, ok(greedy))
+	}
+	for id, tr := range f.Truth() {
+		if tr.Searches > 10 {
+			t.Errorf("%s saw %d searches in under 20 s, budget 10", id, tr.Searches)
+		}
+	}
+	for i, a := range greedy {
+		if a.status != 200 && ((a.status != 429 && a.status != 503) || a.header.Get("Retry-After") == "" || !json.Valid(a.body)) {
+			t.Errorf("greedy search %d: %d (Retry-After %q): %s", i, a.status, a.header.Get("Retry-After"), strings.TrimSpace(string(a.body)))
+		}
+	}
+}
+
 // TestOwnInstancesOnlyAreNotSlowed: a client alone on a gateway with only
 // the operator's own instances is not held to the client limit, which
 // guards the public instances' budgets.
