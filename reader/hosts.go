@@ -123,10 +123,7 @@ func (h *hosts) token(ctx context.Context, key, name string, t *turn) error {
 	now := h.clk.Now()
 	h.mu.Lock()
 	s := h.stateLocked(key, now)
-	var wait time.Duration
-	if s.tokens < 1 {
-		wait = time.Duration(math.Ceil((1 - s.tokens) / h.perSec * float64(time.Second)))
-	}
+	wait := h.nextToken(s)
 	if wait > 0 && now.Add(wait).After(t.deadline) {
 		h.mu.Unlock()
 		return &BusyError{Host: name, RetryAfter: wait, Waited: t.waited}
