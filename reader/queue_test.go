@@ -3,6 +3,7 @@ package reader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,13 +41,10 @@ func heldSite(t *testing.T, size int) (string, chan struct{}) {
 // untilHeld waits for the PDFs being read to hold all bytes.
 func untilHeld(t *testing.T, r *Reader, all int64) {
 	t.Helper()
-	end := time.Now().Add(time.Minute)
-	for now, _ := r.queued.held(""); now != all; now, _ = r.queued.held("") {
-		if time.Now().After(end) {
-			t.Fatalf("the PDFs being read hold %d bytes, want %d", now, all)
-		}
-		runtime.Gosched()
-	}
+	spinUntil(t, fmt.Sprintf("the PDFs being read hold %d bytes", all), func() bool {
+		now, _ := r.queued.held("")
+		return now == all
+	})
 }
 
 // TestQueueBytesBound: the bytes of PDFs being read are held from the
