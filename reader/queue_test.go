@@ -164,3 +164,44 @@ func TestNoWorkerFree(t *testing.T) {
 		t.Errorf("%d bytes still held", all)
 	}
 }
+
+// TestQueueShareLeavesAnotherRoom: a greedy client asks to hold PDFs
+// until it is refused, at its own share; a modest client that comes
+// after it still holds its own, and the whole bound is never passed.
+// Once the greedy client's reads end, nothing of it is kept.
+func TestQueueShareLeavesAnotherRoom(t *testing.T) {
+	const mb = 1 << 20
+	q := newQueued(5*mb, 2*mb, 5*time.Second)
+	var greedy []*hold
+	for {
+		h, err := q.take("greedy", mb)
+		if err != nil {
+			if !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "for one client's PDFs") {
+				t.Fatalf("greedy refused: %v, want its own share named", err)
+			}
+			break
+		}
+		greedy = append(greedy, h)
+		if len(greedy) > 5 {
+			t.Fatal("the greedy client holds more than all the bound")
+		}
+	}
+	if len(greedy) != 2 {
+		t.Errorf("the greedy client holds %d MiB, want its 2", len(greedy))
+	}
+	for i := range 2 {
+		if _, err := q.take("modest", mb); err != nil {
+			t.Fatalf("the modest client's PDF %d, beside the greedy one: %v", i, err)
+		}
+	}
+	if all, own := q.held("modest"); all != 4*mb || own != 2*mb {
+		t.Errorf("held %d, the modest client's %d", all, own)
+	}
+	for _, h := range greedy {
+		h.release()
+		h.release() // once only
+	}
+	if all, own := q.held("greedy"); all != 2*mb || own != 0 || len(q.byClient) != 1 {
+		t.Errorf("after the greedy client's reads: %d held, %d its, clients %v", all, own, q.byClient)
+	}
+}
