@@ -113,13 +113,6 @@ func (e *kindError) Unwrap() error { return e.kind }
 // stop and answer before it is killed.
 const grace = 2 * time.Second
 
-// Extract is Read for a client that is not named: all such reads share
-// one turn.
-func (w *Worker) Extract(ctx context.Context, body []byte, lim Limits) (*Doc, error) {
-	doc, _, err := w.Read(ctx, "", body, lim)
-	return doc, err
-}
-
 // Read reads the PDF in body as Extract does, in a child process, once
 // client's turn for a worker comes, and returns what the child read or
 // why it could not, and how long the child ran (what the read cost the
