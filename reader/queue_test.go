@@ -205,3 +205,27 @@ func TestQueueShareLeavesAnotherRoom(t *testing.T) {
 		t.Errorf("after the greedy client's reads: %d held, %d its, clients %v", all, own, q.byClient)
 	}
 }
+
+// TestGoneClientLetsGoOfItsPDF: a client that goes while its PDF's body
+// is still coming stops the download, and what the PDF held is let go
+// of at once, not when the server would have finished.
+func TestGoneClientLetsGoOfItsPDF(t *testing.T) {
+	const size = 1 << 20
+	site, gate := heldSite(t, size)
+	defer close(gate)
+	r := New(Config{AllowPrivate: true, NoCache: true})
+	ctx, gone := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Read(ctx, Request{URL: site + "/doc.pdf", Client: "A"})
+		done <- err
+	}()
+	untilHeld(t, r, size)
+	gone()
+	if err := <-done; err == nil {
+		t.Fatal("the read went on after its client went")
+	}
+	if all, own := r.queued.held("A"); all != 0 || own != 0 || len(r.queued.byClient) != 0 {
+		t.Errorf("after A went: %d bytes held, %d of them A's, clients kept %v", all, own, r.queued.byClient)
+	}
+}
