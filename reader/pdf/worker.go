@@ -134,9 +134,6 @@ func (w *Worker) Read(ctx context.Context, client string, body []byte, lim Limit
 	return doc, time.Since(start), err
 }
 
-// Waiting is how many reads wait for a worker: client's, and all.
-func (w *Worker) Waiting(client string) (own, all int) { return w.turns.Waiting(client) }
-
 // run reads body in one child process.
 func (w *Worker) run(ctx context.Context, body []byte, lim Limits) (*Doc, error) {
 	runCtx, cancel := context.WithTimeout(ctx, lim.Time+w.grace)
