@@ -55,7 +55,6 @@ func (s *Server) access(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && !s.batchOK(w, r) {
 			return
 		}
-		r.Header.Del(clientHeader)
 		r.Header.Set(clientHeader, s.cfg.Client(r))
 		// A context of our own that ends with the request, or when the
 		// request's own ends (its client went): behind fasthttp's adaptor
@@ -68,7 +67,6 @@ func (s *Server) access(next http.Handler) http.Handler {
 		defer stop()
 		id, remove := s.callers.add(ctx)
 		defer remove()
-		r.Header.Del(requestHeader)
 		r.Header.Set(requestHeader, id)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

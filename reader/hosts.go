@@ -123,10 +123,7 @@ func (h *hosts) token(ctx context.Context, key, name string, t *turn) error {
 	now := h.clk.Now()
 	h.mu.Lock()
 	s := h.stateLocked(key, now)
-	var wait time.Duration
-	if s.tokens < 1 {
-		wait = time.Duration(math.Ceil((1 - s.tokens) / h.perSec * float64(time.Second)))
-	}
+	wait := h.nextToken(s)
 	if wait > 0 && now.Add(wait).After(t.deadline) {
 		h.mu.Unlock()
 		return &BusyError{Host: name, RetryAfter: wait, Waited: t.waited}
@@ -277,11 +274,7 @@ func (h *hosts) nextToken(s *hostState) time.Duration {
 // reads next in order; h.mu is held and s refilled.
 func (h *hosts) dispatchLocked(s *hostState) {
 	for len(s.queue) > 0 && len(s.running) < h.inFlight && s.tokens >= 1 {
-		clients := make([]string, len(s.queue))
-		for i, w := range s.queue {
-			clients[i] = w.client
-		}
-		i := s.order.Pick(clients, func(c string) int {
+		i := s.order.Pick(len(s.queue), func(i int) string { return s.queue[i].client }, func(c string) int {
 			n := 0
 			for _, r := range s.running {
 				if r.client == c {

@@ -3,6 +3,7 @@ package reader
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -40,13 +41,10 @@ func heldSite(t *testing.T, size int) (string, chan struct{}) {
 // untilHeld waits for the PDFs being read to hold all bytes.
 func untilHeld(t *testing.T, r *Reader, all int64) {
 	t.Helper()
-	end := time.Now().Add(time.Minute)
-	for now, _ := r.queued.held(""); now != all; now, _ = r.queued.held("") {
-		if time.Now().After(end) {
-			t.Fatalf("the PDFs being read hold %d bytes, want %d", now, all)
-		}
-		runtime.Gosched()
-	}
+	spinUntil(t, fmt.Sprintf("the PDFs being read hold %d bytes", all), func() bool {
+		now, _ := r.queued.held("")
+		return now == all
+	})
 }
 
 // TestQueueBytesBound: the bytes of PDFs being read are held from the
@@ -164,5 +162,70 @@ func TestNoWorkerFree(t *testing.T) {
 	}
 	if all, _ := r.queued.held(""); all != 0 {
 		t.Errorf("%d bytes still held", all)
+	}
+}
+
+// TestQueueShareLeavesAnotherRoom: a greedy client asks to hold PDFs
+// until it is refused, at its own share; a modest client that comes
+// after it still holds its own, and the whole bound is never passed.
+// Once the greedy client's reads end, nothing of it is kept.
+func TestQueueShareLeavesAnotherRoom(t *testing.T) {
+	const mb = 1 << 20
+	q := newQueued(5*mb, 2*mb, 5*time.Second)
+	var greedy []*hold
+	for {
+		h, err := q.take("greedy", mb)
+		if err != nil {
+			if !errors.Is(err, ErrQueueFull) || !strings.Contains(err.Error(), "for one client's PDFs") {
+				t.Fatalf("greedy refused: %v, want its own share named", err)
+			}
+			break
+		}
+		greedy = append(greedy, h)
+		if len(greedy) > 5 {
+			t.Fatal("the greedy client holds more than all the bound")
+		}
+	}
+	if len(greedy) != 2 {
+		t.Errorf("the greedy client holds %d MiB, want its 2", len(greedy))
+	}
+	for i := range 2 {
+		if _, err := q.take("modest", mb); err != nil {
+			t.Fatalf("the modest client's PDF %d, beside the greedy one: %v", i, err)
+		}
+	}
+	if all, own := q.held("modest"); all != 4*mb || own != 2*mb {
+		t.Errorf("held %d, the modest client's %d", all, own)
+	}
+	for _, h := range greedy {
+		h.release()
+		h.release() // once only
+	}
+	if all, own := q.held("greedy"); all != 2*mb || own != 0 || len(q.byClient) != 1 {
+		t.Errorf("after the greedy client's reads: %d held, %d its, clients %v", all, own, q.byClient)
+	}
+}
+
+// TestGoneClientLetsGoOfItsPDF: a client that goes while its PDF's body
+// is still coming stops the download, and what the PDF held is let go
+// of at once, not when the server would have finished.
+func TestGoneClientLetsGoOfItsPDF(t *testing.T) {
+	const size = 1 << 20
+	site, gate := heldSite(t, size)
+	defer close(gate)
+	r := New(Config{AllowPrivate: true, NoCache: true})
+	ctx, gone := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Read(ctx, Request{URL: site + "/doc.pdf", Client: "A"})
+		done <- err
+	}()
+	untilHeld(t, r, size)
+	gone()
+	if err := <-done; err == nil {
+		t.Fatal("the read went on after its client went")
+	}
+	if all, own := r.queued.held("A"); all != 0 || own != 0 || len(r.queued.byClient) != 0 {
+		t.Errorf("after A went: %d bytes held, %d of them A's, clients kept %v", all, own, r.queued.byClient)
 	}
 }

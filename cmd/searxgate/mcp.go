@@ -50,11 +50,10 @@ func (a *App) newMCP(trusted []netip.Prefix) (*mcp.Server, fasthttp.RequestHandl
 	a.peers = newPeers(a.clock)
 	inner := srv.Handler()
 	h := fasthttpadaptor.NewFastHTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Not the request's own context as the parent: fasthttp's
-		// RequestCtx is reused once the handler returns, and a context
-		// derived from it would be read by Go's cancel propagation after
-		// that.
-		ctx, stop := a.peers.watch(context.WithoutCancel(r.Context()), r.RemoteAddr)
+		// Not derived from the request's own context, fasthttp's
+		// RequestCtx, which is reused once the handler returns: nothing
+		// below needs its values (the client is named from the request).
+		ctx, stop := a.peers.watch(context.Background(), r.RemoteAddr)
 		defer stop()
 		inner.ServeHTTP(w, r.WithContext(ctx))
 	}))

@@ -25,13 +25,20 @@ import (
 // Streamable HTTP.
 func connectMCP(t *testing.T, g *gateway, hc *http.Client) *sdk.ClientSession {
 	t.Helper()
+	return mcpSession(t, "http://"+g.addr+"/mcp", hc)
+}
+
+// mcpSession connects an MCP client to endpoint through hc (nil: the
+// default client), closed when the test ends.
+func mcpSession(t *testing.T, endpoint string, hc *http.Client) *sdk.ClientSession {
+	t.Helper()
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + g.addr + "/mcp", HTTPClient: hc,
+	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc,
 		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)

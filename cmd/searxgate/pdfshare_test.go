@@ -76,16 +76,7 @@ func mcpConns(t *testing.T, p *proc, from string) (*sdk.ClientSession, func()) {
 		}
 	}
 	hc := &http.Client{Transport: &http.Transport{DialContext: dial, MaxIdleConnsPerHost: 64}}
-	c := sdk.NewClient(&sdk.Implementation{Name: "test-" + from, Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.url + "/mcp", HTTPClient: hc,
-		DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, drop
+	return mcpSession(t, p.url+"/mcp", hc), drop
 }
 
 // childrenOf are the processes whose parent is pid (the PDF workers).

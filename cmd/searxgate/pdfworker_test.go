@@ -40,12 +40,7 @@ func TestHostilePDFsProcess(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.url + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mcpSession(t, p.url+"/mcp", nil)
 	for name := range files {
 		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolRead,
 			Arguments: map[string]any{"url": site.URL + "/" + strings.ReplaceAll(name, " ", "-") + ".pdf"}})

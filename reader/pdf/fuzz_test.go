@@ -30,7 +30,7 @@ func FuzzPDF(f *testing.F) {
 		if len(body) > 1<<16 {
 			return
 		}
-		doc, err := w.Extract(context.Background(), body, lim)
+		doc, _, err := w.Read(context.Background(), "", body, lim)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrEncrypted) && !errors.Is(err, ErrNoText) {
 				t.Fatalf("an error that is none of the PDF's: %v", err)

@@ -51,7 +51,7 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 func untilWaiting(t *testing.T, w *Worker, client string, own int) {
 	t.Helper()
 	end := time.Now().Add(time.Minute)
-	for n, _ := w.Waiting(client); n != own; n, _ = w.Waiting(client) {
+	for n, _ := w.turns.Waiting(client); n != own; n, _ = w.turns.Waiting(client) {
 		if time.Now().After(end) {
 			t.Fatalf("%s has %d reads waiting, want %d", client, n, own)
 		}
@@ -110,7 +110,7 @@ func TestWorkerFairAndCancelled(t *testing.T) {
 			t.Errorf("%s: %v, want cancelled", o.name, o.err)
 		}
 	}
-	if own, all := w.Waiting("A"); own != 0 || all != 0 {
+	if own, all := w.turns.Waiting("A"); own != 0 || all != 0 {
 		t.Errorf("after A's callers went: A %d waiting, all %d", own, all)
 	}
 	// Every child that was started is gone. One killed between its

@@ -113,13 +113,6 @@ func (e *kindError) Unwrap() error { return e.kind }
 // stop and answer before it is killed.
 const grace = 2 * time.Second
 
-// Extract is Read for a client that is not named: all such reads share
-// one turn.
-func (w *Worker) Extract(ctx context.Context, body []byte, lim Limits) (*Doc, error) {
-	doc, _, err := w.Read(ctx, "", body, lim)
-	return doc, err
-}
-
 // Read reads the PDF in body as Extract does, in a child process, once
 // client's turn for a worker comes, and returns what the child read or
 // why it could not, and how long the child ran (what the read cost the
@@ -140,9 +133,6 @@ func (w *Worker) Read(ctx context.Context, client string, body []byte, lim Limit
 	doc, err := w.run(ctx, body, lim)
 	return doc, time.Since(start), err
 }
-
-// Waiting is how many reads wait for a worker: client's, and all.
-func (w *Worker) Waiting(client string) (own, all int) { return w.turns.Waiting(client) }
 
 // run reads body in one child process.
 func (w *Worker) run(ctx context.Context, body []byte, lim Limits) (*Doc, error) {

@@ -51,7 +51,7 @@ func TestWorkerHostile(t *testing.T) {
 		"object stream in itself":   "its objects nest without end",
 	}
 	for name, body := range pdftest.Hostile() {
-		doc, err := w.Extract(context.Background(), body, Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second})
+		doc, _, err := w.Read(context.Background(), "", body, Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second})
 		if doc != nil || !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), want[name]) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, want[name])
 		}
@@ -68,21 +68,21 @@ func TestWorkerLimits(t *testing.T) {
 	w := testWorker(t)
 	// 1 MiB is less than the runtime maps before it reads anything.
 	small := NewWorker(WorkerConfig{Command: w.command, Memory: 1 << 20})
-	_, err := small.Extract(context.Background(), pdftest.Paper().Bytes(), Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second})
+	_, _, err := small.Read(context.Background(), "", pdftest.Paper().Bytes(), Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second})
 	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "MiB searxgate gives one PDF") {
 		t.Errorf("memory: %v", err)
 	}
 
 	slow := NewWorker(WorkerConfig{Command: []string{"sleep", "30"}})
 	slow.grace = 0
-	_, err = slow.Extract(context.Background(), []byte("%PDF-1.4"), Limits{Pages: 1, Chars: 10, Time: 50 * time.Millisecond})
+	_, _, err = slow.Read(context.Background(), "", []byte("%PDF-1.4"), Limits{Pages: 1, Chars: 10, Time: 50 * time.Millisecond})
 	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "took longer than searxgate's 50ms") {
 		t.Errorf("time: %v", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := w.Extract(ctx, pdftest.Paper().Bytes(), Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second}); !errors.Is(err, context.Canceled) {
+	if _, _, err := w.Read(ctx, "", pdftest.Paper().Bytes(), Limits{Pages: 50, Chars: 500_000, Time: 5 * time.Second}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -97,7 +97,7 @@ func TestWorkerReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	there, err := w.Extract(context.Background(), paper, lim)
+	there, _, err := w.Read(context.Background(), "", paper, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestWorkerReads(t *testing.T) {
 		t.Errorf("in the worker:\n%+v\nhere:\n%+v", there, here)
 	}
 	scan := pdftest.Spec{Pages: []string{"q 468 0 0 648 72 72 cm /Im1 Do Q", ""}}
-	if _, err := w.Extract(context.Background(), scan.Bytes(), lim); !errors.Is(err, ErrNoText) || !strings.Contains(err.Error(), "without a text layer") {
+	if _, _, err := w.Read(context.Background(), "", scan.Bytes(), lim); !errors.Is(err, ErrNoText) || !strings.Contains(err.Error(), "without a text layer") {
 		t.Errorf("scan: %v", err)
 	}
 }

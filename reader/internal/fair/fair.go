@@ -17,14 +17,16 @@ type Order struct {
 	served map[string]uint64
 }
 
-// Pick is the index, in waiting (the clients of the waiting work in the
-// order it came), of the one to serve next; holding says how many slots a
-// client holds now. It is -1 when waiting is empty.
-func (o *Order) Pick(waiting []string, holding func(client string) int) int {
+// Pick is the index, among the n pieces of work waiting (in the order
+// they came, clientOf(i) the client of the i-th), of the one to serve
+// next; holding says how many slots a client holds now. It is -1 when n
+// is 0.
+func (o *Order) Pick(n int, clientOf func(i int) string, holding func(client string) int) int {
 	best := -1
 	var bestHeld int
 	var bestServed uint64
-	for i, c := range waiting {
+	for i := range n {
+		c := clientOf(i)
 		held, served := holding(c), o.served[c]
 		if best < 0 || held < bestHeld || (held == bestHeld && served < bestServed) {
 			best, bestHeld, bestServed = i, held, served
@@ -141,11 +143,8 @@ func (q *Queue) releaser(client string) func() {
 // dispatchLocked gives free slots to the waits next in Order; q.mu is held.
 func (q *Queue) dispatchLocked() {
 	for len(q.waiting) > 0 && q.busy < q.slots {
-		clients := make([]string, len(q.waiting))
-		for i, w := range q.waiting {
-			clients[i] = w.client
-		}
-		i := q.order.Pick(clients, func(c string) int { return q.running[c] })
+		i := q.order.Pick(len(q.waiting), func(i int) string { return q.waiting[i].client },
+			func(c string) int { return q.running[c] })
 		w := q.waiting[i]
 		q.waiting = slices.Delete(q.waiting, i, i+1)
 		q.running[w.client]++
