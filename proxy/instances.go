@@ -13,7 +13,6 @@ type (
 	ConfigReadError = instance.ConfigReadError
 	Why             = instance.Why
 	Instance        = instance.Instance
-	InstanceView    = instance.MetricsView
 	Totals          = instance.Totals
 )
 

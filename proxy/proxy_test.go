@@ -10,6 +10,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -605,11 +606,11 @@ func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.Ensure(inst).Update
 
 // InstanceMetrics returns a copy of inst's recent outcomes (zero when the proxy
 // keeps no record of it).
-func (p *Proxy) InstanceMetrics(inst string) InstanceView {
+func (p *Proxy) InstanceMetrics(inst string) instance.MetricsView {
 	if r := p.recs.Get(inst); r != nil {
 		return r.Metrics().View()
 	}
-	return InstanceView{}
+	return instance.MetricsView{}
 }
 
 // Background work runs on workers that may be reused; Close waits for all of it
