@@ -195,14 +195,9 @@ func TestNotFoundEverywhereIsBlamedOnlyWhereOthersAnswer(t *testing.T) {
 func slowUpstream(t *testing.T, maxInFlight int) *testEnv {
 	t.Helper()
 	const deadline = 300 * time.Millisecond
-	e := newEnv(t, Config{Clock: &testClock{timers: quietTimers, upstreamTakes: 3 * time.Second},
+	return newEnvPool(t, envStart, envPool{maxInFlight: maxInFlight}, Config{Clock: &testClock{timers: quietTimers, upstreamTakes: 3 * time.Second},
 		Deadline: deadline, MaxAttempts: 1, Budget: []Window{}},
 		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: time.Minute, JSON: true})
-	if maxInFlight > 0 {
-		e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: maxInFlight})
-		e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0], Prior: 100 * time.Millisecond}})
-	}
-	return e
 }
 
 // searchTimedOut fails the test unless err is a search whose one attempt timed
