@@ -182,11 +182,7 @@ func (p *Proxy) inTime(l leased, now, deadline time.Time) (need time.Duration, o
 // usual is what a search of inst usually takes (its latency average), and
 // whether that was measured at all (a prior is only a guess).
 func (p *Proxy) usual(inst string) (time.Duration, bool) {
-	st := p.pool.Stats(inst)
-	if !st.Measured {
-		return 0, false
-	}
-	return time.Duration(st.LatencyMS * float64(time.Millisecond)), true
+	return p.pool.Latency(inst)
 }
 
 // granted ends w's wait with g.
