@@ -243,12 +243,8 @@ func (s *search) explain() {
 // cutAttempt is the held timeout an attempt cut by the search's
 // deadline will come to.
 func (s *search) cutAttempt(a *Attempt) heldOutcome {
-	h := heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
-		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.cfg.HedgeFloor}
-	if lat, ok := s.p.usual(a.Instance); ok {
-		h.fair = max(h.fair, 2*lat)
-	}
-	return h
+	return heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
+		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.fairChance(a.Instance)}
 }
 
 // offline reports whether every attempt of a search failed because no
