@@ -186,7 +186,7 @@ func (s *search) noAnswer() error {
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
-		if sl, ok, _ := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+		if sl, ok, _ := s.p.earliest(s.p.recs.Candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
@@ -202,7 +202,7 @@ const maxWaiting = 4
 func (p *Proxy) cooling(tried map[string]bool, n int) []Attempt {
 	var out []Attempt
 	for _, ownFirst := range []bool{true, false} {
-		for _, f := range p.candidates() {
+		for _, f := range p.recs.Candidates() {
 			if len(out) == n {
 				return out
 			}
@@ -376,7 +376,7 @@ func (s *search) retry(limit int) bool {
 		return true
 	}
 	if s.why != StopNoInstance && s.why != StopCancelled {
-		if _, other, _ := s.p.earliest(s.p.candidates(), s.req.Client, s.tried, s.p.now()); other {
+		if _, other, _ := s.p.earliest(s.p.recs.Candidates(), s.req.Client, s.tried, s.p.now()); other {
 			s.op.unasked()
 		}
 	}
