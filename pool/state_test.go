@@ -269,3 +269,23 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// TestLatencyIsWhatStatsSays: Latency gives Stats' measured latency
+// average, and nothing for a prior or a url the pool does not hold.
+func TestLatencyIsWhatStatsSays(t *testing.T) {
+	const u = "https://a.example/"
+	f := newFixture(t, Config{})
+	f.Seed([]Prior{{URL: u, Prior: 300 * time.Millisecond}})
+	if d, ok := f.Latency(u); ok || d != 0 {
+		t.Fatalf("only a prior: %s %v, want none", d, ok)
+	}
+	f.record(t, u, okO, 120*time.Millisecond)
+	f.record(t, u, okO, 200*time.Millisecond)
+	st := f.Stats(u)
+	if d, ok := f.Latency(u); !ok || d != time.Duration(st.LatencyMS*float64(time.Millisecond)) || d <= 120*time.Millisecond {
+		t.Fatalf("measured: %s %v, want Stats' %.1f ms", d, ok, st.LatencyMS)
+	}
+	if d, ok := f.Latency("https://unknown.example/"); ok || d != 0 {
+		t.Fatalf("unknown url: %s %v, want none", d, ok)
+	}
+}

@@ -117,6 +117,19 @@ func (p *Pool) Stats(url string) Stats {
 	return p.statsOf(&in, &s, p.qualityState(nil, nowM), nowM)
 }
 
+// Latency is url's latency average and whether an answer measured it
+// (false for a url the pool does not hold): Stats' LatencyMS and
+// Measured, without copying the rest.
+func (p *Pool) Latency(url string) (time.Duration, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	in := p.byURL[url]
+	if in == nil || !in.measured {
+		return 0, false
+	}
+	return time.Duration(in.latencyMS * float64(time.Millisecond)), true
+}
+
 // Snapshot returns every instance's stats, best first: the available ones
 // in the order Rank gives them without jitter, then the unavailable ones
 // (full, trial out, open, disabled) by score. It holds the read lock only

@@ -195,14 +195,9 @@ func TestNotFoundEverywhereIsBlamedOnlyWhereOthersAnswer(t *testing.T) {
 func slowUpstream(t *testing.T, maxInFlight int) *testEnv {
 	t.Helper()
 	const deadline = 300 * time.Millisecond
-	e := newEnv(t, Config{Clock: &testClock{timers: quietTimers, upstreamTakes: 3 * time.Second},
+	return newEnvPool(t, envStart, envPool{maxInFlight: maxInFlight}, Config{Clock: &testClock{timers: quietTimers, upstreamTakes: 3 * time.Second},
 		Deadline: deadline, MaxAttempts: 1, Budget: []Window{}},
 		sim.InstanceConfig{Behaviour: sim.Hang, HangFor: time.Minute, JSON: true})
-	if maxInFlight > 0 {
-		e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: maxInFlight})
-		e.proxy.pool.Seed([]pool.Prior{{URL: e.urls[0], Prior: 100 * time.Millisecond}})
-	}
-	return e
 }
 
 // searchTimedOut fails the test unless err is a search whose one attempt timed
@@ -256,6 +251,37 @@ func TestTimeoutAfterAQueueWaitIsSearxgates(t *testing.T) {
 	searchTimedOut(t, err)
 	e.settled(t)
 	e.blamed(t, 0, 1, 0, 1) // the control: this one is its own
+}
+
+// TestTimeoutBeforeItsFairChanceIsSearxgates: an instance whose answers
+// usually take 5 s, cut by searxgate's deadline after 3 s, had no fair
+// chance (twice its usual latency): the timeout is searxgate's, as a late
+// hedge's is. The control: the same cut on a fast instance is its own.
+func TestTimeoutBeforeItsFairChanceIsSearxgates(t *testing.T) {
+	e := slowUpstream(t, 0)
+	for range 8 { // its usual latency: about 5 s
+		l, ok := e.proxy.checkout(context.Background(), "", nil, e.clock.Now(), false)
+		if !ok {
+			t.Fatal("no slot")
+		}
+		e.proxy.pool.Record(l.lease, pool.Outcome{Kind: pool.OK, Hits: 10}, 5*time.Second)
+		l.release()
+	}
+	if lat, _ := e.proxy.usual(e.urls[0]); lat < 2*time.Second {
+		t.Fatalf("usual latency %s, want over 2 s: the cut would be fair", lat)
+	}
+	_, err := e.search(t, "usually slow")
+	searchTimedOut(t, err)
+	e.settled(t)
+	if st := e.blamed(t, 0, 0, 0, 1); st.Circuit != pool.Closed || st.ConsecutiveFailures != 0 {
+		t.Errorf("circuit %s, %d failures in a row; want closed, none", st.Circuit, st.ConsecutiveFailures)
+	}
+
+	fast := slowUpstream(t, 0)
+	_, err = fast.search(t, "usually fast")
+	searchTimedOut(t, err)
+	fast.settled(t)
+	fast.blamed(t, 0, 1, 0, 0) // the control: its own
 }
 
 // TestShareable: only a circuit this searxgate opened on the instance's

@@ -66,7 +66,7 @@ func (f *fakeCacheStore) CacheDropInstance(inst string) (int, error) {
 	f.dropped = append(f.dropped, inst)
 	n := 0
 	for k, c := range f.m {
-		if c.Instance == inst {
+		if cache.AnsweredBy(c.Instance, inst) {
 			delete(f.m, k)
 			n++
 		}

@@ -10,8 +10,11 @@ import (
 // flights coalesces identical searches in flight at the same time: the
 // first caller of a key runs the search, the others wait for its answer.
 // A search runs as long as one of its callers still waits for it: when the
-// last has gone, it is cancelled (waiting for a slot, or asking upstream),
-// so nobody's gone search holds a slot, a budget or an instance.
+// last has gone, it is cancelled: it leaves the slot queue and starts no
+// more attempts (no retry, hedge or second opinion), so nobody's gone
+// search waits for a slot or spends a budget. An attempt already sent
+// runs on to its answer or its deadline, holding its slot meanwhile, and
+// its instance is judged by it (blame.go).
 type flights struct {
 	mu sync.Mutex // guards m and every flight's waiting and cancel
 	m  map[string]*flight

@@ -9,21 +9,17 @@ import (
 // faces read one package.
 type (
 	Caps            = instance.Caps
-	Tri             = instance.Tri
 	Engine          = instance.Engine
 	ConfigReadError = instance.ConfigReadError
 	Why             = instance.Why
 	Instance        = instance.Instance
-	WindowUse       = instance.WindowUse
-	InstanceView    = instance.MetricsView
 	Totals          = instance.Totals
 )
 
 // Learned yes/no values (instance.Tri).
 const (
-	Unknown = instance.Unknown
-	Yes     = instance.Yes
-	No      = instance.No
+	Yes = instance.Yes
+	No  = instance.No
 )
 
 // The reasons a search may not go to an instance (instance.Why).
@@ -37,16 +33,6 @@ const (
 	WhyBudget      = instance.WhyBudget
 )
 
-// LimiterAdvice is instance.LimiterAdvice.
-const LimiterAdvice = instance.LimiterAdvice
-
-// NumKinds and Excused are instance's: Totals.ByKind is indexed as an
-// instance's own counts are.
-const (
-	NumKinds = instance.NumKinds
-	Excused  = instance.Excused
-)
-
 // ErrTermsUnread is instance.ErrTermsUnread.
 var ErrTermsUnread = instance.ErrTermsUnread
 
@@ -55,9 +41,6 @@ var Whys = instance.Whys
 
 // EnginesOf is instance.EnginesOf.
 func EnginesOf(t detect.Terms) []Engine { return instance.EnginesOf(t) }
-
-// PassIPAdvice is instance.PassIPAdvice.
-func PassIPAdvice(at, addr string) string { return instance.PassIPAdvice(at, addr) }
 
 // KindName is instance.KindName.
 func KindName(i int) string { return instance.KindName(i) }

@@ -65,10 +65,7 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 		op.p.record(l, o, elapsed)
 		return
 	}
-	h := heldOutcome{l: l, o: o, elapsed: elapsed, fair: op.p.cfg.HedgeFloor}
-	if lat, ok := op.p.usual(l.inst); ok {
-		h.fair = max(h.fair, 2*lat)
-	}
+	h := heldOutcome{l: l, o: o, elapsed: elapsed, fair: op.p.fairChance(l.inst)}
 	op.mu.Lock()
 	repeated := false
 	if r := detect.Reason(o.Reason); queryCanFail(r) {
@@ -94,6 +91,15 @@ func (op *opinions) settle(l leased, o pool.Outcome, elapsed time.Duration) {
 	h.o.Owner = op.judge(h)
 	op.mu.Unlock()
 	op.p.record(l, h.o, elapsed)
+}
+
+// fairChance is what an attempt on inst is due before a timeout is its
+// own: twice its usual latency, at least HedgeFloor.
+func (p *Proxy) fairChance(inst string) time.Duration {
+	if lat, ok := p.usual(inst); ok {
+		return max(p.cfg.HedgeFloor, 2*lat)
+	}
+	return p.cfg.HedgeFloor
 }
 
 // judge decides the owner of a held outcome from what the search saw

@@ -213,3 +213,29 @@ func TestClientGoneBlamesNoInstance(t *testing.T) {
 			e.searches(0), st.Failures, st.Refusals, st.Circuit, st.LastOutcome)
 	}
 }
+
+// TestClientOverItsLimitBlamesNoInstance: a search its client's own limit
+// refuses (Config.Admit) gives the instance it had taken back unasked:
+// nothing is sent, nothing is charged to the instance, and the client is
+// told when to come back.
+func TestClientOverItsLimitBlamesNoInstance(t *testing.T) {
+	e := newEnv(t, Config{Clock: timersOf(quietTimers), Admit: func(string, time.Time) (bool, time.Duration) {
+		return false, 30 * time.Second
+	}}, fastFleet(2)...)
+	for _, q := range []string{"over the limit", "still over it"} {
+		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: "203.0.113.9"})
+		var limited *LimitedError
+		if !errors.As(err, &limited) || limited.RetryAfter != 30*time.Second {
+			t.Fatalf("%q: %v, want the client's limit with its Retry-After", q, err)
+		}
+	}
+	e.settled(t)
+	for i, u := range e.urls {
+		st := e.pool.Stats(u)
+		if e.searches(i) != 0 || st.Failures != 0 || st.Refusals != 0 || st.Softs != 0 || st.Excused != 0 ||
+			st.FailureRate != 0 || st.Circuit != pool.Closed {
+			t.Errorf("instance %d: %d searches, %d failures, %d refusals, %d softs, %d excused, failure %.2f, circuit %s; want untouched",
+				i, e.searches(i), st.Failures, st.Refusals, st.Softs, st.Excused, st.FailureRate, st.Circuit)
+		}
+	}
+}

@@ -215,7 +215,7 @@ type Config struct {
 	OwnPassIP bool
 	// SourceAddr, when set, says the address searxgate sends from to the
 	// instance inst, for the advice when an own instance's limiter does
-	// not pass it (PassIPAdvice).
+	// not pass it (instance.PassIPAdvice).
 	SourceAddr func(inst string) string
 	// AutocompleteBudget is autocompletion's budget per public instance,
 	// apart from the searches' (default 2 per 20 s and 20 per 10 min:

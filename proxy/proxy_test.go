@@ -10,6 +10,7 @@ import (
 	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/internal/clock"
 	"github.com/searxgate/searxgate/pool"
+	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/proxy/polite"
 	"github.com/searxgate/searxgate/sim"
 )
@@ -81,11 +82,27 @@ type testEnv struct {
 // their terms are known: JSON where the instance config enables it.
 func newEnv(t *testing.T, cfg Config, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
-	return newEnvAt(t, time.Unix(1_800_000_000, 0), cfg, instances...)
+	return newEnvAt(t, envStart, cfg, instances...)
 }
+
+// envStart is when newEnv's fake clock starts.
+var envStart = time.Unix(1_800_000_000, 0)
 
 // newEnvAt is newEnv with the fake clock starting at start.
 func newEnvAt(t *testing.T, start time.Time, cfg Config, instances ...sim.InstanceConfig) *testEnv {
+	t.Helper()
+	return newEnvPool(t, start, envPool{}, cfg, instances...)
+}
+
+// envPool shapes the pool newEnvPool builds.
+type envPool struct {
+	maxInFlight int  // searches an instance takes at a time; 0: the pool's default
+	unranked    bool // every prior unknown, instead of ranked in order
+}
+
+// newEnvPool is newEnvAt over a pool shaped by ep: the proxy, its
+// instance records and the slot waiters all see that one pool.
+func newEnvPool(t *testing.T, start time.Time, ep envPool, cfg Config, instances ...sim.InstanceConfig) *testEnv {
 	t.Helper()
 	fake := clock.NewFake(start)
 	tc, _ := cfg.Clock.(*testClock)
@@ -98,11 +115,15 @@ func newEnvAt(t *testing.T, start time.Time, cfg Config, instances ...sim.Instan
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fleet.Close() })
-	pl := pool.New(pool.Config{Clock: tc})
+	pl := pool.New(pool.Config{Clock: tc, MaxInFlight: ep.maxInFlight})
 	urls := fleet.URLs()
 	var priors []pool.Prior
 	for i, u := range urls {
-		priors = append(priors, pool.Prior{URL: u, Prior: time.Duration(i+1) * 100 * time.Millisecond})
+		pr := pool.Prior{URL: u, Prior: time.Duration(i+1) * 100 * time.Millisecond}
+		if ep.unranked {
+			pr.Prior = 0
+		}
+		priors = append(priors, pr)
 	}
 	pl.Seed(priors)
 	timers := newManualTimers()
@@ -605,11 +626,11 @@ func (p *Proxy) setCaps(inst string, f func(*Caps)) { p.recs.Ensure(inst).Update
 
 // InstanceMetrics returns a copy of inst's recent outcomes (zero when the proxy
 // keeps no record of it).
-func (p *Proxy) InstanceMetrics(inst string) InstanceView {
+func (p *Proxy) InstanceMetrics(inst string) instance.MetricsView {
 	if r := p.recs.Get(inst); r != nil {
 		return r.Metrics().View()
 	}
-	return InstanceView{}
+	return instance.MetricsView{}
 }
 
 // Background work runs on workers that may be reused; Close waits for all of it

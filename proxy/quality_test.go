@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/searxgate/searxgate/detect"
 	"github.com/searxgate/searxgate/pool"
 	"github.com/searxgate/searxgate/proxy/instance"
 	"github.com/searxgate/searxgate/sim"
@@ -221,5 +222,31 @@ func TestMaySuspend(t *testing.T) {
 		if maySuspend([]byte(json)) {
 			t.Errorf("%s: maySuspend says it may be thin", json)
 		}
+	}
+}
+
+// TestEngineErrorQueryTeachesNoQuality: a query that makes every engine
+// fail ("timeout", "CAPTCHA", "Suspended: too many requests" on that
+// query, everywhere) is the query's: no instance is learned thin, and
+// none is taken to have its engines suspended, so a later search naming
+// them still goes there.
+func TestEngineErrorQueryTeachesNoQuality(t *testing.T) {
+	e := newEnv(t, Config{NoCache: true}, fastFleet(2)...)
+	for i := range 3 {
+		res, err := e.search(t, sim.EngineErrorPrefix+" query "+strconv.Itoa(i))
+		if err != nil || res.Soft != string(detect.EnginesDown) {
+			t.Fatalf("engine-error query %d: %v %+v, want the engines-down answer", i, err, res)
+		}
+	}
+	e.settled(t)
+	for i, u := range e.urls {
+		st := e.pool.Stats(u)
+		if e.searches(i) == 0 || st.Thin || st.Quality.Samples != 0 || len(st.Quality.Suspended) != 0 || st.Softs != 0 {
+			t.Errorf("instance %d (%d searches): thin %v, %d fullness samples, suspended %v, %d softs; want nothing learned against it",
+				i, e.searches(i), st.Thin, st.Quality.Samples, st.Quality.Suspended, st.Softs)
+		}
+	}
+	if l := e.proxy.pool.Lacking([]string{"google", "bing", "duckduckgo"}, ""); len(l) != 0 {
+		t.Errorf("instances lacking the engines the query broke: %v, want none", l)
 	}
 }

@@ -98,18 +98,12 @@ func byShare(sl, bare polite.Slot, deadline time.Time) bool {
 	return sl.Done.After(deadline) && bare.Found() && !bare.Done.After(deadline)
 }
 
-// candidates lists when each instance searxgate may search at all (its
-// terms allow it) frees.
-func (p *Proxy) candidates() []pool.Free {
-	return p.pool.FreeAt(func(inst string) bool { return p.recs.Get(inst).Barred() })
-}
-
 // waitSlot waits for a slot for s, within s's deadline. It returns false
 // with s.why and s.retryAfter set when none can be had in time.
 func (s *search) waitSlot() (leased, bool) {
 	p := s.p
 	now := p.now()
-	sl, any, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
+	sl, any, bare := p.earliest(p.recs.Candidates(), s.req.Client, s.tried, now)
 	switch {
 	case !any:
 		s.why = StopNoInstance
@@ -146,14 +140,14 @@ func (s *search) waitSlot() (leased, bool) {
 			return s.granted(w, g)
 		case <-wake:
 			p.dispatch()
-			sl, _, _ = p.earliest(p.candidates(), s.req.Client, s.tried, p.now())
+			sl, _, _ = p.earliest(p.recs.Candidates(), s.req.Client, s.tried, p.now())
 		case <-timeout:
 			stopWake()
 			if g, ok := p.leave(w); ok {
 				return s.granted(w, g)
 			}
 			now := p.now()
-			sl, _, bare := p.earliest(p.candidates(), s.req.Client, s.tried, now)
+			sl, _, bare := p.earliest(p.recs.Candidates(), s.req.Client, s.tried, now)
 			s.why, s.retryAfter = StopDeadline, polite.RetryAfter(sl.At, now)
 			if s.late(sl, bare) == StopShare {
 				s.why = StopShare
@@ -182,11 +176,7 @@ func (p *Proxy) inTime(l leased, now, deadline time.Time) (need time.Duration, o
 // usual is what a search of inst usually takes (its latency average), and
 // whether that was measured at all (a prior is only a guess).
 func (p *Proxy) usual(inst string) (time.Duration, bool) {
-	st := p.pool.Stats(inst)
-	if !st.Measured {
-		return 0, false
-	}
-	return time.Duration(st.LatencyMS * float64(time.Millisecond)), true
+	return p.pool.Latency(inst)
 }
 
 // granted ends w's wait with g.
@@ -288,7 +278,7 @@ func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free, asides *[]as
 		return polite.Done
 	}
 	if *frees == nil {
-		*frees = p.candidates()
+		*frees = p.recs.Candidates()
 	}
 	if sl, any, bare := p.earliest(*frees, s.req.Client, s.tried, now); !any || sl.Done.After(s.deadline) {
 		w.Value.got <- grant{retryAfter: polite.RetryAfter(sl.At, now), share: any && byShare(sl, bare, s.deadline)}

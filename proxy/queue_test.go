@@ -77,13 +77,7 @@ func slotsHeld(t *testing.T, cfg Config, n int) (*testEnv, []leased) {
 	for range n {
 		instances = append(instances, sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true})
 	}
-	e := newEnv(t, cfg, instances...)
-	e.proxy.pool = pool.New(pool.Config{Clock: e.clock, MaxInFlight: 1})
-	var priors []pool.Prior
-	for _, u := range e.urls {
-		priors = append(priors, pool.Prior{URL: u})
-	}
-	e.proxy.pool.Seed(priors)
+	e := newEnvPool(t, envStart, envPool{maxInFlight: 1, unranked: true}, cfg, instances...)
 	held := make([]leased, n)
 	for i, u := range e.urls {
 		others := map[string]bool{}

@@ -186,7 +186,7 @@ func (s *search) noAnswer() error {
 		// none could be): the earliest the pool knows of, tried instances
 		// included (a cooldown's end, a budget window's).
 		now := s.p.now()
-		if sl, ok, _ := s.p.earliest(s.p.candidates(), s.req.Client, nil, now); ok {
+		if sl, ok, _ := s.p.earliest(s.p.recs.Candidates(), s.req.Client, nil, now); ok {
 			s.retryAfter = polite.RetryAfter(sl.At, now)
 		}
 	}
@@ -202,7 +202,7 @@ const maxWaiting = 4
 func (p *Proxy) cooling(tried map[string]bool, n int) []Attempt {
 	var out []Attempt
 	for _, ownFirst := range []bool{true, false} {
-		for _, f := range p.candidates() {
+		for _, f := range p.recs.Candidates() {
 			if len(out) == n {
 				return out
 			}
@@ -243,12 +243,8 @@ func (s *search) explain() {
 // cutAttempt is the held timeout an attempt cut by the search's
 // deadline will come to.
 func (s *search) cutAttempt(a *Attempt) heldOutcome {
-	h := heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
-		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.cfg.HedgeFloor}
-	if lat, ok := s.p.usual(a.Instance); ok {
-		h.fair = max(h.fair, 2*lat)
-	}
-	return h
+	return heldOutcome{l: leased{inst: a.Instance, queued: s.queued}, o: pool.Outcome{Kind: pool.Failed, Reason: a.Reason},
+		elapsed: time.Duration(a.ElapsedMS) * time.Millisecond, fair: s.p.fairChance(a.Instance)}
 }
 
 // offline reports whether every attempt of a search failed because no
@@ -380,7 +376,7 @@ func (s *search) retry(limit int) bool {
 		return true
 	}
 	if s.why != StopNoInstance && s.why != StopCancelled {
-		if _, other, _ := s.p.earliest(s.p.candidates(), s.req.Client, s.tried, s.p.now()); other {
+		if _, other, _ := s.p.earliest(s.p.recs.Candidates(), s.req.Client, s.tried, s.p.now()); other {
 			s.op.unasked()
 		}
 	}

@@ -5,9 +5,8 @@ import (
 	"time"
 
 	"github.com/searxgate/searxgate/proxy/cache"
-	"github.com/searxgate/searxgate/proxy/polite"
-
 	"github.com/searxgate/searxgate/proxy/instance"
+	"github.com/searxgate/searxgate/proxy/polite"
 )
 
 // Several searxgates (replicas behind one load balancer, leaving through

@@ -69,3 +69,21 @@ func TestAvailableIsTheOneRule(t *testing.T) {
 		t.Errorf("the budget's window passed, still not usable: %s", why)
 	}
 }
+
+// TestCandidatesLeaveOutTheBarred: the instances whose terms bar
+// searxgate are not candidates; the others are, whatever else keeps them
+// (a cooldown: the pool says when it ends).
+func TestCandidatesLeaveOutTheBarred(t *testing.T) {
+	fast := sim.InstanceConfig{Behaviour: sim.Fast, Latency: -1, JSON: true}
+	e := newEnv(t, fast, fast, fast)
+	now := e.clock.Now()
+	e.g.Ensure(e.urls[1]).Update(func(c *Caps) { *c = Caps{ConfigAt: now, ConfigOK: true, LinkToken: true} })
+	e.pool.OpenUntil(e.urls[2], now.Add(time.Hour), "test")
+	got := map[string]bool{}
+	for _, f := range e.g.Candidates() {
+		got[f.URL] = true
+	}
+	if len(got) != 2 || !got[e.urls[0]] || got[e.urls[1]] || !got[e.urls[2]] {
+		t.Fatalf("candidates %v, want %s and %s (the barred %s left out)", got, e.urls[0], e.urls[2], e.urls[1])
+	}
+}

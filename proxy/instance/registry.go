@@ -247,6 +247,13 @@ func (g *Registry) ImportCaps(m map[string]Caps) {
 	}
 }
 
+// Candidates lists when each instance searxgate may search at all (its
+// terms do not bar it) frees, as the pool says (pool.FreeAt): what the
+// slot queue and a search's error weigh.
+func (g *Registry) Candidates() []pool.Free {
+	return g.cfg.Pool.FreeAt(func(inst string) bool { return g.Get(inst).Barred() })
+}
+
 // PublicSuggesters counts the public instances, not disabled, whose terms
 // name an autocompletion backend and do not bar searxgate: what
 // autocompletion's windows add up over, for the clients' shares of them.

@@ -558,10 +558,7 @@ func (b *ExtraBudget) nanos(now time.Time) int64 { return int64(now.Sub(b.base))
 
 func (b *ExtraBudget) bucket(buckets *[10]budgetBucket, now int64) *budgetBucket {
 	width := int64(b.window) / int64(len(buckets))
-	q := now / width // floored: a clock before base gives negative offsets
-	if now%width < 0 {
-		q--
-	}
+	q := floorDiv(now, width) // a clock before base gives negative offsets
 	n := int64(len(buckets))
 	bk := &buckets[(q%n+n)%n]
 	start := q * width
