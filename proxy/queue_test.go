@@ -101,6 +101,40 @@ func (e *testEnv) free(l leased) {
 	e.proxy.dispatch()
 }
 
+// TestGreedyClientLeavesAQueuePlace: with the one slot held, a client
+// whose searches pile up in the queue is refused before the queue is full
+// (queue_full, saying when to retry), and another client's search still
+// waits for the slot in its place and is served when it frees.
+func TestGreedyClientLeavesAQueuePlace(t *testing.T) {
+	e, held := oneSlotHeld(t, Config{Clock: timersOf(quietTimers), MaxQueue: 3, Budget: []Window{}})
+	search := func(client, q string) error {
+		_, err := e.proxy.Search(context.Background(), Request{Query: q, PageNo: 1, Format: FormatJSON, Client: client})
+		return err
+	}
+	waiting := make(chan error, 3)
+	for i := range 2 {
+		go func() { waiting <- search("greedy", "greedy "+string(rune('a'+i))) }()
+		waitFor(t, "a greedy search queued", func() bool { return e.proxy.Metrics().QueueDepth() == int64(i+1) })
+	}
+	// Alone it leaves a seat of 3/3 = 1: its third search is refused.
+	err := search("greedy", "greedy c")
+	var na *NoAnswerError
+	if !errors.As(err, &na) || na.Why != StopQueueFull || na.RetryAfter < time.Second {
+		t.Fatalf("the greedy client's third search: %v; want queue_full with a Retry-After", err)
+	}
+	go func() { waiting <- search("modest", "modest") }()
+	waitFor(t, "the modest search queued", func() bool { return e.proxy.Metrics().QueueDepth() == 3 })
+	e.free(held)
+	for range 3 {
+		if err := <-waiting; err != nil {
+			t.Errorf("a waiting search: %v", err)
+		}
+	}
+	if n := e.proxy.Metrics().QueueRefused(); n != 1 {
+		t.Errorf("queue refusals %d, want the greedy client's one", n)
+	}
+}
+
 // TestQueueFullRefusesAtOnce: with the one slot taken and the queue's one
 // place taken, a third search is refused at once, saying when to retry;
 // the waiting one is served when the slot frees.

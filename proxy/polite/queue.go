@@ -50,16 +50,42 @@ const (
 // NewQueue returns an empty queue of at most max waiters.
 func NewQueue[T any](max int) *Queue[T] { return &Queue[T]{max: max} }
 
-// Join puts w at the end of the queue, unless the queue is full; n is the
-// queue's length after.
+// Join puts w at the end of the queue, unless the queue is full or w's
+// client holds its share of the places; n is the queue's length after.
 func (q *Queue[T]) Join(w *Waiter[T]) (n int, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.waiters) >= q.max {
+	if len(q.waiters) >= q.max || !q.roomFor(w.Client) {
 		return len(q.waiters), false
 	}
 	q.waiters = append(q.waiters, w)
 	return len(q.waiters), true
+}
+
+// roomFor reports whether client may take one more place, as Fair shares
+// a window: a client not waiting yet always may, while there is a place.
+// One already waiting leaves a seat of max/(3n) free for newcomers (n:
+// the clients waiting, itself among them), and takes more than an even
+// share, max/n, only while the queue is less than half full. So one
+// client's flood never refuses another's first search. mu is held.
+func (q *Queue[T]) roomFor(client string) bool {
+	mine, n := 0, 1
+	seen := make(map[string]bool, 8)
+	for _, w := range q.waiters {
+		switch {
+		case w.Client == client:
+			mine++
+		case !seen[w.Client]:
+			seen[w.Client] = true
+			n++
+		}
+	}
+	if mine == 0 {
+		return true
+	}
+	held := len(q.waiters)
+	seat := (q.max + 3*n - 1) / (3 * n)
+	return held < q.max-seat && (held < q.max/2 || mine < q.max/n)
 }
 
 // Leave takes w out of the queue (it gave up waiting); n is the queue's

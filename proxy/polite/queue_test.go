@@ -133,3 +133,36 @@ func TestSlotOffer(t *testing.T) {
 		t.Fatalf("RetryAfter %v, want 20s", got)
 	}
 }
+
+// TestQueueLeavesANewcomerAPlace: one client flooding the queue stops
+// short of filling it, and past half full at an even share; another's
+// first search, and each newcomer's, still finds a place.
+func TestQueueLeavesANewcomerAPlace(t *testing.T) {
+	q := NewQueue[string](12)
+	greedy := make([]string, 12)
+	for i := range greedy {
+		greedy[i] = "greedy"
+	}
+	// Alone, it leaves a seat of 12/3 = 4 for a newcomer.
+	if ws := waiters(q, greedy...); len(ws) != 8 {
+		t.Fatalf("the greedy client took %d places of 12, want 8", len(ws))
+	}
+	if _, ok := q.Join(&Waiter[string]{Client: "modest"}); !ok {
+		t.Fatal("the modest client's first search found no place beside the greedy one")
+	}
+	// Two waiting: past half full, the greedy client is over its share of 6.
+	if _, ok := q.Join(&Waiter[string]{Client: "greedy"}); ok {
+		t.Error("the greedy client took a place past its share")
+	}
+	if _, ok := q.Join(&Waiter[string]{Client: "modest"}); !ok {
+		t.Error("the modest client's second search found no place within its share")
+	}
+	for _, c := range []string{"b", "c"} {
+		if _, ok := q.Join(&Waiter[string]{Client: c}); !ok {
+			t.Errorf("newcomer %s found no place (%d waiting)", c, q.Len())
+		}
+	}
+	if n, ok := q.Join(&Waiter[string]{Client: "d"}); ok || n != 12 {
+		t.Errorf("newcomer d: %d, %v; want the queue full (12) and refused", n, ok)
+	}
+}
