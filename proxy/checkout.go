@@ -74,20 +74,11 @@ func (p *Proxy) reserve(ctx context.Context, client string, tried map[string]boo
 		l := leases[0]
 		inst := l.Instance()
 		rec := p.recs.Ensure(inst) // before the budget: its windows live in the record
-		if !p.replicas.localTake(inst, l.Own(), now) {
-			p.giveBack(l, cancel)
-			lost.add(inst)
-			continue
+		if p.replicas.localTake(inst, l.Own(), now) {
+			return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
 		}
-		// The client's share is counted with the instance's budget, in one
-		// step with its check: its concurrent searches cannot all pass.
-		if !l.Own() && !p.fair.TakeIfAllowed(client, now) {
-			p.polite.Untake(inst, now)
-			p.giveBack(l, cancel)
-			checkoutFn = p.pool.CheckoutOwn // its share went to another of its searches
-			continue
-		}
-		return leased{lease: l, inst: inst, rec: rec, release: cancel, takenAt: now}, true
+		p.giveBack(l, cancel)
+		lost.add(inst)
 	}
 	return leased{}, false
 }
@@ -100,18 +91,26 @@ func (p *Proxy) shares(l leased) bool {
 	return !l.lease.Own() && (sh.Budget != nil || (l.lease.Trial() && sh.Trials != nil))
 }
 
-// confirm asks what is shared with other replicas for l, reserved just
-// now: a half-open public instance's trial goes to one replica at a time,
-// and the shared budget has the last word. A refusal holds the instance
-// locally until the time it said (so that the slot queue and Retry-After
-// see it), and gives back the local budget's slot (Untake: the search is
-// not sent), the client's fair share charged in reserve and the lease.
-// The operator's own instances are neither shared nor shared out.
+// confirm charges the client's fair share of the public budget for l,
+// reserved just now, and asks what is shared with other replicas: a
+// half-open public instance's trial goes to one replica at a time, and
+// the shared budget has the last word. The share is checked and charged in
+// one step (a client's concurrent searches cannot all pass its check). A
+// refusal gives back the local budget's slot (Untake: the search is not
+// sent), the share and the lease; the shared state's refusal holds the
+// instance locally until the time it said (so that the slot queue and
+// Retry-After see it). The operator's own instances are neither shared nor
+// shared out.
 func (p *Proxy) confirm(ctx context.Context, l leased, client string) bool {
 	if l.lease.Own() {
 		return true
 	}
 	inst, now := l.inst, l.takenAt
+	if !p.fair.TakeIfAllowed(client, now) { // another of its searches took the share meanwhile
+		p.polite.Untake(inst, now)
+		p.giveBack(l.lease, l.release)
+		return false
+	}
 	if (l.lease.Trial() && !p.replicas.trial(ctx, inst, now)) || !p.replicas.sharedTake(ctx, inst, now) {
 		p.polite.Untake(inst, now)
 		p.fair.Untake(client, now)

@@ -273,9 +273,12 @@ func (p *Proxy) serve(w *waiter, now time.Time, frees *[]pool.Free, asides *[]as
 			*asides = append(*asides, aside{w: w, l: l})
 			return polite.Aside
 		}
-		p.confirm(s.ctx, l, s.req.Client) // nothing shared: in memory
-		w.Value.got <- grant{l: l, ok: true}
-		return polite.Done
+		if p.confirm(s.ctx, l, s.req.Client) { // nothing shared: in memory
+			w.Value.got <- grant{l: l, ok: true}
+			return polite.Done
+		}
+		// Its share went to another of its searches: it waits for the
+		// share as for a slot, below.
 	}
 	if *frees == nil {
 		*frees = p.recs.Candidates()
