@@ -445,11 +445,9 @@ func floorDiv(a, b int64) int64 {
 
 // count adds one search at t to u's buckets.
 func (f *Fair) count(u *clientUse, t int64) {
-	for i, w := range f.windows {
-		width := int64(w.Per) / fairBuckets
-		q := floorDiv(t, width)
-		b := int((q%fairSlots + fairSlots) % fairSlots)
-		if s := q * width; u.starts[i][b] != s {
+	for i := range f.windows {
+		b, s := f.bucket(i, t)
+		if u.starts[i][b] != s {
 			u.starts[i][b], u.counts[i][b], u.lasts[i][b] = s, 0, t
 		}
 		u.counts[i][b]++
@@ -457,15 +455,20 @@ func (f *Fair) count(u *clientUse, t int64) {
 	}
 }
 
+// bucket is the slot of window i's buckets that t falls in, and the start
+// of that bucket.
+func (f *Fair) bucket(i int, t int64) (slot int, start int64) {
+	width := int64(f.windows[i].Per) / fairBuckets
+	q := floorDiv(t, width)
+	return int((q%fairSlots + fairSlots) % fairSlots), q * width
+}
+
 // uncount takes back one search counted at t from u's buckets, if its
 // bucket is still the one it was counted in. The bucket's last search
 // stays as it was: at worst it leaves the window a little late.
 func (f *Fair) uncount(u *clientUse, t int64) {
-	for i, w := range f.windows {
-		width := int64(w.Per) / fairBuckets
-		q := floorDiv(t, width)
-		b := int((q%fairSlots + fairSlots) % fairSlots)
-		if u.starts[i][b] == q*width && u.counts[i][b] > 0 {
+	for i := range f.windows {
+		if b, s := f.bucket(i, t); u.starts[i][b] == s && u.counts[i][b] > 0 {
 			u.counts[i][b]--
 		}
 	}
